@@ -1,0 +1,37 @@
+/**
+ * The one error type of svc-webhooks. `code` is stable and safe to branch
+ * on; `status` is the HTTP status a receiver should answer with.
+ */
+
+/** Every code a `WebhookVerificationError` can carry, with its HTTP status. */
+export const ERROR_STATUS = {
+  /** A `webhook-id`, `webhook-timestamp` or `webhook-signature` header is absent or empty. */
+  missing_header: 400,
+  /** `webhook-timestamp` is not a plain integer of seconds. */
+  invalid_timestamp: 400,
+  /** The timestamp is older than the tolerance allows. */
+  timestamp_too_old: 400,
+  /** The timestamp is further in the future than the tolerance allows. */
+  timestamp_too_new: 400,
+  /** No `v1` signature matches any of the secrets. */
+  invalid_signature: 400,
+  /** Signed, but not a JSON event envelope whose `id` is the `webhook-id`. */
+  invalid_payload: 400,
+  /** The body is larger than `maxPayloadBytes`. */
+  payload_too_large: 413,
+} as const;
+
+export type WebhookErrorCode = keyof typeof ERROR_STATUS;
+
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
+  readonly code: WebhookErrorCode;
+  readonly status: number;
+
+  /** `message` must never include a secret, a signature or the body. */
+  constructor(code: WebhookErrorCode, message: string) {
+    super(message);
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+  }
+}

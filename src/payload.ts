@@ -1,0 +1,47 @@
+import { Buffer } from 'node:buffer';
+import { WebhookVerificationError } from './errors.js';
+
+/** The raw request body, exactly as received. */
+export type WebhookPayload = string | Uint8Array | ArrayBuffer;
+
+/**
+ * The body as something `Hmac.update` and `JSON.parse` take, without copying
+ * or re-encoding bytes. Throws `payload_too_large` past `maxBytes`, and
+ * `TypeError` for a body that is not raw (most often one a JSON parser
+ * already turned into an object).
+ */
+export function rawPayload(payload: WebhookPayload, maxBytes: number): string | Buffer {
+  if (typeof payload === 'string') {
+    // Each UTF-16 unit is 1 to 3 UTF-8 bytes: count only when in doubt.
+    if (payload.length > maxBytes || (payload.length * 3 > maxBytes && Buffer.byteLength(payload, 'utf8') > maxBytes)) {
+      throw tooLarge(maxBytes);
+    }
+    return payload;
+  }
+  let bytes: Buffer;
+  if (Buffer.isBuffer(payload)) bytes = payload;
+  // Tag checks rather than instanceof: bodies may come from another realm.
+  else if (ArrayBuffer.isView(payload)) bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  else if (tagOf(payload) === 'ArrayBuffer') bytes = Buffer.from(payload as ArrayBuffer);
+  else {
+    throw new TypeError(
+      `svc-webhooks: the payload must be the raw body (string, Uint8Array or ArrayBuffer), not ${describe(payload)}; ` +
+        'verify before any JSON body parser runs',
+    );
+  }
+  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+  return bytes;
+}
+
+function tooLarge(maxBytes: number): WebhookVerificationError {
+  return new WebhookVerificationError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
+}
+
+function tagOf(value: unknown): string {
+  return Object.prototype.toString.call(value).slice(8, -1);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  return typeof value === 'object' ? `an object (${tagOf(value)})` : typeof value;
+}

@@ -1,0 +1,48 @@
+import type { Buffer } from 'node:buffer';
+import { rawPayload, type WebhookPayload } from './payload.js';
+import { decodeSecrets, type WebhookSecret } from './secret.js';
+import { computeSignature } from './signature.js';
+
+/** The three headers a signed request carries. */
+export interface WebhookSignatureHeaders {
+  readonly 'webhook-id': string;
+  readonly 'webhook-timestamp': string;
+  readonly 'webhook-signature': string;
+}
+
+/** What to sign with, besides the secret. */
+export interface SignOptions {
+  /** The event id; the envelope's `id` must equal it. */
+  readonly id: string;
+  /** Seconds since the Unix epoch, or a `Date`. */
+  readonly timestamp: number | Date;
+}
+
+/** Signs with keys already decoded: one `v1,` entry per key. */
+export function signWithKeys(payload: WebhookPayload, options: SignOptions, keys: readonly Buffer[]): WebhookSignatureHeaders {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError('svc-webhooks: sign() needs { id, timestamp }');
+  }
+  const { id, timestamp } = options;
+  if (typeof id !== 'string' || id.length === 0) throw new TypeError('svc-webhooks: id must be a non-empty string');
+  const seconds = timestamp instanceof Date ? Math.floor(timestamp.getTime() / 1000) : timestamp;
+  if (!Number.isSafeInteger(seconds) || seconds < 0) {
+    throw new TypeError('svc-webhooks: timestamp must be whole seconds >= 0 or a valid Date');
+  }
+  const body = rawPayload(payload, Number.MAX_SAFE_INTEGER);
+  const stamp = String(seconds);
+  const signature = keys.map((key) => `v1,${computeSignature(key, id, stamp, body).toString('base64')}`).join(' ');
+  return { 'webhook-id': id, 'webhook-timestamp': stamp, 'webhook-signature': signature };
+}
+
+/**
+ * Signs a payload as the service does, for tests and local senders. With
+ * several secrets the signature header holds one entry per secret, as during
+ * a rotation.
+ */
+export function sign(
+  payload: WebhookPayload,
+  options: SignOptions & { readonly secret: WebhookSecret },
+): WebhookSignatureHeaders {
+  return signWithKeys(payload, options, decodeSecrets(options?.secret));
+}

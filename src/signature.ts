@@ -1,0 +1,37 @@
+import { Buffer } from 'node:buffer';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+// A rotation sends two entries; more than this is not from the service, and
+// each tried entry costs a base64 decode and a compare per key.
+export const MAX_SIGNATURES_TRIED = 8;
+const DIGEST_BYTES = 32;
+
+/** HMAC-SHA256 over `id.timestamp.body` (spec section 5, rules 1 and 2). */
+export function computeSignature(key: Buffer, id: string, timestamp: string, body: string | Buffer): Buffer {
+  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
+}
+
+/**
+ * Whether any `v1,` entry of a `webhook-signature` header equals any of the
+ * expected digests. Entries of other versions are skipped; compares are
+ * constant-time on the decoded bytes.
+ */
+export function hasMatchingSignature(header: string, expected: readonly Buffer[]): boolean {
+  let tried = 0;
+  let start = 0;
+  while (start < header.length && tried < MAX_SIGNATURES_TRIED) {
+    let end = header.indexOf(' ', start);
+    if (end === -1) end = header.length;
+    if (end - start > 3 && header.startsWith('v1,', start)) {
+      tried++;
+      const candidate = Buffer.from(header.slice(start + 3, end), 'base64');
+      if (candidate.length === DIGEST_BYTES) {
+        for (const digest of expected) {
+          if (timingSafeEqual(candidate, digest)) return true;
+        }
+      }
+    }
+    start = end + 1;
+  }
+  return false;
+}

@@ -1,0 +1,31 @@
+import { WebhookVerificationError } from './errors.js';
+
+// Seconds, digits only: "1e9", " 12", "12.0" and "-1" are all refused, and
+// 15 digits keep the value an exact integer far past any real clock.
+const SECONDS = /^\d{1,15}$/;
+
+/** Parses `webhook-timestamp` and checks it against the clock. Returns seconds. */
+export function checkTimestamp(header: string, nowMs: number, toleranceSeconds: number): number {
+  if (!SECONDS.test(header)) {
+    throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp must be an integer number of seconds');
+  }
+  if (!Number.isFinite(nowMs)) {
+    // A broken clock must not turn both window checks off.
+    throw new TypeError('svc-webhooks: the clock (options.now) returned a non-finite number');
+  }
+  const timestamp = Number(header);
+  const now = Math.floor(nowMs / 1000);
+  if (timestamp < now - toleranceSeconds) {
+    throw new WebhookVerificationError(
+      'timestamp_too_old',
+      `webhook-timestamp is ${now - timestamp} s in the past; the tolerance is ${toleranceSeconds} s`,
+    );
+  }
+  if (timestamp > now + toleranceSeconds) {
+    throw new WebhookVerificationError(
+      'timestamp_too_new',
+      `webhook-timestamp is ${timestamp - now} s in the future; the tolerance is ${toleranceSeconds} s`,
+    );
+  }
+  return timestamp;
+}

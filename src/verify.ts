@@ -1,0 +1,31 @@
+import type { WebhookEvent } from './event.js';
+import type { WebhookHeaders } from './headers.js';
+import { cachedKeys } from './key-cache.js';
+import { resolveVerifyOptions, type VerifyOptions } from './options.js';
+import type { WebhookPayload } from './payload.js';
+import type { WebhookSecret } from './secret.js';
+import { verifyWithKeys, type VerifiedDelivery } from './verify-delivery.js';
+
+/**
+ * Verifies a webhook request and returns its id, timestamp and event.
+ * Throws `WebhookVerificationError` for a request to refuse, `TypeError` for
+ * a malformed secret or options.
+ */
+export function verifyDelivery(
+  payload: WebhookPayload,
+  headers: WebhookHeaders,
+  secret: WebhookSecret,
+  options?: VerifyOptions,
+): VerifiedDelivery {
+  return verifyWithKeys(payload, headers, cachedKeys(secret), resolveVerifyOptions(options));
+}
+
+/** Verifies a webhook request and returns its parsed event. See `verifyDelivery`. */
+export function verify(
+  payload: WebhookPayload,
+  headers: WebhookHeaders,
+  secret: WebhookSecret,
+  options?: VerifyOptions,
+): WebhookEvent {
+  return verifyDelivery(payload, headers, secret, options).event;
+}

@@ -1,0 +1,38 @@
+import type { Buffer } from 'node:buffer';
+import type { WebhookEvent } from './event.js';
+import type { WebhookHeaders } from './headers.js';
+import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from './options.js';
+import type { WebhookPayload } from './payload.js';
+import { decodeSecrets, type WebhookSecret } from './secret.js';
+import { signWithKeys, type SignOptions, type WebhookSignatureHeaders } from './sign.js';
+import { verifyWithKeys, type VerifiedDelivery } from './verify-delivery.js';
+
+/**
+ * A verifier bound to its secrets and options, both checked and decoded once
+ * here: the fast path for a server. Throws `TypeError` for a malformed secret
+ * or options.
+ */
+export class Webhook {
+  readonly #keys: readonly Buffer[];
+  readonly #options: ResolvedVerifyOptions;
+
+  constructor(secret: WebhookSecret, options?: VerifyOptions) {
+    this.#keys = decodeSecrets(secret);
+    this.#options = resolveVerifyOptions(options);
+  }
+
+  /** Verifies a request; returns its id, timestamp and event. */
+  verifyDelivery(payload: WebhookPayload, headers: WebhookHeaders): VerifiedDelivery {
+    return verifyWithKeys(payload, headers, this.#keys, this.#options);
+  }
+
+  /** Verifies a request; returns its event. */
+  verify(payload: WebhookPayload, headers: WebhookHeaders): WebhookEvent {
+    return verifyWithKeys(payload, headers, this.#keys, this.#options).event;
+  }
+
+  /** Signs a payload with every secret of this verifier. */
+  sign(payload: WebhookPayload, options: SignOptions): WebhookSignatureHeaders {
+    return signWithKeys(payload, options, this.#keys);
+  }
+}
