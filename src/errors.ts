@@ -1,6 +1,7 @@
 /**
  * The one error type of svc-webhooks. `code` is stable and safe to branch
  * on; `status` is the HTTP status a receiver should answer with.
+ * `verify()` throws only the first seven codes; receivers add the others.
  */
 
 /** Every code a `WebhookVerificationError` can carry, with its HTTP status. */
@@ -19,6 +20,12 @@ export const ERROR_STATUS = {
   invalid_payload: 400,
   /** The body is larger than `maxPayloadBytes`. */
   payload_too_large: 413,
+  /** A body parser consumed the body before verification: a mounting mistake. */
+  body_already_parsed: 500,
+  /** Another delivery of this event holds a live lease; retry later. */
+  delivery_in_progress: 409,
+  /** The dedup store failed; the sender should retry so nothing is lost. */
+  dedup_unavailable: 503,
 } as const;
 
 export type WebhookErrorCode = keyof typeof ERROR_STATUS;

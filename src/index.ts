@@ -26,3 +26,5 @@ export { sign, type SignOptions, type WebhookSignatureHeaders } from './sign.js'
 export type { VerifiedDelivery } from './verify-delivery.js';
 export { verify, verifyDelivery } from './verify.js';
 export { Webhook } from './webhook.js';
+export type { BeginResult, DedupStore } from './dedup-store.js';
+export { createReceiver, errorResponse, type Reception, type Receiver, type ReceiverOptions, type WebhookResponse } from './receiver.js';

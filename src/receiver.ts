@@ -1,0 +1,146 @@
+import type { BeginResult, DedupStore } from './dedup-store.js';
+import { WebhookVerificationError } from './errors.js';
+import type { WebhookHeaders } from './headers.js';
+import type { VerifyOptions } from './options.js';
+import type { WebhookPayload } from './payload.js';
+import type { WebhookSecret } from './secret.js';
+import type { VerifiedDelivery } from './verify-delivery.js';
+import { Webhook } from './webhook.js';
+
+/** Options shared by every adapter: the verifier's, plus exactly-once processing. */
+export interface ReceiverOptions extends VerifyOptions {
+  /** The endpoint's signing secret, or several during a rotation. Required. */
+  readonly secret: WebhookSecret;
+  /**
+   * Where to record processed event ids. Without one, every verified delivery
+   * reaches the handler, retries included.
+   * @default undefined (no deduplication)
+   */
+  readonly dedup?: DedupStore;
+  /**
+   * How long a delivery holds its claim while the handler runs. Longer than
+   * the sender's 10 s answer window, so a slow handler is not run twice.
+   * @default 60000
+   */
+  readonly leaseMs?: number;
+  /**
+   * How long a processed id is remembered. Longer than the sender's retry
+   * window of about three days.
+   * @default 345600000 (four days)
+   */
+  readonly retentionMs?: number;
+  /**
+   * What to do when the dedup store fails before the handler runs: `'reject'`
+   * answers 503 so the sender retries later; `'process'` runs the handler
+   * without deduplication (an event may then be processed twice).
+   * @default 'reject'
+   */
+  readonly onDedupError?: 'reject' | 'process';
+  /**
+   * Told about a store failure that no response can carry any more (a failed
+   * `complete` or `release` after the handler ran).
+   * @default logs one line with console.error
+   */
+  readonly onStoreError?: (error: unknown) => void;
+}
+
+/** A response the adapter sends as JSON. */
+export interface WebhookResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: unknown;
+}
+
+/** What the adapter does with a request. */
+export type Reception =
+  /** Run the route; afterwards call `settle` with the status it answered. */
+  | { readonly action: 'process'; readonly delivery: VerifiedDelivery; settle(status: number): Promise<void> }
+  /** Answer this and do not run the route. */
+  | { readonly action: 'respond'; readonly response: WebhookResponse };
+
+export interface Receiver {
+  /** Verifies and claims a delivery. Never throws a `WebhookVerificationError`: it becomes a response. */
+  receive(payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception>;
+}
+
+const NO_SETTLE = async (): Promise<void> => {};
+
+/** Builds the request logic the adapters share. Checks options once; throws `TypeError`. */
+export function createReceiver(options: ReceiverOptions): Receiver {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError('svc-webhooks: options with a secret are required');
+  }
+  const { secret, dedup, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
+  const onStoreError = options.onStoreError ?? defaultStoreErrorLog;
+  const webhook = new Webhook(secret, options);
+  if (dedup !== undefined && (dedup === null || typeof dedup.begin !== 'function')) {
+    throw new TypeError('svc-webhooks: dedup must be a DedupStore');
+  }
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new TypeError('svc-webhooks: leaseMs must be a positive integer');
+  if (!Number.isSafeInteger(retentionMs) || retentionMs < 1) {
+    throw new TypeError('svc-webhooks: retentionMs must be a positive integer');
+  }
+  if (onDedupError !== 'reject' && onDedupError !== 'process') {
+    throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
+  }
+  const retryAfter = String(Math.ceil(leaseMs / 1000));
+
+  return {
+    async receive(payload, headers) {
+      let delivery: VerifiedDelivery;
+      try {
+        delivery = webhook.verifyDelivery(payload, headers);
+      } catch (error) {
+        return { action: 'respond', response: errorResponse(error) };
+      }
+      if (dedup === undefined) return { action: 'process', delivery, settle: NO_SETTLE };
+
+      let claim: BeginResult;
+      try {
+        claim = await dedup.begin(delivery.id, leaseMs);
+      } catch {
+        if (onDedupError === 'process') return { action: 'process', delivery, settle: NO_SETTLE };
+        return {
+          action: 'respond',
+          response: errorResponse(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later')),
+        };
+      }
+      if (claim.state === 'done') {
+        return { action: 'respond', response: { status: 200, headers: {}, body: { received: true, duplicate: true } } };
+      }
+      if (claim.state === 'in_progress') {
+        const error = new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later');
+        return { action: 'respond', response: errorResponse(error, { 'retry-after': retryAfter }) };
+      }
+      const { token } = claim;
+      return {
+        action: 'process',
+        delivery,
+        settle: async (status) => {
+          try {
+            // Only a 2xx tells the sender to stop; anything else must leave the event to its retry.
+            if (status >= 200 && status < 300) await dedup.complete(delivery.id, token, retentionMs);
+            else await dedup.release(delivery.id, token);
+          } catch (error) {
+            onStoreError(error);
+          }
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The JSON response for a refused request: `{ error: { code, message } }`
+ * with the error's status. Anything but a `WebhookVerificationError` is
+ * re-thrown, since it is a bug rather than a bad request.
+ */
+export function errorResponse(error: unknown, headers: Readonly<Record<string, string>> = {}): WebhookResponse {
+  if (!(error instanceof WebhookVerificationError)) throw error;
+  return { status: error.status, headers, body: { error: { code: error.code, message: error.message } } };
+}
+
+function defaultStoreErrorLog(error: unknown): void {
+  const reason = error instanceof Error ? error.message : String(error);
+  console.error(`svc-webhooks: the dedup store failed after the handler ran (${reason}); the lease will expire`);
+}
