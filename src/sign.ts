@@ -3,12 +3,12 @@ import { rawPayload, type WebhookPayload } from './payload.js';
 import { decodeSecrets, type WebhookSecret } from './secret.js';
 import { computeSignature } from './signature.js';
 
-/** The three headers a signed request carries. */
-export interface WebhookSignatureHeaders {
+/** The three headers a signed request carries. A type, not an interface, so it is a `HeaderRecord`. */
+export type WebhookSignatureHeaders = {
   readonly 'webhook-id': string;
   readonly 'webhook-timestamp': string;
   readonly 'webhook-signature': string;
-}
+};
 
 /** What to sign with, besides the secret. */
 export interface SignOptions {

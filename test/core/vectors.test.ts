@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { sign, verify, Webhook, WebhookVerificationError } from '../../src/index.js';
+import { renderVectors, VECTORS_FILE, type Vector } from '../../fixtures/vectors.js';
+
+const committed = readFileSync(VECTORS_FILE, 'utf8');
+const vectors = JSON.parse(committed) as Vector[];
+
+function outcome(run: () => { type: string }): Vector['expected'] {
+  try {
+    return { type: run().type };
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return { error: error.code };
+    throw error;
+  }
+}
+
+describe('known-answer vectors', () => {
+  it('vectors.json is what fixtures/vectors.ts produces (npm run fixtures)', () => {
+    expect(committed).toBe(renderVectors());
+  });
+
+  it('covers every verify() error code', () => {
+    const codes = new Set(vectors.map((v) => ('error' in v.expected ? v.expected.error : 'ok')));
+    for (const code of ['ok', 'missing_header', 'invalid_timestamp', 'timestamp_too_old', 'timestamp_too_new', 'invalid_signature', 'invalid_payload']) {
+      expect(codes).toContain(code);
+    }
+  });
+
+  describe.each(vectors.map((v) => [v.name, v] as const))('%s', (_name, vector) => {
+    const payload = Buffer.from(vector.payloadBase64, 'base64');
+    const options = { now: () => vector.nowMs };
+
+    it('verify() on bytes', () => {
+      expect(outcome(() => verify(payload, vector.headers, vector.secret, options))).toEqual(vector.expected);
+    });
+
+    it('Webhook#verify on an ArrayBuffer with headers in another case', () => {
+      const copy = payload.buffer.slice(payload.byteOffset, payload.byteOffset + payload.byteLength);
+      const shouted = Object.fromEntries(Object.entries(vector.headers).map(([name, value]) => [name.toUpperCase(), value]));
+      const webhook = new Webhook(vector.secret, options);
+      expect(outcome(() => webhook.verify(copy, shouted))).toEqual(vector.expected);
+    });
+
+    it('sign() reproduces each v1 signature made with a secret the receiver holds', () => {
+      const secrets = typeof vector.secret === 'string' ? [vector.secret] : vector.secret;
+      const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': header } = vector.headers;
+      if (id === undefined || timestamp === undefined || header === undefined || !/^\d+$/.test(timestamp)) return;
+      const produced = secrets.map((secret) => sign(payload, { id, timestamp: Number(timestamp), secret })['webhook-signature']);
+      const entries = header.split(' ');
+      const refused = 'error' in vector.expected && ['invalid_signature', 'missing_header'].includes(vector.expected.error);
+      expect(produced.some((entry) => entries.includes(entry))).toBe(!refused);
+    });
+  });
+});
