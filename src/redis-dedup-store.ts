@@ -77,6 +77,12 @@ function script(source: string): Script {
 
 const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE) };
 
+/**
+ * Keys are `keyPrefix + id`; a key holds the lease's token while leased and
+ * `done` once processed, each with a Redis expiry. An operation rejects with
+ * the client's own error, or `dedup_unavailable` after `commandTimeoutMs`,
+ * which the receiver answers with 503.
+ */
 export class RedisDedupStore implements DedupStore {
   readonly #send: RedisSendCommand;
   readonly #keyPrefix: string;
