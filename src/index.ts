@@ -28,3 +28,4 @@ export { verify, verifyDelivery } from './verify.js';
 export { Webhook } from './webhook.js';
 export type { BeginResult, DedupStore } from './dedup-store.js';
 export { createReceiver, errorResponse, type Reception, type Receiver, type ReceiverOptions, type WebhookResponse } from './receiver.js';
+export { MemoryDedupStore, type MemoryDedupStoreOptions } from './memory-dedup-store.js';

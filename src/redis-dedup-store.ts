@@ -1,0 +1,176 @@
+/**
+ * svc-webhooks/redis: a `DedupStore` in Redis, shared by every process that
+ * receives the webhooks. It speaks to Redis through a `sendCommand`-style
+ * function, so it works with ioredis and node-redis (v4 and later) and has
+ * no dependency of its own. Each operation is one Lua script on one key,
+ * hence atomic, also on a cluster.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { checkDuration } from './dedup-duration.js';
+import type { BeginResult, DedupStore } from './dedup-store.js';
+import { WebhookVerificationError } from './errors.js';
+
+/** Sends one command, e.g. `['GET', 'key']`, and resolves to its reply. */
+export type RedisSendCommand = (args: [command: string, ...args: string[]]) => Promise<unknown>;
+
+/** The part of an ioredis client (`Redis` or `Cluster`) the store uses. */
+export interface IoredisClient {
+  call(command: string, ...args: string[]): Promise<unknown>;
+}
+
+/** The part of a node-redis client (`createClient()`, v4 and later) the store uses. */
+export interface NodeRedisClient {
+  sendCommand(args: [command: string, ...args: string[]]): Promise<unknown>;
+}
+
+/** A connection: an ioredis client, a node-redis client, or a function sending a command. */
+export type RedisConnection = RedisSendCommand | IoredisClient | NodeRedisClient;
+
+/** Options of `new RedisDedupStore()`. */
+export interface RedisDedupStoreOptions {
+  /**
+   * Put before each event id to form its key, keeping these keys apart from
+   * the application's.
+   * @default 'svc-webhooks:dedup:'
+   */
+  readonly keyPrefix?: string;
+  /**
+   * How long, in milliseconds, an operation waits for Redis before it rejects.
+   * A client that queues commands while disconnected would otherwise hold
+   * the request past the sender's 10 s answer window instead of letting the
+   * receiver answer 503. A command that times out may still run later; every
+   * outcome of that is safe (a stray lease expires; a late complete or
+   * release is token-checked).
+   * @default 2000
+   */
+  readonly commandTimeoutMs?: number;
+}
+
+// A lease stores its token (a UUID); a processed id stores this marker.
+const DONE = 'done';
+
+// Replies of BEGIN: 0 claimed, 1 leased by another delivery, 2 done.
+const BEGIN = `local value = redis.call('GET', KEYS[1])
+if not value then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 0
+end
+if value == '${DONE}' then return 2 end
+return 1`;
+
+const COMPLETE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2])
+return 1`;
+
+const RELEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`;
+
+interface Script {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE) };
+
+/**
+ * Keys are `keyPrefix + id`; a key holds the lease's token while leased and
+ * `done` once processed, each with a Redis expiry. An operation rejects with
+ * the client's own error, or `dedup_unavailable` after `commandTimeoutMs`,
+ * which the receiver answers with 503.
+ */
+export class RedisDedupStore implements DedupStore {
+  readonly #send: RedisSendCommand;
+  readonly #keyPrefix: string;
+  readonly #timeoutMs: number;
+
+  /**
+   * `connection` is an ioredis client, a node-redis client, or a function:
+   * `(args) => client.call(...args)` (ioredis) or `(args) => client.sendCommand(args)`
+   * (node-redis). Checks its arguments once; throws `TypeError`.
+   */
+  constructor(connection: RedisConnection, options: RedisDedupStoreOptions = {}) {
+    this.#send = toSendCommand(connection);
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError('svc-webhooks: RedisDedupStore options must be an object');
+    }
+    const { keyPrefix = 'svc-webhooks:dedup:', commandTimeoutMs = 2000 } = options;
+    if (typeof keyPrefix !== 'string') throw new TypeError('svc-webhooks: keyPrefix must be a string');
+    checkDuration('commandTimeoutMs', commandTimeoutMs);
+    this.#keyPrefix = keyPrefix;
+    this.#timeoutMs = commandTimeoutMs;
+  }
+
+  async begin(id: string, leaseMs: number): Promise<BeginResult> {
+    checkDuration('leaseMs', leaseMs);
+    const token = randomUUID();
+    const reply = await this.#run(SCRIPTS.begin, id, token, String(leaseMs));
+    switch (reply) {
+      case 0:
+        return { state: 'claimed', token };
+      case 1:
+        return { state: 'in_progress' };
+      case 2:
+        return { state: 'done' };
+      default:
+        throw new WebhookVerificationError('dedup_unavailable', 'Redis answered the dedup script unexpectedly');
+    }
+  }
+
+  async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
+    checkDuration('ttlMs', ttlMs);
+    return (await this.#run(SCRIPTS.complete, id, token, String(ttlMs))) === 1;
+  }
+
+  async release(id: string, token: string): Promise<boolean> {
+    return (await this.#run(SCRIPTS.release, id, token)) === 1;
+  }
+
+  /** Runs a script on the id's key: EVALSHA, and EVAL once if Redis lost its script cache. */
+  async #run(code: Script, id: string, ...args: string[]): Promise<number> {
+    const key = this.#keyPrefix + id;
+    let reply: unknown;
+    try {
+      reply = await this.#timed(['EVALSHA', code.sha, '1', key, ...args]);
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      reply = await this.#timed(['EVAL', code.source, '1', key, ...args]);
+    }
+    // Some client settings answer integers as strings.
+    return Number(reply);
+  }
+
+  async #timed(args: [command: string, ...args: string[]]): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new WebhookVerificationError('dedup_unavailable', `Redis did not answer within ${this.#timeoutMs} ms`));
+      }, this.#timeoutMs);
+    });
+    try {
+      return await Promise.race([this.#send(args), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function toSendCommand(connection: RedisConnection): RedisSendCommand {
+  if (typeof connection === 'function') return connection;
+  if (connection !== null && typeof connection === 'object') {
+    // ioredis clients also have a sendCommand, taking a Command object: test for call first.
+    if ('call' in connection && typeof connection.call === 'function') {
+      const client = connection;
+      return (args) => client.call(...args);
+    }
+    if ('sendCommand' in connection && typeof connection.sendCommand === 'function') {
+      const client = connection;
+      return (args) => client.sendCommand(args);
+    }
+  }
+  throw new TypeError('svc-webhooks: RedisDedupStore needs an ioredis client, a node-redis client or a sendCommand function');
+}

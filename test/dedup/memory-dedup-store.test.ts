@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createReceiver } from '../../src/receiver.js';
+import { MemoryDedupStore, type MemoryDedupStoreOptions } from '../../src/memory-dedup-store.js';
+import { claim, describeDedupContract } from './contract.js';
+import { SECRET, signedDelivery } from './signed-delivery.js';
+
+const open: MemoryDedupStore[] = [];
+afterEach(() => {
+  for (const store of open.splice(0)) store.close();
+});
+
+/** A store on a clock the test moves by hand. */
+function manualStore(options: MemoryDedupStoreOptions = {}): { store: MemoryDedupStore; advance(ms: number): Promise<void> } {
+  let now = 1_700_000_000_000;
+  const store = new MemoryDedupStore({ ...options, now: () => now });
+  open.push(store);
+  return {
+    store,
+    advance: async (ms) => {
+      now += ms;
+    },
+  };
+}
+
+describeDedupContract('MemoryDedupStore', async () => manualStore());
+
+describe('MemoryDedupStore: bounded memory', () => {
+  it('forgets the oldest done id first when full', async () => {
+    const { store } = manualStore({ maxEntries: 3 });
+    for (const id of ['a', 'b', 'c']) await store.complete(id, await claim(store, id), 60_000);
+    expect(store.size).toBe(3);
+    await claim(store, 'd');
+    expect(store.size).toBe(3);
+    expect(await store.begin('b', 60_000)).toEqual({ state: 'done' });
+    expect(await store.begin('c', 60_000)).toEqual({ state: 'done' });
+    // 'a' was forgotten; claiming it again evicts 'b', the next oldest done id.
+    expect((await store.begin('a', 60_000)).state).toBe('claimed');
+    expect((await store.begin('b', 60_000)).state).toBe('claimed');
+  });
+
+  it('evicts a done id rather than a live lease', async () => {
+    const { store } = manualStore({ maxEntries: 3 });
+    await claim(store, 'x');
+    await store.complete('a', await claim(store, 'a'), 60_000);
+    await claim(store, 'y');
+    await claim(store, 'z');
+    expect(store.size).toBe(3);
+    for (const id of ['x', 'y', 'z']) expect(await store.begin(id, 60_000)).toEqual({ state: 'in_progress' });
+  });
+
+  it('refuses a claim with dedup_unavailable when full of live leases, and recovers as leases end', async () => {
+    const { store, advance } = manualStore({ maxEntries: 2 });
+    const x = await claim(store, 'x', 1_000);
+    await claim(store, 'y', 5_000);
+    await expect(store.begin('z', 1_000)).rejects.toMatchObject({ code: 'dedup_unavailable', status: 503 });
+    expect(await store.begin('x', 1_000)).toEqual({ state: 'in_progress' });
+    expect(await store.complete('x', x, 60_000)).toBe(true);
+    expect((await store.begin('z', 60_000)).state).toBe('claimed');
+    await expect(store.begin('w', 1_000)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+    // The oldest lease ('y') running out frees its slot without touching 'z'.
+    await advance(5_000);
+    expect((await store.begin('w', 1_000)).state).toBe('claimed');
+    expect(await store.begin('z', 1_000)).toEqual({ state: 'in_progress' });
+  });
+
+  it('makes the receiver answer 503 when full of live leases', async () => {
+    const { store } = manualStore({ maxEntries: 1 });
+    await claim(store, 'evt_busy');
+    const receiver = createReceiver({ secret: SECRET, dedup: store });
+    const { payload, headers } = signedDelivery('evt_new');
+    const reception = await receiver.receive(payload, headers);
+    expect(reception.action === 'respond' && reception.response.status).toBe(503);
+  });
+});
+
+describe('MemoryDedupStore: sweep timer', () => {
+  it('drops expired ids in the background', async () => {
+    const { store, advance } = manualStore({ sweepIntervalMs: 5 });
+    await claim(store, 'leased', 1_000);
+    await store.complete('done', await claim(store, 'done'), 1_000);
+    await claim(store, 'live', 60_000);
+    await advance(1_000);
+    await vi.waitFor(() => expect(store.size).toBe(1), { timeout: 2_000, interval: 5 });
+    expect(await store.begin('live', 1_000)).toEqual({ state: 'in_progress' });
+  });
+
+  it('stops sweeping after close()', async () => {
+    const { store, advance } = manualStore({ sweepIntervalMs: 5 });
+    await claim(store, 'leased', 1_000);
+    store.close();
+    await advance(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(store.size).toBe(1);
+    expect((await store.begin('leased', 1_000)).state).toBe('claimed');
+  });
+
+  it('does not keep the process alive', async () => {
+    const script = [
+      "import { MemoryDedupStore } from './src/memory-dedup-store.ts';",
+      'const store = new MemoryDedupStore({ sweepIntervalMs: 10 });',
+      "await store.begin('evt_1', 60000);",
+    ].join('\n');
+    const { code, signal } = await runNode(['--import', 'tsx', '--input-type=module', '-e', script], 10_000);
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+  }, 15_000);
+});
+
+describe('MemoryDedupStore: options', () => {
+  it('throws a TypeError on bad options', () => {
+    for (const bad of [{ maxEntries: 0 }, { maxEntries: 1.5 }, { sweepIntervalMs: 0 }, { now: 5 }]) {
+      expect(() => new MemoryDedupStore(bad as MemoryDedupStoreOptions)).toThrow(TypeError);
+    }
+    expect(() => new MemoryDedupStore(null as unknown as MemoryDedupStoreOptions)).toThrow(TypeError);
+  });
+
+  it('leaves the caller options untouched', () => {
+    const options = Object.freeze({ maxEntries: 10 });
+    const store = new MemoryDedupStore(options);
+    store.close();
+    expect(options).toEqual({ maxEntries: 10 });
+  });
+});
+
+/** Runs node in the worktree; kills it if it outlives `timeoutMs`, which then shows as a signal. */
+function runNode(args: string[], timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: 'inherit', timeout: timeoutMs });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * Connections for the Redis suites. They read `REDIS_URL` and fail, never
+ * skip, when it is unset or Redis does not answer.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { createClient, type RedisClientOptions } from 'redis';
+
+export type NodeRedis = ReturnType<typeof createClient>;
+
+export function redisUrl(): string {
+  const url = process.env.REDIS_URL;
+  if (url === undefined || url === '') {
+    throw new Error('REDIS_URL must name a Redis server for these tests, e.g. redis://127.0.0.1:6379');
+  }
+  return url;
+}
+
+/** A key prefix no other test uses. */
+export function randomPrefix(): string {
+  return `svc-webhooks-test:${randomBytes(8).toString('hex')}:`;
+}
+
+/** An ioredis client that answered PING. By default it gives up after a few failed connection attempts. */
+export async function connectIoredis(url: string, options: RedisOptions = {}): Promise<Redis> {
+  const client = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    retryStrategy: (attempt) => (attempt > 5 ? null : 100),
+    ...options,
+  });
+  // Failures surface as rejected commands; without a listener ioredis prints each one.
+  client.on('error', () => {});
+  try {
+    await client.ping();
+  } catch (error) {
+    client.disconnect();
+    throw error;
+  }
+  return client;
+}
+
+/** A connected node-redis client. By default it gives up after a few failed connection attempts. */
+export async function connectNodeRedis(url: string, options: RedisClientOptions = {}): Promise<NodeRedis> {
+  const client = createClient({
+    url,
+    ...options,
+    socket: {
+      connectTimeout: 2_000,
+      reconnectStrategy: (retries: number) => (retries > 5 ? new Error('Redis is unreachable') : 100),
+      ...options.socket,
+    },
+  });
+  // node-redis throws on an 'error' event nobody listens to; failures surface as rejected commands.
+  client.on('error', () => {});
+  await client.connect();
+  return client as NodeRedis;
+}
