@@ -12,6 +12,9 @@ export default defineConfig({
   splitting: true,
   // Frameworks and clients stay the user's own copies.
   skipNodeModulesBundle: true,
+  // Keep `node:buffer` and `node:crypto` as written: bundlers for Workers and
+  // other non-Node targets take a bare `buffer` for an npm package.
+  removeNodeProtocol: false,
   platform: 'node',
   target: 'es2022',
   clean: true,
