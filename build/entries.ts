@@ -1,13 +1,13 @@
 /**
  * The package's public entry points, subpath -> source file: the one list to
- * edit when adding a subpath. tsup builds one ESM and one CommonJS file per
- * entry from it, and `npm run check:exports` holds package.json "exports" to it.
+ * edit when adding a subpath. `npm run check:exports` holds package.json
+ * "exports" to it, and the smoke test loads every subpath found there.
  */
 export const ENTRIES: Readonly<Record<string, string>> = {
   '.': 'src/index.ts',
 };
 
-/** The file name under dist/ of a subpath: "." is index, "./hono" is hono. */
-export function outputName(subpath: string): string {
-  return subpath === '.' ? 'index' : subpath.slice(2).replaceAll('/', '-');
+/** Where the build puts a source file's output: dist/esm for import, dist/cjs for require. */
+export function builtPath(format: 'esm' | 'cjs', source: string, extension: '.js' | '.d.ts'): string {
+  return `./dist/${format}/${source.replace(/\.ts$/, extension)}`;
 }

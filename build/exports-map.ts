@@ -1,22 +1,21 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ENTRIES, outputName } from './entries.js';
+import { ENTRIES, builtPath } from './entries.js';
 
-/** The conditions of one subpath: each format carries its own types, as node16/nodenext resolution needs. */
-function conditions(subpath: string) {
-  const base = `./dist/${outputName(subpath)}`;
-  return {
-    import: { types: `${base}.d.ts`, default: `${base}.js` },
-    require: { types: `${base}.d.cts`, default: `${base}.cjs` },
-  };
+/** One format's condition: its code and the types beside it, as node16/nodenext resolution needs. */
+function condition(format: 'esm' | 'cjs', source: string) {
+  return { types: builtPath(format, source, '.d.ts'), default: builtPath(format, source, '.js') };
 }
 
 /** The package.json fields that point into dist/, derived from ENTRIES. */
 export function expectedPackageFields(): Record<string, unknown> {
   const exports: Record<string, unknown> = {};
-  for (const subpath of Object.keys(ENTRIES)) exports[subpath] = conditions(subpath);
+  for (const [subpath, source] of Object.entries(ENTRIES)) {
+    exports[subpath] = { import: condition('esm', source), require: condition('cjs', source) };
+  }
   exports['./package.json'] = './package.json';
   // For tools that predate "exports".
-  return { exports, main: './dist/index.cjs', module: './dist/index.js', types: './dist/index.d.cts' };
+  const root = condition('cjs', ENTRIES['.'] ?? 'src/index.ts');
+  return { exports, main: root.default, module: builtPath('esm', ENTRIES['.'] ?? 'src/index.ts', '.js'), types: root.types };
 }
 
 /** The names of the fields of `pkg` that differ from `expectedPackageFields()`. */
