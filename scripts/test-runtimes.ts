@@ -3,13 +3,13 @@
  * Bun, Deno and workerd (through miniflare, with nodejs_compat), and fails
  * if any case fails or any runtime does not report. Expects a fresh dist/.
  *
- * One esbuild bundle per shell: the cases and their dependencies, with the
- * package itself resolved through its "exports" to dist/. Node, Bun and Deno
- * load dist/ as published files; workerd gets it bundled in, as a Worker would.
+ * One esbuild bundle per shell, with the package itself resolved through its
+ * "exports" to dist/. Node, Bun and Deno load dist/ as published files and
+ * other packages (hono) from node_modules, so the cases and an adapter share
+ * one copy; workerd gets everything bundled in, as a Worker would.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -66,6 +66,7 @@ async function bundle(shell: 'cli' | 'worker', outfile: string): Promise<void> {
     mainFields: ['module', 'main'],
     target: 'es2022',
     external: ['node:*'],
+    packages: shell === 'cli' ? 'external' : 'bundle',
     plugins: [builtPackage(shell === 'cli')],
     logLevel: 'warning',
   });
@@ -116,7 +117,11 @@ function summary(run: Run): { passed: number; failed: number } | undefined {
   return { passed: Number(match[2]), failed: Number(match[3]) };
 }
 
-const workdir = mkdtempSync(join(tmpdir(), 'svc-webhooks-runtimes-'));
+// Inside the package (so the CLI bundle finds node_modules) but outside
+// node_modules (where Deno would take it for an npm package).
+const cache = join(PACKAGE_ROOT, '.cache');
+mkdirSync(cache, { recursive: true });
+const workdir = mkdtempSync(join(cache, 'conformance-'));
 try {
   const cli = join(workdir, 'conformance.mjs');
   const worker = join(workdir, 'worker.mjs');
@@ -124,7 +129,8 @@ try {
   const runs = await Promise.all([
     runProcess('node', process.execPath, [cli], workdir),
     runProcess('bun', join(BIN, 'bun'), [cli], workdir),
-    runProcess('deno', join(BIN, 'deno'), ['run', '--quiet', '--no-config', '--no-lock', cli], workdir),
+    // Deno reads package.json here to find packages in node_modules.
+    runProcess('deno', join(BIN, 'deno'), ['run', '--quiet', '--no-lock', cli], PACKAGE_ROOT),
     runWorkerd(worker),
   ]);
   let passed = 0;
