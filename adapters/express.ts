@@ -9,7 +9,6 @@ import { Buffer } from 'node:buffer';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
-import { resolveVerifyOptions } from '../src/options.js';
 import type { WebhookPayload } from '../src/payload.js';
 import { readNodeBody } from '../src/read-node-body.js';
 import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
@@ -41,7 +40,7 @@ const PARSED_BODY_MESSAGE =
 
 export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
   const receiver = createReceiver(options);
-  const { maxPayloadBytes } = resolveVerifyOptions(options);
+  const { maxPayloadBytes } = receiver;
   const { onError } = options;
 
   // Headers such as Retry-After apply whoever writes the body.

@@ -12,7 +12,6 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import { fastifyPlugin } from 'fastify-plugin';
 import type { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
-import { resolveVerifyOptions } from '../src/options.js';
 import { tooLarge } from '../src/payload.js';
 import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 import { settleWhenSent } from '../src/settle-when-sent.js';
@@ -42,7 +41,7 @@ export interface FastifyWebhookOptions extends ReceiverOptions {
 
 export function verifyWebhook(options: FastifyWebhookOptions): FastifyPluginAsync {
   const receiver = createReceiver(options);
-  const { maxPayloadBytes } = resolveVerifyOptions(options);
+  const { maxPayloadBytes } = receiver;
   const { routes, onError } = options;
   if (typeof routes !== 'function') throw new TypeError('svc-webhooks: routes must be a function that registers the webhook routes');
 

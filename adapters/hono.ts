@@ -11,7 +11,6 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { declaredLengthRefusal } from '../src/declared-length.js';
 import type { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
-import { resolveVerifyOptions } from '../src/options.js';
 import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 
 declare module 'hono' {
@@ -34,7 +33,7 @@ export interface HonoWebhookOptions extends ReceiverOptions {
 
 export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
   const receiver = createReceiver(options);
-  const { maxPayloadBytes } = resolveVerifyOptions(options);
+  const { maxPayloadBytes } = receiver;
   const { onError } = options;
 
   // Headers such as Retry-After apply whoever writes the body.

@@ -1,7 +1,7 @@
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookHeaders } from './headers.js';
-import type { VerifyOptions } from './options.js';
+import { resolveVerifyOptions, type VerifyOptions } from './options.js';
 import type { WebhookPayload } from './payload.js';
 import type { WebhookSecret } from './secret.js';
 import type { VerifiedDelivery } from './verify-delivery.js';
@@ -62,6 +62,8 @@ export type Reception =
   | { readonly action: 'respond'; readonly response: WebhookResponse; readonly error?: WebhookVerificationError };
 
 export interface Receiver {
+  /** The body limit in force, for adapters that read the body themselves. */
+  readonly maxPayloadBytes: number;
   /** Verifies and claims a delivery. Never throws a `WebhookVerificationError`: it becomes a response. */
   receive(payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception>;
 }
@@ -89,6 +91,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const retryAfter = String(Math.ceil(leaseMs / 1000));
 
   return {
+    maxPayloadBytes: resolveVerifyOptions(options).maxPayloadBytes,
     async receive(payload, headers) {
       let delivery: VerifiedDelivery;
       try {
