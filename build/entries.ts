@@ -5,6 +5,9 @@
  */
 export const ENTRIES: Readonly<Record<string, string>> = {
   '.': 'src/index.ts',
+  './express': 'adapters/express.ts',
+  './hono': 'adapters/hono.ts',
+  './fastify': 'adapters/fastify.ts',
   './redis': 'src/redis-dedup-store.ts',
 };
 

@@ -47,7 +47,7 @@ export class MemoryDedupStore implements DedupStore {
   // and the first done id the oldest completion: eviction stays O(1).
   readonly #leases = new Map<string, Lease>();
   readonly #done = new Map<string, number>();
-  readonly #timer: NodeJS.Timeout;
+  readonly #timer: ReturnType<typeof setInterval>;
 
   /** Checks the options once; throws `TypeError`. Call `close()` when done with the store. */
   constructor(options: MemoryDedupStoreOptions = {}) {
@@ -64,8 +64,9 @@ export class MemoryDedupStore implements DedupStore {
     }
     this.#maxEntries = maxEntries;
     this.#now = now;
-    // unref: a store alone must not keep the process alive.
-    this.#timer = setInterval(() => this.#sweep(), sweepIntervalMs).unref();
+    this.#timer = setInterval(() => this.#sweep(), sweepIntervalMs);
+    // A store alone must not keep a Node process alive; Workers' timers are plain numbers.
+    if (typeof this.#timer === 'object' && typeof this.#timer.unref === 'function') this.#timer.unref();
   }
 
   /** How many ids are held, leased or done, expired ones not yet swept included. */

@@ -33,7 +33,8 @@ export function rawPayload(payload: WebhookPayload, maxBytes: number): string | 
   return bytes;
 }
 
-function tooLarge(maxBytes: number): WebhookVerificationError {
+/** The refusal for a body past `maxBytes`. */
+export function tooLarge(maxBytes: number): WebhookVerificationError {
   return new WebhookVerificationError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
 }
 

@@ -1,7 +1,7 @@
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookHeaders } from './headers.js';
-import type { VerifyOptions } from './options.js';
+import { resolveVerifyOptions, type VerifyOptions } from './options.js';
 import type { WebhookPayload } from './payload.js';
 import type { WebhookSecret } from './secret.js';
 import type { VerifiedDelivery } from './verify-delivery.js';
@@ -55,10 +55,15 @@ export interface WebhookResponse {
 export type Reception =
   /** Run the route; afterwards call `settle` with the status it answered. */
   | { readonly action: 'process'; readonly delivery: VerifiedDelivery; settle(status: number): Promise<void> }
-  /** Answer this and do not run the route. */
-  | { readonly action: 'respond'; readonly response: WebhookResponse };
+  /**
+   * Answer this and do not run the route. `error` is set when the request is
+   * refused, so an adapter can hand it to a user's own error response.
+   */
+  | { readonly action: 'respond'; readonly response: WebhookResponse; readonly error?: WebhookVerificationError };
 
 export interface Receiver {
+  /** The body limit in force, for adapters that read the body themselves. */
+  readonly maxPayloadBytes: number;
   /** Verifies and claims a delivery. Never throws a `WebhookVerificationError`: it becomes a response. */
   receive(payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception>;
 }
@@ -86,12 +91,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const retryAfter = String(Math.ceil(leaseMs / 1000));
 
   return {
+    maxPayloadBytes: resolveVerifyOptions(options).maxPayloadBytes,
     async receive(payload, headers) {
       let delivery: VerifiedDelivery;
       try {
         delivery = webhook.verifyDelivery(payload, headers);
       } catch (error) {
-        return { action: 'respond', response: errorResponse(error) };
+        return refusal(error);
       }
       if (dedup === undefined) return { action: 'process', delivery, settle: NO_SETTLE };
 
@@ -100,17 +106,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         claim = await dedup.begin(delivery.id, leaseMs);
       } catch {
         if (onDedupError === 'process') return { action: 'process', delivery, settle: NO_SETTLE };
-        return {
-          action: 'respond',
-          response: errorResponse(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later')),
-        };
+        return refusal(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later'));
       }
       if (claim.state === 'done') {
         return { action: 'respond', response: { status: 200, headers: {}, body: { received: true, duplicate: true } } };
       }
       if (claim.state === 'in_progress') {
         const error = new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later');
-        return { action: 'respond', response: errorResponse(error, { 'retry-after': retryAfter }) };
+        return refusal(error, { 'retry-after': retryAfter });
       }
       const { token } = claim;
       return {
@@ -138,6 +141,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 export function errorResponse(error: unknown, headers: Readonly<Record<string, string>> = {}): WebhookResponse {
   if (!(error instanceof WebhookVerificationError)) throw error;
   return { status: error.status, headers, body: { error: { code: error.code, message: error.message } } };
+}
+
+function refusal(error: unknown, headers?: Readonly<Record<string, string>>): Reception {
+  const response = errorResponse(error, headers);
+  return { action: 'respond', response, error: error as WebhookVerificationError };
 }
 
 function defaultStoreErrorLog(error: unknown): void {

@@ -1,0 +1,21 @@
+/**
+ * An Express receiver: `npx tsx examples/express.ts`, then point the service
+ * (or `npm run demo`'s signing code) at http://127.0.0.1:3000/webhooks.
+ * Set WEBHOOK_SECRET to the endpoint's secret; without it a demo secret is used.
+ */
+import express from 'express';
+import { verifyWebhook } from '../adapters/express.js';
+
+const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxvY2FsLXRyaWFscw==';
+const app = express();
+
+// The webhook route reads its own raw body; express.json() is mounted for the other routes only, after it.
+app.post('/webhooks', verifyWebhook({ secret }), (req, res) => {
+  console.log(`received ${req.webhook.type} ${req.webhookId}`);
+  // Enqueue the real work and answer at once: the service waits 10 s at most.
+  res.status(204).end();
+});
+app.use(express.json());
+
+const port = Number(process.env.PORT ?? 3000);
+app.listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${port}/webhooks`));

@@ -1,0 +1,100 @@
+import { createServer } from 'node:http';
+import express from 'express';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { verifyWebhook } from '../../adapters/express.js';
+import type { WebhookEvent } from '../../src/index.js';
+import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { closeServer, fetchHarness, listen, expect413WhileSending } from '../helpers/http-harness.js';
+import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+
+/** An app with the webhook route at /webhooks, after `before` (body parsers under test). */
+function webhookApp({ options, route, customErrors }: HarnessSpec, ...before: express.RequestHandler[]): express.Express {
+  const app = express();
+  const onError = customErrors
+    ? (error: { code: Parameters<typeof customErrorBody>[0] }, _req: express.Request, res: express.Response) => {
+        res.status(CUSTOM_ERROR_STATUS).json(customErrorBody(error.code));
+      }
+    : undefined;
+  app.post('/webhooks', ...before, verifyWebhook({ ...options, onError }), (req, res) => {
+    expectTypeOf(req.webhook).toEqualTypeOf<WebhookEvent>();
+    expectTypeOf(req.webhookId).toEqualTypeOf<string>();
+    res.status(route.handle(req.webhook, req.webhookId)).end();
+  });
+  return app;
+}
+
+async function serve(app: express.Express): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer(app);
+  const url = await listen(server);
+  return { url, close: () => closeServer(server) };
+}
+
+async function buildHarness(spec: HarnessSpec, ...before: express.RequestHandler[]) {
+  const { url, close } = await serve(webhookApp(spec, ...before));
+  return fetchHarness(url, close);
+}
+
+describe('express adapter over HTTP', () => {
+  adapterContract((spec) => buildHarness(spec));
+
+  it.each([
+    ['express.raw() left a Buffer', express.raw({ type: '*/*' })],
+    ['express.text() left a string', express.text({ type: '*/*' })],
+  ])('verifies the body when %s in req.body', async (_name, parser) => {
+    const route = new RouteSpy();
+    const harness = await buildHarness({ options: { secret: SECRET, now }, route }, parser);
+    try {
+      expect((await harness.post(signedRequest())).status).toBe(204);
+      expect(route.calls.map((call) => call.id)).toEqual(['evt_1']);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('answers 500 body_already_parsed, saying how to mount it, when express.json() ran first', async () => {
+    const route = new RouteSpy();
+    const harness = await buildHarness({ options: { secret: SECRET, now }, route }, express.json());
+    try {
+      const response = await harness.post(signedRequest());
+      expect(response.status).toBe(500);
+      const { error } = (await response.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('body_already_parsed');
+      expect(error.message).toContain('before express.json()');
+      expect(route.calls).toEqual([]);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('answers 413 while a chunked body past the limit is still being sent', async () => {
+    const route = new RouteSpy();
+    const { url, close } = await serve(webhookApp({ options: { secret: SECRET, now, maxPayloadBytes: 64 * 1024 }, route }));
+    try {
+      await expect413WhileSending(`${url}/webhooks`, signedRequest().headers);
+      expect(route.calls).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('leaves JSON parsing of other routes in the same app alone', async () => {
+    const route = new RouteSpy();
+    const app = webhookApp({ options: { secret: SECRET, now }, route });
+    app.post('/orders', express.json(), (req, res) => {
+      res.json({ echoed: req.body });
+    });
+    const { url, close } = await serve(app);
+    try {
+      const order = await fetch(`${url}/orders`, {
+        method: 'POST',
+        body: JSON.stringify({ sku: 'A1' }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(await order.json()).toEqual({ echoed: { sku: 'A1' } });
+      const { body, headers } = signedRequest();
+      expect((await fetch(`${url}/webhooks`, { method: 'POST', body, headers })).status).toBe(204);
+    } finally {
+      await close();
+    }
+  });
+});

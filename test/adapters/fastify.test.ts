@@ -1,0 +1,85 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { verifyWebhook } from '../../adapters/fastify.js';
+import type { WebhookEvent } from '../../src/index.js';
+import {
+  adapterContract,
+  CUSTOM_ERROR_STATUS,
+  customErrorBody,
+  RouteSpy,
+  type AdapterHarness,
+  type HarnessSpec,
+} from '../helpers/adapter-contract.js';
+import { fetchHarness, expect413WhileSending } from '../helpers/http-harness.js';
+import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+
+async function webhookApp({ options, route, customErrors }: HarnessSpec): Promise<FastifyInstance> {
+  const app = Fastify();
+  await app.register(
+    verifyWebhook({
+      ...options,
+      onError: customErrors
+        ? async (error, _request, reply) => {
+            await reply.code(CUSTOM_ERROR_STATUS).send(customErrorBody(error.code));
+          }
+        : undefined,
+      routes(webhooks) {
+        webhooks.post('/webhooks', async (request, reply) => {
+          expectTypeOf(request.webhook).toEqualTypeOf<WebhookEvent>();
+          expectTypeOf(request.webhookId).toEqualTypeOf<string>();
+          return reply.code(route.handle(request.webhook, request.webhookId)).send();
+        });
+      },
+    }),
+  );
+  return app;
+}
+
+/** Sends through `app.inject()`: Fastify's own request path, no socket. */
+function injectHarness(app: FastifyInstance): AdapterHarness {
+  return {
+    post: async ({ body, headers }) => {
+      const response = await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers });
+      const hasBody = response.statusCode !== 204;
+      return new Response(hasBody ? response.rawPayload : null, {
+        status: response.statusCode,
+        headers: response.headers as Record<string, string>,
+      });
+    },
+    close: () => app.close(),
+  };
+}
+
+async function listeningHarness(app: FastifyInstance): Promise<AdapterHarness> {
+  return fetchHarness(await app.listen({ port: 0, host: '127.0.0.1' }), () => app.close());
+}
+
+describe('fastify adapter through inject()', () => {
+  adapterContract(async (spec) => injectHarness(await webhookApp(spec)));
+
+  it('leaves JSON parsing of routes outside the plugin alone', async () => {
+    const route = new RouteSpy();
+    const app = await webhookApp({ options: { secret: SECRET, now }, route });
+    app.post('/orders', async (request) => ({ echoed: request.body }));
+    const order = await app.inject({ method: 'POST', url: '/orders', payload: { sku: 'A1' } });
+    expect(order.json()).toEqual({ echoed: { sku: 'A1' } });
+    expect((await injectHarness(app).post(signedRequest())).status).toBe(204);
+    expect(route.calls).toHaveLength(1);
+  });
+});
+
+describe('fastify adapter over HTTP', () => {
+  adapterContract(async (spec) => listeningHarness(await webhookApp(spec)));
+
+  it('answers 413 while a chunked body past the limit is still being sent', async () => {
+    const route = new RouteSpy();
+    const app = await webhookApp({ options: { secret: SECRET, now, maxPayloadBytes: 64 * 1024 }, route });
+    try {
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      await expect413WhileSending(`${url}/webhooks`, signedRequest().headers);
+      expect(route.calls).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});

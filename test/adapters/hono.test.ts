@@ -1,0 +1,72 @@
+import { createAdaptorServer } from '@hono/node-server';
+import type { Server } from 'node:http';
+import { Hono } from 'hono';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { verifyWebhook } from '../../adapters/hono.js';
+import type { WebhookEvent } from '../../src/index.js';
+import {
+  adapterContract,
+  CUSTOM_ERROR_STATUS,
+  customErrorBody,
+  RouteSpy,
+  type AdapterHarness,
+  type HarnessSpec,
+} from '../helpers/adapter-contract.js';
+import { closeServer, fetchHarness, listen } from '../helpers/http-harness.js';
+import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+
+function webhookApp({ options, route, customErrors }: HarnessSpec): Hono {
+  const app = new Hono();
+  app.onError((_error, c) => c.text('the route failed', 500));
+  const onError = customErrors
+    ? (error: { code: Parameters<typeof customErrorBody>[0] }) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS })
+    : undefined;
+  app.post('/webhooks', verifyWebhook({ ...options, onError }), (c) => {
+    expectTypeOf(c.var.webhook).toEqualTypeOf<WebhookEvent>();
+    expectTypeOf(c.get('webhookId')).toEqualTypeOf<string>();
+    return c.body(null, route.handle(c.var.webhook, c.get('webhookId')) as 204);
+  });
+  return app;
+}
+
+/** Sends through `app.request()`: no socket, Hono's own request path. */
+function inProcessHarness(app: Hono): AdapterHarness {
+  return {
+    post: async ({ body, headers }) => app.request('/webhooks', { method: 'POST', body, headers }),
+    close: async () => {},
+  };
+}
+
+async function nodeServerHarness(app: Hono): Promise<AdapterHarness> {
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  return fetchHarness(await listen(server), () => closeServer(server));
+}
+
+describe('hono adapter through app.request()', () => {
+  adapterContract(async (spec) => inProcessHarness(webhookApp(spec)));
+
+  it('leaves the body cached for the route to read again', async () => {
+    const app = new Hono();
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now }), async (c) => c.json({ reread: await c.req.json() }));
+    const { body, headers } = signedRequest();
+    const response = await app.request('/webhooks', { method: 'POST', body, headers });
+    expect(await response.json()).toEqual({ reread: JSON.parse(body) });
+  });
+
+  it('leaves JSON parsing of other routes in the same app alone', async () => {
+    const route = new RouteSpy();
+    const app = webhookApp({ options: { secret: SECRET, now }, route });
+    app.post('/orders', async (c) => c.json({ echoed: await c.req.json() }));
+    const order = await app.request('/orders', {
+      method: 'POST',
+      body: JSON.stringify({ sku: 'A1' }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(await order.json()).toEqual({ echoed: { sku: 'A1' } });
+    expect((await inProcessHarness(app).post(signedRequest())).status).toBe(204);
+  });
+});
+
+describe('hono adapter over HTTP with @hono/node-server', () => {
+  adapterContract((spec) => nodeServerHarness(webhookApp(spec)));
+});
