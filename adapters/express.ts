@@ -70,7 +70,7 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
     if (reception.action === 'respond') return respond(reception.response, reception.error, req, res, next);
     req.webhook = reception.delivery.event;
     req.webhookId = reception.delivery.id;
-    settleWhenSent(res, reception.settle);
+    if (reception.settle) settleWhenSent(res, reception.settle);
     next();
   };
 }

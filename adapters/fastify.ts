@@ -78,7 +78,7 @@ export function verifyWebhook(options: FastifyWebhookOptions): FastifyPluginAsyn
         if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
         request.webhook = reception.delivery.event;
         request.webhookId = reception.delivery.id;
-        settleWhenSent(reply.raw, reception.settle);
+        if (reception.settle) settleWhenSent(reply.raw, reception.settle);
         return undefined;
       });
       await routes(webhooks);

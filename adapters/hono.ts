@@ -54,12 +54,14 @@ export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
     if (reception.action === 'respond') return respond(reception.response, reception.error, c);
     c.set('webhook', reception.delivery.event);
     c.set('webhookId', reception.delivery.id);
+    const { settle } = reception;
+    if (settle === undefined) return next();
     try {
       await next();
     } catch (error) {
-      await reception.settle(500);
+      await settle(500);
       throw error;
     }
-    await reception.settle(c.res.status);
+    await settle(c.res.status);
   });
 }

@@ -1,13 +1,17 @@
 /**
  * `npm run bench:http`: requests per second of each framework's webhook
- * route behind verifyWebhook against the same framework's bare route that
- * reads the raw body and answers 204. Each server runs in its own child
- * process (`bench/http.ts serve <case>`) so the load generator does not share
- * its event loop. Every request carries the same 1 KiB envelope, signed at a
- * fixed time that the receivers' clock (`now`) is pinned to.
+ * route behind verifyWebhook, against the same framework's bare route that
+ * reads the raw body and answers 204, and against the bare route plus the
+ * least verification work done inline with raw node:crypto (the limit). The
+ * Express route is also measured with each dedup store. Each server runs in
+ * its own child process (`bench/http.ts serve <case>`) so the load generator
+ * does not share its event loop. Every request is a 1 KiB envelope with an
+ * event id of its own, so dedup stores see new events, signed at a fixed
+ * time that the receivers' clock (`now`) is pinned to.
  */
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,52 +21,48 @@ import autocannon from 'autocannon';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Hono } from 'hono';
+import { Redis } from 'ioredis';
 import { verifyWebhook as expressWebhook } from '../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../adapters/hono.js';
-import { sign, type ReceiverOptions } from '../src/index.js';
+import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
+import { RedisDedupStore } from '../src/redis-dedup-store.js';
+import { rawVerify } from './limit.js';
+import { envelopeOfSize } from './payloads.js';
 
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_SECONDS = 1;
 const SIGNED_AT = 1_700_000_000;
-const receiverOptions: ReceiverOptions = {
-  secret: `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`,
-  now: () => SIGNED_AT * 1000,
-};
+const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
+const KEY = Buffer.from(SECRET.slice(6), 'base64');
+const receiverOptions: ReceiverOptions = { secret: SECRET, now: () => SIGNED_AT * 1000 };
 
-/** A message.received envelope of 1 KiB, shaped as the service sends it. */
-function envelope(): string {
-  const base = {
-    id: 'evt_01HV6Q7Z8K3M2N4P5R6S7T8V9W',
-    type: 'message.received',
-    created_at: '2023-11-14T22:13:20Z',
-    data: {
-      object: {
-        id: 'msg_01HV6Q7Z8K3M2N4P5R6S7T8V9X',
-        from: '+15555550123',
-        to: '+15555550199',
-        direction: 'inbound',
-        media: [],
-        text: '',
-      },
-    },
-  };
-  const text = 'Hi, can you call me back about the appointment tomorrow? '.repeat(20);
-  base.data.object.text = text.slice(0, 1024 - JSON.stringify(base).length);
-  return JSON.stringify(base);
+// Ids of one length, so every body is the template's size.
+const ID_PLACEHOLDER = 'evt_000000000000000000000000';
+const template = envelopeOfSize(ID_PLACEHOLDER, 1024);
+let sent = 0;
+
+/** The next request: a new event id, signed like the service signs it. */
+function nextRequest(request: autocannon.Request): autocannon.Request {
+  const id = `evt_${String(sent++).padStart(24, '0')}`;
+  const body = template.replace(ID_PLACEHOLDER, id);
+  const signature = sign(body, { id, timestamp: SIGNED_AT, secret: SECRET });
+  return { ...request, body, headers: { 'content-type': 'application/json', ...signature } };
 }
 
-const body = envelope();
-const signature = sign(body, { id: 'evt_01HV6Q7Z8K3M2N4P5R6S7T8V9W', timestamp: SIGNED_AT, secret: receiverOptions.secret });
-const headers = { 'content-type': 'application/json', ...signature };
+/** The limit: verification done inline with raw node:crypto, as little work as gives the same result. */
+function verifyInline(headers: (name: string) => string | undefined, body: Buffer): void {
+  const header = (name: string) => headers(name) ?? '';
+  rawVerify(KEY, header('webhook-id'), header('webhook-timestamp'), header('webhook-signature'), body);
+}
 
 /** Starts a server on 127.0.0.1; answers its port. */
 type Start = () => Promise<number>;
 
 interface BenchCase {
   readonly framework: string;
-  /** `bare` is the baseline the other variants of the framework are compared with. */
+  /** `bare` is the baseline, `limit` the bare route plus inline verification. */
   readonly variant: string;
   readonly start: Start;
 }
@@ -98,33 +98,61 @@ function fastifyServer(register: (app: FastifyInstance) => unknown): Start {
 
 const noContent = async (_request: unknown, reply: { code(status: number): { send(): unknown } }) => reply.code(204).send();
 
-// One entry per measured server; a new variant (say, Express with a dedup store) is one more line.
+function fastifyBare(verify: boolean): Start {
+  return fastifyServer(async (app) => {
+    // Raw bytes for every type, JSON included, as the adapter reads them.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, raw, done) => done(null, raw));
+    app.post('/webhooks', async (request, reply) => {
+      if (verify) verifyInline((name) => request.headers[name] as string | undefined, request.body as Buffer);
+      return noContent(request, reply);
+    });
+  });
+}
+
+function honoBare(verify: boolean): Start {
+  return honoServer((app) =>
+    app.post('/webhooks', async (c) => {
+      const body = Buffer.from(await c.req.arrayBuffer());
+      if (verify) verifyInline((name) => c.req.header(name), body);
+      return c.body(null, 204);
+    }),
+  );
+}
+
+// Built in the server's own process, when its case starts.
+function redisDedup(): ReceiverOptions {
+  const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  return { ...receiverOptions, dedup: new RedisDedupStore(client, { keyPrefix: `svc-webhooks-bench:${randomBytes(6).toString('hex')}:` }) };
+}
+
+// One entry per measured server.
 const cases: readonly BenchCase[] = [
   { framework: 'express', variant: 'bare', start: expressServer(express.raw({ type: '*/*' })) },
+  {
+    framework: 'express',
+    variant: 'limit',
+    start: expressServer(express.raw({ type: '*/*' }), (req, _res, next) => {
+      verifyInline((name) => req.get(name), req.body as Buffer);
+      next();
+    }),
+  },
   { framework: 'express', variant: 'verifyWebhook', start: expressServer(expressWebhook(receiverOptions)) },
   {
-    framework: 'hono',
-    variant: 'bare',
-    start: honoServer((app) =>
-      app.post('/webhooks', async (c) => {
-        await c.req.arrayBuffer();
-        return c.body(null, 204);
-      }),
-    ),
+    framework: 'express',
+    variant: 'verifyWebhook + MemoryDedupStore',
+    start: () => expressServer(expressWebhook({ ...receiverOptions, dedup: new MemoryDedupStore() }))(),
   },
+  { framework: 'express', variant: 'verifyWebhook + RedisDedupStore', start: () => expressServer(expressWebhook(redisDedup()))() },
+  { framework: 'hono', variant: 'bare', start: honoBare(false) },
+  { framework: 'hono', variant: 'limit', start: honoBare(true) },
   {
     framework: 'hono',
     variant: 'verifyWebhook',
     start: honoServer((app) => app.post('/webhooks', honoWebhook(receiverOptions), (c) => c.body(null, 204))),
   },
-  {
-    framework: 'fastify',
-    variant: 'bare',
-    start: fastifyServer(async (app) => {
-      app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, raw, done) => done(null, raw));
-      app.post('/webhooks', noContent);
-    }),
-  },
+  { framework: 'fastify', variant: 'bare', start: fastifyBare(false) },
+  { framework: 'fastify', variant: 'limit', start: fastifyBare(true) },
   {
     framework: 'fastify',
     variant: 'verifyWebhook',
@@ -154,7 +182,7 @@ async function spawnServer(entry: BenchCase): Promise<{ url: string; stop: () =>
 }
 
 async function requestsPerSecond(entry: BenchCase, url: string, duration: number): Promise<number> {
-  const result = await autocannon({ url, method: 'POST', body, headers, connections: 10, duration });
+  const result = await autocannon({ url, method: 'POST', connections: 10, duration, requests: [{ setupRequest: nextRequest }] });
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${caseName(entry)}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   }
@@ -163,7 +191,7 @@ async function requestsPerSecond(entry: BenchCase, url: string, duration: number
 
 async function main(): Promise<void> {
   console.log(
-    `POST of a ${Buffer.byteLength(body)} byte envelope, 10 connections, ` +
+    `POST of a ${Buffer.byteLength(template)} byte envelope with a new event id each, 10 connections, ` +
       `best of ${ROUNDS} interleaved runs of ${SECONDS_PER_RUN} s per case\n`,
   );
   const servers = await Promise.all(cases.map(spawnServer));
@@ -183,17 +211,19 @@ async function main(): Promise<void> {
 }
 
 function printTable(best: readonly number[]): void {
-  const bare = new Map(cases.flatMap((entry, index) => (entry.variant === 'bare' ? [[entry.framework, best[index]!]] : [])));
-  const rows = [['framework', 'variant', 'req/s', 'vs bare']];
+  const baseline = (framework: string, variant: string): number | undefined => {
+    const index = cases.findIndex((entry) => entry.framework === framework && entry.variant === variant);
+    return index === -1 ? undefined : best[index];
+  };
+  const change = (perSecond: number, base: number | undefined): string =>
+    base === undefined ? '' : `${(((perSecond - base) / base) * 100).toFixed(1)}%`;
+  console.log('| framework | route | req/s | vs bare | vs limit |\n|---|---|---:|---:|---:|');
   for (const [index, entry] of cases.entries()) {
     const perSecond = best[index]!;
-    const baseline = bare.get(entry.framework);
-    const change =
-      entry.variant === 'bare' || baseline === undefined ? '' : `${(((perSecond - baseline) / baseline) * 100).toFixed(1)}%`;
-    rows.push([entry.framework, entry.variant, perSecond.toFixed(0), change]);
+    const vsBare = entry.variant === 'bare' ? '' : change(perSecond, baseline(entry.framework, 'bare'));
+    const vsLimit = entry.variant === 'bare' || entry.variant === 'limit' ? '' : change(perSecond, baseline(entry.framework, 'limit'));
+    console.log(`| ${entry.framework} | ${entry.variant} | ${perSecond.toFixed(0)} | ${vsBare} | ${vsLimit} |`);
   }
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
 }
 
 if (process.argv[2] === 'serve') await serveCase(process.argv[3] ?? '');

@@ -53,8 +53,11 @@ export interface WebhookResponse {
 
 /** What the adapter does with a request. */
 export type Reception =
-  /** Run the route; afterwards call `settle` with the status it answered. */
-  | { readonly action: 'process'; readonly delivery: VerifiedDelivery; settle(status: number): Promise<void> }
+  /**
+   * Run the route. `settle` is present when a dedup claim waits for the
+   * outcome: call it once with the status the route answered.
+   */
+  | { readonly action: 'process'; readonly delivery: VerifiedDelivery; readonly settle?: (status: number) => Promise<void> }
   /**
    * Answer this and do not run the route. `error` is set when the request is
    * refused, so an adapter can hand it to a user's own error response.
@@ -67,8 +70,6 @@ export interface Receiver {
   /** Verifies and claims a delivery. Never throws a `WebhookVerificationError`: it becomes a response. */
   receive(payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception>;
 }
-
-const NO_SETTLE = async (): Promise<void> => {};
 
 /** Builds the request logic the adapters share. Checks options once; throws `TypeError`. */
 export function createReceiver(options: ReceiverOptions): Receiver {
@@ -99,13 +100,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       } catch (error) {
         return refusal(error);
       }
-      if (dedup === undefined) return { action: 'process', delivery, settle: NO_SETTLE };
+      if (dedup === undefined) return { action: 'process', delivery };
 
       let claim: BeginResult;
       try {
         claim = await dedup.begin(delivery.id, leaseMs);
       } catch {
-        if (onDedupError === 'process') return { action: 'process', delivery, settle: NO_SETTLE };
+        if (onDedupError === 'process') return { action: 'process', delivery };
         return refusal(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later'));
       }
       if (claim.state === 'done') {

@@ -1,0 +1,10 @@
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { verifyWebhook } from '/work/main/adapters/hono.ts';
+const secret = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
+const app = new Hono();
+const which = process.argv[2];
+if (which === 'bare') app.post('/webhooks', async (c) => { await c.req.arrayBuffer(); return c.body(null, 204); });
+else app.post('/webhooks', verifyWebhook({ secret, now: () => 1_700_000_000_000 }), (c) => c.body(null, 204));
+serve({ fetch: app.fetch, port: Number(process.argv[3]), hostname: '127.0.0.1' });
+setTimeout(() => process.exit(0), 9000);
