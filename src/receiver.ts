@@ -1,3 +1,4 @@
+import { checkDuration } from './dedup-duration.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookHeaders } from './headers.js';
@@ -79,16 +80,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const { secret, dedup, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
   const onStoreError = options.onStoreError ?? defaultStoreErrorLog;
   const webhook = new Webhook(secret, options);
-  if (dedup !== undefined && (dedup === null || typeof dedup.begin !== 'function')) {
-    throw new TypeError('svc-webhooks: dedup must be a DedupStore');
+  if (dedup !== undefined && !isDedupStore(dedup)) {
+    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete and release)');
   }
-  if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new TypeError('svc-webhooks: leaseMs must be a positive integer');
-  if (!Number.isSafeInteger(retentionMs) || retentionMs < 1) {
-    throw new TypeError('svc-webhooks: retentionMs must be a positive integer');
-  }
+  checkDuration('leaseMs', leaseMs);
+  checkDuration('retentionMs', retentionMs);
   if (onDedupError !== 'reject' && onDedupError !== 'process') {
     throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
   }
+  if (typeof onStoreError !== 'function') throw new TypeError('svc-webhooks: onStoreError must be a function');
   const retryAfter = String(Math.ceil(leaseMs / 1000));
 
   return {
@@ -147,6 +147,17 @@ export function errorResponse(error: unknown, headers: Readonly<Record<string, s
 function refusal(error: unknown, headers?: Readonly<Record<string, string>>): Reception {
   const response = errorResponse(error, headers);
   return { action: 'respond', response, error: error as WebhookVerificationError };
+}
+
+function isDedupStore(value: unknown): value is DedupStore {
+  const store = value as Partial<DedupStore> | null;
+  return (
+    typeof store === 'object' &&
+    store !== null &&
+    typeof store.begin === 'function' &&
+    typeof store.complete === 'function' &&
+    typeof store.release === 'function'
+  );
 }
 
 function defaultStoreErrorLog(error: unknown): void {
