@@ -84,8 +84,9 @@ async function deliverCopy(
       event.answered = true;
       return;
     }
+    const wait = waitBeforeRetry(response, body, attempt, options, id, counts);
     if (stopped()) return;
-    await sleep(waitBeforeRetry(response, body, attempt, options, id, counts));
+    await sleep(wait);
     if (stopped()) return;
   }
   throw new Error(`${id} was lost: no 2xx from ${url} after ${options.maxAttempts} attempts`);
