@@ -1,5 +1,5 @@
 /**
- * Exactly once under load: a sender delivers thousands of events, a third of
+ * Exactly once under load: a sender delivers thousands of events, 35% of
  * them as two copies sent at the same moment, to receivers whose handlers fail
  * at random, and retries every copy until it gets a 2xx. Each event's side
  * effect must happen once: never twice, never lost.
