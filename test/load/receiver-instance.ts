@@ -1,0 +1,62 @@
+/**
+ * One receiver instance: a real Express server on 127.0.0.1 with the webhook
+ * route behind `verifyWebhook`, whose handler fails at random before its side
+ * effect and otherwise records it after a short random delay, so deliveries
+ * of the same event really overlap.
+ */
+import { createServer } from 'node:http';
+import express from 'express';
+import { verifyWebhook } from '../../adapters/express.js';
+import type { DedupStore } from '../../src/index.js';
+import { closeServer, listen } from '../helpers/http-harness.js';
+import { SECRET, now } from '../helpers/signed-request.js';
+import { draw } from './seeded-random.js';
+import type { SideEffectLedger } from './side-effect-ledger.js';
+
+/** Longer than any handler run here, short enough that an orphaned lease is not waited on long. */
+export const LEASE_MS = 2000;
+/** Share of handler calls that throw; as many again answer 500. */
+const THROW_RATE = 0.1;
+const ANSWER_500_RATE = 0.1;
+const MAX_DELAY_MS = 3;
+
+export interface ReceiverInstanceOptions {
+  /** `undefined` runs without deduplication. */
+  readonly dedup: DedupStore | undefined;
+  readonly ledger: SideEffectLedger;
+  readonly seed: number;
+  /** Told about a complete or release that failed after the handler ran. */
+  readonly onStoreError?: (error: unknown) => void;
+}
+
+export interface ReceiverInstance {
+  /** The webhook route's URL. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startReceiverInstance(options: ReceiverInstanceOptions): Promise<ReceiverInstance> {
+  const { dedup, ledger, seed, onStoreError } = options;
+  const app = express();
+  app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup, leaseMs: LEASE_MS, onStoreError }), async (req, res) => {
+    const id = req.webhookId;
+    const call = ledger.call(id);
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(draw(seed, 'delay', id, call) * (MAX_DELAY_MS + 1))));
+    const fate = draw(seed, 'fate', id, call);
+    if (fate < THROW_RATE) {
+      ledger.thrown += 1;
+      // Express answers 500 for a rejected handler.
+      throw new Error('the handler failed');
+    }
+    if (fate < THROW_RATE + ANSWER_500_RATE) {
+      ledger.answered500 += 1;
+      res.status(500).end();
+      return;
+    }
+    ledger.process(id);
+    res.status(204).end();
+  });
+  const server = createServer(app);
+  const base = await listen(server);
+  return { url: `${base}/webhooks`, close: () => closeServer(server) };
+}
