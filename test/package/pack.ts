@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The package root, where package.json is. */
-export const PACKAGE_ROOT = new URL('..', import.meta.url).pathname;
+export const PACKAGE_ROOT = new URL('../..', import.meta.url).pathname;
 
 /**
  * Packs the package as `npm publish` would, into a new temporary directory.

@@ -8,7 +8,7 @@ export interface ConformanceCase {
   run(): void | Promise<void>;
 }
 
-/** What every file under conformance/cases/ exports. */
+/** What every file under test/runtimes/cases/ exports. */
 export interface CaseFile {
   readonly cases: readonly ConformanceCase[];
 }

@@ -1,5 +1,5 @@
 /**
- * Runs every file of conformance/cases/ against the built package on Node,
+ * Runs every file of test/runtimes/cases/ against the built package on Node,
  * Bun, Deno and workerd (through miniflare, with nodejs_compat), and fails
  * if any case fails or any runtime does not report. Expects a fresh dist/.
  *
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { Miniflare } from 'miniflare';
-import { PACKAGE_ROOT } from './pack.js';
+import { PACKAGE_ROOT } from '../package/pack.js';
 
 const COMPATIBILITY_DATE = '2025-07-01';
 const TIMEOUT_MS = 60_000;
@@ -26,16 +26,16 @@ interface Manifest {
   exports: Record<string, { import?: { default?: string } }>;
 }
 const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as Manifest;
-const caseFiles = readdirSync(join(PACKAGE_ROOT, 'conformance/cases')).filter((file) => file.endsWith('.ts')).sort();
+const caseFiles = readdirSync(join(PACKAGE_ROOT, 'test/runtimes/cases')).filter((file) => file.endsWith('.ts')).sort();
 
 /** The entry module of a shell: imports every case file, so a new case is just a new file. */
 function entrySource(shell: 'cli' | 'worker'): string {
-  const imports = caseFiles.map((file, i) => `import * as case${i} from './conformance/cases/${file}';`);
+  const imports = caseFiles.map((file, i) => `import * as case${i} from './test/runtimes/cases/${file}';`);
   const list = `[${caseFiles.map((_, i) => `case${i}`).join(', ')}]`;
   const body =
     shell === 'cli'
-      ? `import { main } from './conformance/shells/cli.ts';\nawait main(${list});`
-      : `import { conformanceWorker } from './conformance/shells/worker.ts';\nexport default conformanceWorker(${list});`;
+      ? `import { main } from './test/runtimes/shells/cli.ts';\nawait main(${list});`
+      : `import { conformanceWorker } from './test/runtimes/shells/worker.ts';\nexport default conformanceWorker(${list});`;
   return `${imports.join('\n')}\n${body}\n`;
 }
 
