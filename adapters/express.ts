@@ -12,7 +12,7 @@ import type { WebhookEvent } from '../src/event.js';
 import type { WebhookPayload } from '../src/payload.js';
 import { readNodeBody } from '../src/read-node-body.js';
 import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
-import { settleWhenSent } from '../src/settle-when-sent.js';
+import { settleWhenEnded } from '../src/settle-when-ended.js';
 
 declare global {
   namespace Express {
@@ -70,7 +70,7 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
     if (reception.action === 'respond') return respond(reception.response, reception.error, req, res, next);
     req.webhook = reception.delivery.event;
     req.webhookId = reception.delivery.id;
-    if (reception.settle) settleWhenSent(res, reception.settle);
+    if (reception.settle) settleWhenEnded(res, reception.settle);
     next();
   };
 }

@@ -14,7 +14,7 @@ import type { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
 import { tooLarge } from '../src/payload.js';
 import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
-import { settleWhenSent } from '../src/settle-when-sent.js';
+import { settleWhenEnded } from '../src/settle-when-ended.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,7 +78,7 @@ export function verifyWebhook(options: FastifyWebhookOptions): FastifyPluginAsyn
         if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
         request.webhook = reception.delivery.event;
         request.webhookId = reception.delivery.id;
-        if (reception.settle) settleWhenSent(reply.raw, reception.settle);
+        if (reception.settle) settleWhenEnded(reply.raw, reception.settle);
         return undefined;
       });
       await routes(webhooks);

@@ -3,7 +3,7 @@ import express from 'express';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import type { WebhookEvent } from '../../src/index.js';
-import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
 import { closeServer, fetchHarness, listen, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
@@ -15,10 +15,10 @@ function webhookApp({ options, route, customErrors }: HarnessSpec, ...before: ex
         res.status(CUSTOM_ERROR_STATUS).json(customErrorBody(error.code));
       }
     : undefined;
-  app.post('/webhooks', ...before, verifyWebhook({ ...options, onError }), (req, res) => {
+  app.post('/webhooks', ...before, verifyWebhook({ ...options, onError }), async (req, res) => {
     expectTypeOf(req.webhook).toEqualTypeOf<WebhookEvent>();
     expectTypeOf(req.webhookId).toEqualTypeOf<string>();
-    res.status(route.handle(req.webhook, req.webhookId)).end();
+    res.status(await route.handle(req.webhook, req.webhookId)).end();
   });
   return app;
 }
@@ -36,6 +36,7 @@ async function buildHarness(spec: HarnessSpec, ...before: express.RequestHandler
 
 describe('express adapter over HTTP', () => {
   adapterContract((spec) => buildHarness(spec));
+  disconnectContract((spec) => buildHarness(spec));
 
   it.each([
     ['express.raw() left a Buffer', express.raw({ type: '*/*' })],

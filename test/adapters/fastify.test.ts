@@ -4,6 +4,7 @@ import { verifyWebhook } from '../../adapters/fastify.js';
 import type { WebhookEvent } from '../../src/index.js';
 import {
   adapterContract,
+  disconnectContract,
   CUSTOM_ERROR_STATUS,
   customErrorBody,
   RouteSpy,
@@ -27,7 +28,7 @@ async function webhookApp({ options, route, customErrors }: HarnessSpec): Promis
         webhooks.post('/webhooks', async (request, reply) => {
           expectTypeOf(request.webhook).toEqualTypeOf<WebhookEvent>();
           expectTypeOf(request.webhookId).toEqualTypeOf<string>();
-          return reply.code(route.handle(request.webhook, request.webhookId)).send();
+          return reply.code(await route.handle(request.webhook, request.webhookId)).send();
         });
       },
     }),
@@ -70,6 +71,7 @@ describe('fastify adapter through inject()', () => {
 
 describe('fastify adapter over HTTP', () => {
   adapterContract(async (spec) => listeningHarness(await webhookApp(spec)));
+  disconnectContract(async (spec) => listeningHarness(await webhookApp(spec)));
 
   it('answers 413 while a chunked body past the limit is still being sent', async () => {
     const route = new RouteSpy();

@@ -6,6 +6,7 @@ import { verifyWebhook } from '../../adapters/hono.js';
 import type { WebhookEvent } from '../../src/index.js';
 import {
   adapterContract,
+  disconnectContract,
   CUSTOM_ERROR_STATUS,
   customErrorBody,
   RouteSpy,
@@ -21,10 +22,10 @@ function webhookApp({ options, route, customErrors }: HarnessSpec): Hono {
   const onError = customErrors
     ? (error: { code: Parameters<typeof customErrorBody>[0] }) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS })
     : undefined;
-  app.post('/webhooks', verifyWebhook({ ...options, onError }), (c) => {
+  app.post('/webhooks', verifyWebhook({ ...options, onError }), async (c) => {
     expectTypeOf(c.var.webhook).toEqualTypeOf<WebhookEvent>();
     expectTypeOf(c.get('webhookId')).toEqualTypeOf<string>();
-    return c.body(null, route.handle(c.var.webhook, c.get('webhookId')) as 204);
+    return c.body(null, (await route.handle(c.var.webhook, c.get('webhookId'))) as 204);
   });
   return app;
 }
@@ -69,4 +70,5 @@ describe('hono adapter through app.request()', () => {
 
 describe('hono adapter over HTTP with @hono/node-server', () => {
   adapterContract((spec) => nodeServerHarness(webhookApp(spec)));
+  disconnectContract((spec) => nodeServerHarness(webhookApp(spec)));
 });

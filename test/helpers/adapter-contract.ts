@@ -14,10 +14,13 @@ export class RouteSpy {
   readonly calls: Array<{ readonly event: WebhookEvent; readonly id: string }> = [];
   /** When true, the handler throws after recording the call. */
   failing = false;
+  /** When set, the handler waits for it after recording the call. */
+  hold: Promise<void> | undefined;
 
   /** Records the call; answers the status the route sends. */
-  handle(event: WebhookEvent, id: string): number {
+  async handle(event: WebhookEvent, id: string): Promise<number> {
     this.calls.push({ event, id });
+    await this.hold;
     if (this.failing) throw new Error('the handler failed');
     return 204;
   }
@@ -35,8 +38,8 @@ export interface HarnessSpec {
 }
 
 export interface AdapterHarness {
-  /** POSTs to the webhook route. */
-  post(request: SignedRequest): Promise<Response>;
+  /** POSTs to the webhook route; `signal` aborts it where the transport is a real connection. */
+  post(request: SignedRequest, signal?: AbortSignal): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -187,6 +190,37 @@ export function adapterContract(build: BuildHarness): void {
     await withHarness(build, { options: { ...baseOptions, dedup } }, async (harness, route) => {
       await expectRefusal(await harness.post(signedRequest()), 503, 'dedup_unavailable');
       expect(route.calls).toEqual([]);
+    });
+  });
+}
+
+/**
+ * What a real connection adds: the sender hanging up while the route runs
+ * (the service gives up after 10 s) must neither release the claim early,
+ * which would let its retry run the route a second time, nor lose the
+ * route's outcome.
+ */
+export function disconnectContract(build: BuildHarness): void {
+  it('keeps the claim while the route outlives a sender that hung up, then settles with its outcome', async () => {
+    const dedup = new TestDedupStore();
+    await withHarness(build, { options: { ...baseOptions, dedup } }, async (harness, route) => {
+      let finishRoute!: () => void;
+      route.hold = new Promise((resolve) => (finishRoute = resolve));
+      const hangUp = new AbortController();
+      const first = harness.post(signedRequest(), hangUp.signal).catch((error: unknown) => error);
+      await expect.poll(() => route.calls.length).toBe(1);
+      hangUp.abort();
+      expect(await first).toMatchObject({ name: 'AbortError' });
+      // Give the server time to see the connection close.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(dedup.stateOf('evt_1')).toBe('leased');
+      expect((await harness.post(signedRequest())).status).toBe(409);
+
+      const settled = dedup.nextSettlement();
+      finishRoute();
+      expect(await settled).toEqual({ op: 'complete', id: 'evt_1' });
+      expect((await harness.post(signedRequest())).status).toBe(200);
+      expect(route.calls).toHaveLength(1);
     });
   });
 }

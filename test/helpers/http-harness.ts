@@ -15,7 +15,7 @@ export async function listen(server: Server): Promise<string> {
 /** A harness POSTing to `${baseUrl}/webhooks`, closed by `close`. */
 export function fetchHarness(baseUrl: string, close: () => Promise<unknown>): AdapterHarness {
   return {
-    post: ({ body, headers }) => fetch(`${baseUrl}/webhooks`, { method: 'POST', body, headers }),
+    post: ({ body, headers }, signal) => fetch(`${baseUrl}/webhooks`, { method: 'POST', body, headers, signal }),
     close: async () => {
       await close();
     },
