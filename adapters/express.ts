@@ -11,7 +11,7 @@ import { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
 import type { WebhookPayload } from '../src/payload.js';
 import { readNodeBody } from '../src/read-node-body.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
+import { checkCallback, createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 import { settleWhenEnded } from '../src/settle-when-ended.js';
 
 declare global {
@@ -42,6 +42,7 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
   const receiver = createReceiver(options);
   const { maxPayloadBytes } = receiver;
   const { onError } = options;
+  checkCallback('onError', onError);
 
   // Headers such as Retry-After apply whoever writes the body.
   const respond = (
@@ -61,7 +62,11 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
     try {
       payload = await rawBodyOf(req, maxPayloadBytes);
     } catch (error) {
-      if (!(error instanceof WebhookVerificationError)) throw error;
+      if (!(error instanceof WebhookVerificationError)) {
+        // A sender that hung up mid-body has nobody left to answer.
+        if (req.destroyed) return;
+        throw error;
+      }
       // The rest of the body is left unread: close the connection rather than drain it.
       if (error.code === 'payload_too_large') res.setHeader('connection', 'close');
       return respond(errorResponse(error), error, req, res, next);

@@ -13,7 +13,7 @@ import { fastifyPlugin } from 'fastify-plugin';
 import type { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
 import { tooLarge } from '../src/payload.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
+import { checkCallback, createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 import { settleWhenEnded } from '../src/settle-when-ended.js';
 
 declare module 'fastify' {
@@ -43,6 +43,7 @@ export function verifyWebhook(options: FastifyWebhookOptions): FastifyPluginAsyn
   const receiver = createReceiver(options);
   const { maxPayloadBytes } = receiver;
   const { routes, onError } = options;
+  checkCallback('onError', onError);
   if (typeof routes !== 'function') throw new TypeError('svc-webhooks: routes must be a function that registers the webhook routes');
 
   // Headers such as Retry-After apply whoever writes the body.

@@ -11,7 +11,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { declaredLengthRefusal } from '../src/declared-length.js';
 import type { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
+import { checkCallback, createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -35,6 +35,7 @@ export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
   const receiver = createReceiver(options);
   const { maxPayloadBytes } = receiver;
   const { onError } = options;
+  checkCallback('onError', onError);
 
   // Headers such as Retry-After apply whoever writes the body.
   const respond = (

@@ -5,7 +5,7 @@
  * ids nobody touches again.
  */
 import { randomUUID } from 'node:crypto';
-import { checkDuration } from './dedup-duration.js';
+import { checkDuration, MAX_TIMER_MS } from './dedup-duration.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 
@@ -58,7 +58,7 @@ export class MemoryDedupStore implements DedupStore {
     if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
       throw new TypeError('svc-webhooks: maxEntries must be a positive integer');
     }
-    checkDuration('sweepIntervalMs', sweepIntervalMs);
+    checkDuration('sweepIntervalMs', sweepIntervalMs, MAX_TIMER_MS);
     if (typeof now !== 'function') {
       throw new TypeError('svc-webhooks: now must be a function returning milliseconds');
     }

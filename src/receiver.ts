@@ -78,7 +78,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     throw new TypeError('svc-webhooks: options with a secret are required');
   }
   const { secret, dedup, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
-  const onStoreError = options.onStoreError ?? defaultStoreErrorLog;
+  const { onStoreError = defaultStoreErrorLog } = options;
   const webhook = new Webhook(secret, options);
   if (dedup !== undefined && !isDedupStore(dedup)) {
     throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete and release)');
@@ -88,7 +88,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   if (onDedupError !== 'reject' && onDedupError !== 'process') {
     throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
   }
-  if (typeof onStoreError !== 'function') throw new TypeError('svc-webhooks: onStoreError must be a function');
+  checkCallback('onStoreError', onStoreError);
   const retryAfter = String(Math.ceil(leaseMs / 1000));
 
   return {
@@ -105,6 +105,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       let claim: BeginResult;
       try {
         claim = await dedup.begin(delivery.id, leaseMs);
+        if (!isBeginResult(claim)) throw new TypeError('the dedup store answered begin() with no known state');
       } catch {
         if (onDedupError === 'process') return { action: 'process', delivery };
         return refusal(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later'));
@@ -147,6 +148,19 @@ export function errorResponse(error: unknown, headers: Readonly<Record<string, s
 function refusal(error: unknown, headers?: Readonly<Record<string, string>>): Reception {
   const response = errorResponse(error, headers);
   return { action: 'respond', response, error: error as WebhookVerificationError };
+}
+
+/** Throws `TypeError` unless `value` is a function or absent: for the adapters' `onError` too. */
+export function checkCallback(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`svc-webhooks: ${name} must be a function`);
+}
+
+// A store is the caller's code: an answer it should never give must not read as a claim.
+function isBeginResult(value: unknown): value is BeginResult {
+  const result = value as Partial<{ state: unknown; token: unknown }> | null;
+  if (typeof result !== 'object' || result === null) return false;
+  if (result.state === 'claimed') return typeof result.token === 'string';
+  return result.state === 'in_progress' || result.state === 'done';
 }
 
 function isDedupStore(value: unknown): value is DedupStore {

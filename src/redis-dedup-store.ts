@@ -6,7 +6,7 @@
  * hence atomic, also on a cluster.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { checkDuration } from './dedup-duration.js';
+import { checkDuration, MAX_TIMER_MS } from './dedup-duration.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 
@@ -66,6 +66,9 @@ const RELEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`;
 
+/** What every script answers: BEGIN 0 to 2, COMPLETE and RELEASE 0 or 1. */
+type ScriptReply = 0 | 1 | 2;
+
 interface Script {
   readonly source: string;
   readonly sha: string;
@@ -100,7 +103,7 @@ export class RedisDedupStore implements DedupStore {
     }
     const { keyPrefix = 'svc-webhooks:dedup:', commandTimeoutMs = 2000 } = options;
     if (typeof keyPrefix !== 'string') throw new TypeError('svc-webhooks: keyPrefix must be a string');
-    checkDuration('commandTimeoutMs', commandTimeoutMs);
+    checkDuration('commandTimeoutMs', commandTimeoutMs, MAX_TIMER_MS);
     this.#keyPrefix = keyPrefix;
     this.#timeoutMs = commandTimeoutMs;
   }
@@ -116,8 +119,6 @@ export class RedisDedupStore implements DedupStore {
         return { state: 'in_progress' };
       case 2:
         return { state: 'done' };
-      default:
-        throw new WebhookVerificationError('dedup_unavailable', 'Redis answered the dedup script unexpectedly');
     }
   }
 
@@ -131,7 +132,7 @@ export class RedisDedupStore implements DedupStore {
   }
 
   /** Runs a script on the id's key: EVALSHA, and EVAL once if Redis lost its script cache. */
-  async #run(code: Script, id: string, ...args: string[]): Promise<number> {
+  async #run(code: Script, id: string, ...args: string[]): Promise<ScriptReply> {
     const key = this.#keyPrefix + id;
     let reply: unknown;
     try {
@@ -140,8 +141,10 @@ export class RedisDedupStore implements DedupStore {
       if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
       reply = await this.#timed(['EVAL', code.source, '1', key, ...args]);
     }
-    // Some client settings answer integers as strings.
-    return Number(reply);
+    // Some client settings answer integers as strings; anything else (a nil, say) must not read as 0, a claim.
+    if (reply === 0 || reply === 1 || reply === 2) return reply;
+    if (reply === '0' || reply === '1' || reply === '2') return Number(reply) as ScriptReply;
+    throw new WebhookVerificationError('dedup_unavailable', 'Redis answered the dedup script unexpectedly');
   }
 
   async #timed(args: [command: string, ...args: string[]]): Promise<unknown> {

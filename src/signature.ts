@@ -5,6 +5,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 // each tried entry costs a base64 decode and a compare per key.
 export const MAX_SIGNATURES_TRIED = 8;
 const DIGEST_BYTES = 32;
+// "v1," and the 44 characters of a padded base64 SHA-256 digest: anything else is no signature of ours.
+const ENTRY_LENGTH = 3 + 44;
+const PAD = 0x3d; // "=": a 32-byte digest always ends in one
 
 /** HMAC-SHA256 over `id.timestamp.body` (spec section 5, rules 1 and 2). */
 export function computeSignature(key: Buffer, id: string, timestamp: string, body: string | Buffer): Buffer {
@@ -22,8 +25,9 @@ export function hasMatchingSignature(header: string, expected: readonly Buffer[]
   while (start < header.length && tried < MAX_SIGNATURES_TRIED) {
     let end = header.indexOf(' ', start);
     if (end === -1) end = header.length;
-    if (end - start > 3 && header.startsWith('v1,', start)) {
+    if (end - start === ENTRY_LENGTH && header.startsWith('v1,', start) && header.charCodeAt(end - 1) === PAD) {
       tried++;
+      // Buffer.from skips characters outside base64, so a malformed entry decodes short.
       const candidate = Buffer.from(header.slice(start + 3, end), 'base64');
       if (candidate.length === DIGEST_BYTES) {
         for (const digest of expected) {

@@ -14,17 +14,19 @@ export function checkTimestamp(header: string, nowMs: number, toleranceSeconds: 
     throw new TypeError('svc-webhooks: the clock (options.now) returned a non-finite number');
   }
   const timestamp = Number(header);
-  const now = Math.floor(nowMs / 1000);
-  if (timestamp < now - toleranceSeconds) {
+  // In milliseconds, so that the window is the same width on both sides of the clock.
+  const ageMs = nowMs - timestamp * 1000;
+  const toleranceMs = toleranceSeconds * 1000;
+  if (ageMs > toleranceMs) {
     throw new WebhookVerificationError(
       'timestamp_too_old',
-      `webhook-timestamp is ${now - timestamp} s in the past; the tolerance is ${toleranceSeconds} s`,
+      `webhook-timestamp is ${Math.floor(ageMs / 1000)} s in the past; the tolerance is ${toleranceSeconds} s`,
     );
   }
-  if (timestamp > now + toleranceSeconds) {
+  if (-ageMs > toleranceMs) {
     throw new WebhookVerificationError(
       'timestamp_too_new',
-      `webhook-timestamp is ${timestamp - now} s in the future; the tolerance is ${toleranceSeconds} s`,
+      `webhook-timestamp is ${Math.floor(-ageMs / 1000)} s in the future; the tolerance is ${toleranceSeconds} s`,
     );
   }
   return timestamp;

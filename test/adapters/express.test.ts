@@ -99,3 +99,9 @@ describe('express adapter over HTTP', () => {
     }
   });
 });
+
+describe('express adapter options', () => {
+  it('throws TypeError at creation for an onError that is no function', () => {
+    expect(() => verifyWebhook({ secret: SECRET, onError: 'log' as never })).toThrow(TypeError);
+  });
+});

@@ -85,3 +85,9 @@ describe('fastify adapter over HTTP', () => {
     }
   });
 });
+
+describe('fastify adapter options', () => {
+  it('throws TypeError at creation for an onError that is no function', () => {
+    expect(() => verifyWebhook({ secret: SECRET, onError: 'log' as never, routes: () => {} })).toThrow(TypeError);
+  });
+});

@@ -72,3 +72,9 @@ describe('hono adapter over HTTP with @hono/node-server', () => {
   adapterContract((spec) => nodeServerHarness(webhookApp(spec)));
   disconnectContract((spec) => nodeServerHarness(webhookApp(spec)));
 });
+
+describe('hono adapter options', () => {
+  it('throws TypeError at creation for an onError that is no function', () => {
+    expect(() => verifyWebhook({ secret: SECRET, onError: 'log' as never })).toThrow(TypeError);
+  });
+});

@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { createReceiver, errorResponse, MemoryDedupStore, type DedupStore, type ReceiverOptions } from '../../src/index.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
-const broken = (failOn: keyof DedupStore, store = new MemoryDedupStore({ now })): DedupStore => {
-  const fail = async (): Promise<never> => {
-    throw new Error('connection refused');
-  };
-  return { begin: store.begin.bind(store), complete: store.complete.bind(store), release: store.release.bind(store), [failOn]: fail };
+/** A real store with some operations replaced. */
+function storeWith(overrides: Partial<DedupStore>): DedupStore {
+  const store = new MemoryDedupStore({ now });
+  return { begin: store.begin.bind(store), complete: store.complete.bind(store), release: store.release.bind(store), ...overrides };
+}
+
+const refused = async (): Promise<never> => {
+  throw new Error('connection refused');
 };
 
 async function deliver(options: Partial<ReceiverOptions>, id = 'evt_1') {
@@ -24,6 +27,7 @@ describe('createReceiver', () => {
     ['a fractional retention', { secret: SECRET, retentionMs: 1.5 }],
     ['an unknown onDedupError', { secret: SECRET, onDedupError: 'ignore' }],
     ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }],
+    ['a null onStoreError', { secret: SECRET, onStoreError: null }],
     ['a bad tolerance', { secret: SECRET, toleranceSeconds: -5 }],
   ])('throws TypeError for %s', (_name, options) => {
     expect(() => createReceiver(options as never)).toThrow(TypeError);
@@ -64,15 +68,23 @@ describe('createReceiver', () => {
   });
 
   it('answers 503 when the store fails, or processes unguarded if told to', async () => {
-    const rejected = await deliver({ dedup: broken('begin') });
+    const rejected = await deliver({ dedup: storeWith({ begin: refused }) });
     expect(rejected).toMatchObject({ action: 'respond', response: { status: 503, body: { error: { code: 'dedup_unavailable' } } } });
-    const processed = await deliver({ dedup: broken('begin'), onDedupError: 'process' });
+    const processed = await deliver({ dedup: storeWith({ begin: refused }), onDedupError: 'process' });
     expect(processed.action === 'process' && processed.settle).toBe(undefined);
+  });
+
+  it.each([
+    ['nothing', undefined],
+    ['an unknown state', { state: 'maybe' }],
+    ['a claim without a token', { state: 'claimed' }],
+  ])('answers 503 when a store answers begin() with %s', async (_name, answer) => {
+    expect(await deliver({ dedup: storeWith({ begin: async () => answer as never }) })).toMatchObject({ action: 'respond', response: { status: 503 } });
   });
 
   it('reports a store failure after the handler ran to onStoreError, without throwing', async () => {
     const seen: unknown[] = [];
-    const reception = await deliver({ dedup: broken('complete'), onStoreError: (error) => seen.push(error) });
+    const reception = await deliver({ dedup: storeWith({ complete: refused }), onStoreError: (error) => seen.push(error) });
     if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
     await expect(reception.settle(200)).resolves.toBe(undefined);
     expect(seen).toEqual([new Error('connection refused')]);

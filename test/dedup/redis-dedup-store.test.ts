@@ -47,6 +47,15 @@ describe('RedisDedupStore: connections', () => {
     }
     expect(() => new RedisDedupStore(ioredis, { keyPrefix: 5 as unknown as string })).toThrow(TypeError);
     expect(() => new RedisDedupStore(ioredis, { commandTimeoutMs: 0 })).toThrow(TypeError);
+    // Past 2^31 - 1 ms a Node timer fires at once: every command would time out.
+    expect(() => new RedisDedupStore(ioredis, { commandTimeoutMs: 2 ** 31 })).toThrow(TypeError);
+  });
+
+  it('rejects an answer it does not expect rather than reading it as a claim', async () => {
+    for (const reply of [null, '', 'OK', 3]) {
+      const store = new RedisDedupStore(async () => reply);
+      await expect(store.begin('evt_1', 1000)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+    }
   });
 });
 
