@@ -9,8 +9,9 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { declaredLengthRefusal } from '../src/declared-length.js';
-import type { WebhookVerificationError } from '../src/errors.js';
+import { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
+import { readWebBody } from '../src/read-web-body.js';
 import { checkCallback, createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 
 declare module 'hono' {
@@ -49,20 +50,32 @@ export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
   };
 
   return createMiddleware(async (c, next) => {
-    const tooLarge = declaredLengthRefusal(c.req.header('content-length'), maxPayloadBytes);
-    if (tooLarge) return respond(errorResponse(tooLarge), tooLarge, c);
-    const reception = await receiver.receive(await c.req.arrayBuffer(), c.req.raw.headers);
+    let payload: ArrayBuffer;
+    try {
+      payload = await rawBody(c, maxPayloadBytes);
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      return respond(errorResponse(error), error, c);
+    }
+    const reception = await receiver.receive(payload, c.req.raw.headers);
     if (reception.action === 'respond') return respond(reception.response, reception.error, c);
     c.set('webhook', reception.delivery.event);
     c.set('webhookId', reception.delivery.id);
-    const { settle } = reception;
-    if (settle === undefined) return next();
-    try {
-      await next();
-    } catch (error) {
-      await settle(500);
-      throw error;
-    }
-    await settle(c.res.status);
+    // Hono turns a route's error into its error response, so c.res holds the outcome either way.
+    await next();
+    await reception.settle?.(c.res.status);
   });
+}
+
+/** The raw body, refused past `maxBytes` without ever reading a body of unknown length whole. */
+async function rawBody(c: Context, maxBytes: number): Promise<ArrayBuffer> {
+  const length = c.req.header('content-length');
+  const refusal = declaredLengthRefusal(length, maxBytes);
+  if (refusal) throw refusal;
+  if (length !== undefined) return c.req.arrayBuffer();
+  const body = await readWebBody(c.req.raw.body, maxBytes);
+  // Where c.req.arrayBuffer() would have left it, so the route can read the body again. Hono caches
+  // the promise (its other readers chain on it), though its type names the value.
+  c.req.bodyCache.arrayBuffer = Promise.resolve(body) as unknown as ArrayBuffer;
+  return body;
 }

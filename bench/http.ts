@@ -126,7 +126,6 @@ function redisDedup(): ReceiverOptions {
   return { ...receiverOptions, dedup: new RedisDedupStore(client, { keyPrefix: `svc-webhooks-bench:${randomBytes(6).toString('hex')}:` }) };
 }
 
-// One entry per measured server.
 const cases: readonly BenchCase[] = [
   { framework: 'express', variant: 'bare', start: expressServer(express.raw({ type: '*/*' })) },
   {

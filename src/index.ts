@@ -19,7 +19,7 @@ export {
   type WebhookTestEvent,
 } from './event.js';
 export type { HeaderGetter, HeaderRecord, WebhookHeaders } from './headers.js';
-export { DEFAULT_VERIFY_OPTIONS, type VerifyOptions } from './options.js';
+export type { VerifyOptions } from './options.js';
 export type { WebhookPayload } from './payload.js';
 export type { WebhookSecret } from './secret.js';
 export { sign, type SignOptions, type WebhookSignatureHeaders } from './sign.js';

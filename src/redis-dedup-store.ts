@@ -46,7 +46,7 @@ export interface RedisDedupStoreOptions {
   readonly commandTimeoutMs?: number;
 }
 
-// A lease stores its token (a UUID); a processed id stores this marker.
+// Tokens are UUIDs, so no lease can ever read as this marker.
 const DONE = 'done';
 
 // Replies of BEGIN: 0 claimed, 1 leased by another delivery, 2 done.

@@ -20,10 +20,7 @@ export interface SignOptions {
 
 /** Signs with keys already decoded: one `v1,` entry per key. */
 export function signWithKeys(payload: WebhookPayload, options: SignOptions, keys: readonly Buffer[]): WebhookSignatureHeaders {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError('svc-webhooks: sign() needs { id, timestamp }');
-  }
-  const { id, timestamp } = options;
+  const { id, timestamp } = checkedObject(options);
   if (typeof id !== 'string' || id.length === 0) throw new TypeError('svc-webhooks: id must be a non-empty string');
   const seconds = timestamp instanceof Date ? Math.floor(timestamp.getTime() / 1000) : timestamp;
   if (!Number.isSafeInteger(seconds) || seconds < 0) {
@@ -44,5 +41,10 @@ export function sign(
   payload: WebhookPayload,
   options: SignOptions & { readonly secret: WebhookSecret },
 ): WebhookSignatureHeaders {
-  return signWithKeys(payload, options, decodeSecrets(options?.secret));
+  return signWithKeys(payload, options, decodeSecrets(checkedObject(options).secret));
+}
+
+function checkedObject<T>(options: T): T {
+  if (options === null || typeof options !== 'object') throw new TypeError('svc-webhooks: sign() needs an options object');
+  return options;
 }

@@ -13,7 +13,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
-import { closeServer, fetchHarness, listen } from '../helpers/http-harness.js';
+import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
 function webhookApp({ options, route, customErrors }: HarnessSpec): Hono {
@@ -71,6 +71,17 @@ describe('hono adapter through app.request()', () => {
 describe('hono adapter over HTTP with @hono/node-server', () => {
   adapterContract((spec) => nodeServerHarness(webhookApp(spec)));
   disconnectContract((spec) => nodeServerHarness(webhookApp(spec)));
+
+  it('answers 413 while a chunked body past the limit is still being sent', async () => {
+    const route = new RouteSpy();
+    const server = createAdaptorServer({ fetch: webhookApp({ options: { secret: SECRET, now, maxPayloadBytes: 64 * 1024 }, route }).fetch }) as Server;
+    try {
+      await expect413WhileSending(`${await listen(server)}/webhooks`, signedRequest().headers);
+      expect(route.calls).toEqual([]);
+    } finally {
+      await closeServer(server);
+    }
+  });
 });
 
 describe('hono adapter options', () => {

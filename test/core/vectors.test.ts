@@ -5,6 +5,10 @@ import { renderVectors, VECTORS_FILE, type Vector } from '../../fixtures/vectors
 
 const committed = readFileSync(VECTORS_FILE, 'utf8');
 const vectors = JSON.parse(committed) as Vector[];
+// Vectors whose headers sign() could have produced: all three present, whole seconds.
+const signable = vectors.filter(
+  (v) => v.headers['webhook-id'] && v.headers['webhook-signature'] !== undefined && /^\d+$/.test(v.headers['webhook-timestamp'] ?? ''),
+);
 
 function outcome(run: () => { type: string }): Vector['expected'] {
   try {
@@ -41,15 +45,16 @@ describe('known-answer vectors', () => {
       const webhook = new Webhook(vector.secret, options);
       expect(outcome(() => webhook.verify(copy, shouted))).toEqual(vector.expected);
     });
+  });
 
-    it('sign() reproduces each v1 signature made with a secret the receiver holds', () => {
-      const secrets = typeof vector.secret === 'string' ? [vector.secret] : vector.secret;
-      const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': header } = vector.headers;
-      if (id === undefined || timestamp === undefined || header === undefined || !/^\d+$/.test(timestamp)) return;
-      const produced = secrets.map((secret) => sign(payload, { id, timestamp: Number(timestamp), secret })['webhook-signature']);
-      const entries = header.split(' ');
-      const refused = 'error' in vector.expected && ['invalid_signature', 'missing_header'].includes(vector.expected.error);
-      expect(produced.some((entry) => entries.includes(entry))).toBe(!refused);
-    });
+  it.each(signable.map((v) => [v.name, v] as const))('sign() reproduces the v1 signatures of %s', (_name, vector) => {
+    const payload = Buffer.from(vector.payloadBase64, 'base64');
+    const secrets = typeof vector.secret === 'string' ? [vector.secret] : vector.secret;
+    const { 'webhook-id': id = '', 'webhook-timestamp': timestamp, 'webhook-signature': header = '' } = vector.headers;
+    const produced = secrets.map((secret) => sign(payload, { id, timestamp: Number(timestamp), secret })['webhook-signature']);
+    const entries = header.split(' ');
+    // A receiver's secret signs one of the entries unless the vector is about a signature that does not match.
+    const refused = 'error' in vector.expected && ['invalid_signature', 'missing_header'].includes(vector.expected.error);
+    expect(produced.some((entry) => entries.includes(entry))).toBe(!refused);
   });
 });

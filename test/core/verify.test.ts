@@ -9,6 +9,7 @@ import {
   type WebhookErrorCode,
 } from '../../src/index.js';
 import { MAX_SIGNATURES_TRIED } from '../../src/signature.js';
+import { codeOf } from '../helpers/error-code.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const NOW = 1_795_000_000;
@@ -17,16 +18,6 @@ const envelope = (id = 'evt_1', type = 'call.missed') => JSON.stringify({ id, ty
 
 function signed<B extends string | Uint8Array = string>(body: B = envelope() as B, id = 'evt_1', timestamp = NOW) {
   return { body, headers: sign(body, { id, timestamp, secret: SECRET }) };
-}
-
-function codeOf(run: () => unknown): WebhookErrorCode {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof WebhookVerificationError) return error.code;
-    throw error;
-  }
-  throw new Error('expected a WebhookVerificationError');
 }
 
 describe('error codes of verify()', () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiver } from '../../src/receiver.js';
 import { MemoryDedupStore, type MemoryDedupStoreOptions } from '../../src/memory-dedup-store.js';
 import { claim, describeDedupContract } from './contract.js';
-import { SECRET, signedDelivery } from './signed-delivery.js';
+import { now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 const open: MemoryDedupStore[] = [];
 afterEach(() => {
@@ -67,9 +67,9 @@ describe('MemoryDedupStore: bounded memory', () => {
   it('makes the receiver answer 503 when full of live leases', async () => {
     const { store } = manualStore({ maxEntries: 1 });
     await claim(store, 'evt_busy');
-    const receiver = createReceiver({ secret: SECRET, dedup: store });
-    const { payload, headers } = signedDelivery('evt_new');
-    const reception = await receiver.receive(payload, headers);
+    const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: store });
+    const { body, headers } = signedRequest({ id: 'evt_new' });
+    const reception = await receiver.receive(body, headers);
     expect(reception.action === 'respond' && reception.response.status).toBe(503);
   });
 });

@@ -11,7 +11,7 @@ import { RedisDedupStore, type RedisConnection } from '../../src/redis-dedup-sto
 import { claim } from './contract.js';
 import { PrivateRedis } from './private-redis.js';
 import { connectIoredis, connectNodeRedis, randomPrefix } from './redis-clients.js';
-import { SECRET, signedDelivery } from './signed-delivery.js';
+import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 let redis: PrivateRedis;
 
@@ -53,9 +53,9 @@ describe('RedisDedupStore when Redis goes down', () => {
         await expect(store.begin('evt_down', 60_000)).rejects.toThrow();
         await expect(store.complete('evt_held', held, 60_000)).rejects.toThrow();
         await expect(store.release('evt_held', held)).rejects.toThrow();
-        const receiver = createReceiver({ secret: SECRET, dedup: store });
-        const { payload, headers } = signedDelivery('evt_down');
-        const reception = await receiver.receive(payload, headers);
+        const receiver = createReceiver({ secret: SECRET, now, dedup: store });
+        const { body, headers } = signedRequest({ id: 'evt_down' });
+        const reception = await receiver.receive(body, headers);
         expect(reception.action === 'respond' && reception.response.status).toBe(503);
 
         await redis.start();

@@ -14,15 +14,14 @@ import { draw } from './seeded-random.js';
 import type { SideEffectLedger } from './side-effect-ledger.js';
 
 /** Longer than any handler run here, short enough that an orphaned lease is not waited on long. */
-export const LEASE_MS = 2000;
+const LEASE_MS = 2000;
 /** Share of handler calls that throw; as many again answer 500. */
 const THROW_RATE = 0.1;
 const ANSWER_500_RATE = 0.1;
 const MAX_DELAY_MS = 3;
 
 export interface ReceiverInstanceOptions {
-  /** `undefined` runs without deduplication. */
-  readonly dedup: DedupStore | undefined;
+  readonly dedup: DedupStore;
   readonly ledger: SideEffectLedger;
   readonly seed: number;
   /** Told about a complete or release that failed after the handler ran. */

@@ -13,14 +13,8 @@ export interface CaseFile {
   readonly cases: readonly ConformanceCase[];
 }
 
-export interface ConformanceResult {
-  readonly lines: readonly string[];
-  readonly passed: number;
-  readonly failed: number;
-}
-
-/** Runs every case in order; the last line is the `runtime: N passed, N failed` summary. */
-export async function runCases(runtime: string, files: readonly CaseFile[]): Promise<ConformanceResult> {
+/** Runs every case in order; answers the report lines, the last the `runtime: N passed, N failed` summary. */
+export async function runCases(runtime: string, files: readonly CaseFile[]): Promise<string[]> {
   const lines: string[] = [];
   let passed = 0;
   let failed = 0;
@@ -35,7 +29,7 @@ export async function runCases(runtime: string, files: readonly CaseFile[]): Pro
     }
   }
   lines.push(`${runtime}: ${passed} passed, ${failed} failed`);
-  return { lines, passed, failed };
+  return lines;
 }
 
 export function assert(condition: unknown, what: string): asserts condition {

@@ -39,8 +39,8 @@ export const cases: readonly ConformanceCase[] = [
   {
     name: 'hono adapter: unsigned request answers 400 missing_header',
     run: async () => {
-      const [status] = await answer(await receiver().request('/webhooks', { method: 'POST', body: BODY }));
-      assertEqual(status, 400, 'status');
+      const [status, body] = await answer(await receiver().request('/webhooks', { method: 'POST', body: BODY }));
+      assertEqual([status, (body as { error: { code: string } }).error.code], [400, 'missing_header'], 'answer');
     },
   },
   {

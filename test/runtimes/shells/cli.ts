@@ -5,6 +5,6 @@ import { runtimeName } from '../runtime-name.js';
 export async function main(files: readonly CaseFile[]): Promise<void> {
   const { name, version } = runtimeName();
   console.log(`${name} ${version}`);
-  const { lines } = await runCases(name, files);
+  const lines = await runCases(name, files);
   for (const line of lines) console.log(line);
 }

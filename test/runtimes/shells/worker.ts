@@ -5,7 +5,7 @@ import { runtimeName } from '../runtime-name.js';
 export function conformanceWorker(files: readonly CaseFile[]): { fetch(): Promise<Response> } {
   return {
     async fetch() {
-      const { lines } = await runCases(runtimeName().name, files);
+      const lines = await runCases(runtimeName().name, files);
       return new Response(`${lines.join('\n')}\n`);
     },
   };
