@@ -11,7 +11,8 @@ import { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
 import type { WebhookPayload } from '../src/payload.js';
 import { readNodeBody } from '../src/read-node-body.js';
-import { checkCallback, createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
+import { checkCallback } from '../src/option-checks.js';
+import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 import { settleWhenEnded } from '../src/settle-when-ended.js';
 
 declare global {

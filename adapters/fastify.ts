@@ -13,7 +13,8 @@ import { fastifyPlugin } from 'fastify-plugin';
 import type { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
 import { tooLarge } from '../src/payload.js';
-import { checkCallback, createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
+import { checkCallback } from '../src/option-checks.js';
+import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 import { settleWhenEnded } from '../src/settle-when-ended.js';
 
 declare module 'fastify' {

@@ -8,11 +8,12 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { declaredLengthRefusal } from '../src/declared-length.js';
+import { checkDeclaredLength } from '../src/declared-length.js';
 import { WebhookVerificationError } from '../src/errors.js';
 import type { WebhookEvent } from '../src/event.js';
 import { readWebBody } from '../src/read-web-body.js';
-import { checkCallback, createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
+import { checkCallback } from '../src/option-checks.js';
+import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -70,8 +71,7 @@ export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
 /** The raw body, refused past `maxBytes` without ever reading a body of unknown length whole. */
 async function rawBody(c: Context, maxBytes: number): Promise<ArrayBuffer> {
   const length = c.req.header('content-length');
-  const refusal = declaredLengthRefusal(length, maxBytes);
-  if (refusal) throw refusal;
+  checkDeclaredLength(length, maxBytes);
   if (length !== undefined) return c.req.arrayBuffer();
   const body = await readWebBody(c.req.raw.body, maxBytes);
   // Where c.req.arrayBuffer() would have left it, so the route can read the body again. Hono caches

@@ -5,7 +5,7 @@
  * ids nobody touches again.
  */
 import { randomUUID } from 'node:crypto';
-import { checkDuration, MAX_TIMER_MS } from './dedup-duration.js';
+import { checkCallback, checkDuration, MAX_TIMER_MS } from './option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 
@@ -59,9 +59,7 @@ export class MemoryDedupStore implements DedupStore {
       throw new TypeError('svc-webhooks: maxEntries must be a positive integer');
     }
     checkDuration('sweepIntervalMs', sweepIntervalMs, MAX_TIMER_MS);
-    if (typeof now !== 'function') {
-      throw new TypeError('svc-webhooks: now must be a function returning milliseconds');
-    }
+    checkCallback('now', now);
     this.#maxEntries = maxEntries;
     this.#now = now;
     this.#timer = setInterval(() => this.#sweep(), sweepIntervalMs);

@@ -1,3 +1,5 @@
+import { checkCallback } from './option-checks.js';
+
 /** Options of `verify()`, `new Webhook()` and the adapters, checked once. */
 export interface VerifyOptions {
   /**
@@ -45,9 +47,7 @@ export function resolveVerifyOptions(options: VerifyOptions | undefined): Resolv
   if (typeof toleranceSeconds !== 'number' || !(toleranceSeconds >= 0) || !Number.isFinite(toleranceSeconds)) {
     throw new TypeError('svc-webhooks: toleranceSeconds must be a finite number >= 0');
   }
-  if (typeof now !== 'function') {
-    throw new TypeError('svc-webhooks: now must be a function returning milliseconds');
-  }
+  checkCallback('now', now);
   if (!Number.isSafeInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
     throw new TypeError('svc-webhooks: maxPayloadBytes must be a positive integer');
   }

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
-import { declaredLengthRefusal } from './declared-length.js';
+import { checkDeclaredLength } from './declared-length.js';
 import { tooLarge } from './payload.js';
 
 /**
@@ -9,8 +9,7 @@ import { tooLarge } from './payload.js';
  * rest: the caller then answers 413 and should close the connection.
  */
 export async function readNodeBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const refusal = declaredLengthRefusal(request.headers['content-length'], maxBytes);
-  if (refusal) throw refusal;
+  checkDeclaredLength(request.headers['content-length'], maxBytes);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,4 +1,4 @@
-import { checkDuration } from './dedup-duration.js';
+import { checkCallback, checkDuration } from './option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookHeaders } from './headers.js';
@@ -148,11 +148,6 @@ export function errorResponse(error: unknown, headers: Readonly<Record<string, s
 function refusal(error: unknown, headers?: Readonly<Record<string, string>>): Reception {
   const response = errorResponse(error, headers);
   return { action: 'respond', response, error: error as WebhookVerificationError };
-}
-
-/** Throws `TypeError` unless `value` is a function or absent: for the adapters' `onError` too. */
-export function checkCallback(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`svc-webhooks: ${name} must be a function`);
 }
 
 // A store is the caller's code: an answer it should never give must not read as a claim.

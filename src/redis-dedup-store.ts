@@ -6,7 +6,7 @@
  * hence atomic, also on a cluster.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { checkDuration, MAX_TIMER_MS } from './dedup-duration.js';
+import { checkDuration, MAX_TIMER_MS } from './option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from './errors.js';
 
