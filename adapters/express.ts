@@ -7,13 +7,13 @@
  */
 import { Buffer } from 'node:buffer';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { WebhookVerificationError } from '../src/errors.js';
-import type { WebhookEvent } from '../src/event.js';
-import type { WebhookPayload } from '../src/payload.js';
-import { readNodeBody } from '../src/read-node-body.js';
-import { checkCallback } from '../src/option-checks.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
-import { settleWhenEnded } from '../src/settle-when-ended.js';
+import { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookEvent } from '../src/core/event.js';
+import type { WebhookPayload } from '../src/core/payload.js';
+import { readNodeBody } from '../src/receive/read-node-body.js';
+import { checkCallback } from '../src/core/option-checks.js';
+import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
+import { settleWhenEnded } from '../src/receive/settle-when-ended.js';
 
 declare global {
   namespace Express {

@@ -10,12 +10,12 @@
 import type { Buffer } from 'node:buffer';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
-import type { WebhookVerificationError } from '../src/errors.js';
-import type { WebhookEvent } from '../src/event.js';
-import { tooLarge } from '../src/payload.js';
-import { checkCallback } from '../src/option-checks.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
-import { settleWhenEnded } from '../src/settle-when-ended.js';
+import type { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookEvent } from '../src/core/event.js';
+import { tooLarge } from '../src/core/payload.js';
+import { checkCallback } from '../src/core/option-checks.js';
+import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
+import { settleWhenEnded } from '../src/receive/settle-when-ended.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

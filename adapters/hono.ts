@@ -8,12 +8,12 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { checkDeclaredLength } from '../src/declared-length.js';
-import { WebhookVerificationError } from '../src/errors.js';
-import type { WebhookEvent } from '../src/event.js';
-import { readWebBody } from '../src/read-web-body.js';
-import { checkCallback } from '../src/option-checks.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receiver.js';
+import { checkDeclaredLength } from '../src/receive/declared-length.js';
+import { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookEvent } from '../src/core/event.js';
+import { readWebBody } from '../src/receive/read-web-body.js';
+import { checkCallback } from '../src/core/option-checks.js';
+import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
 
 declare module 'hono' {
   interface ContextVariableMap {

@@ -26,7 +26,7 @@ import { verifyWebhook as expressWebhook } from '../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../adapters/hono.js';
 import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
-import { RedisDedupStore } from '../src/redis-dedup-store.js';
+import { RedisDedupStore } from '../src/stores/redis-dedup-store.js';
 import { rawVerify } from './limit.js';
 import { envelopeOfSize } from './payloads.js';
 

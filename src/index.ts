@@ -3,7 +3,7 @@
  * Calling Service (Standard Webhooks: HMAC-SHA256 over `id.timestamp.body`).
  * Runtime dependencies: `node:crypto` and `node:buffer` only.
  */
-export { ERROR_STATUS, WebhookVerificationError, type WebhookErrorCode } from './errors.js';
+export { ERROR_STATUS, WebhookVerificationError, type WebhookErrorCode } from './core/errors.js';
 export {
   KNOWN_EVENT_TYPES,
   type AiSummaryReadyEvent,
@@ -17,15 +17,15 @@ export {
   type WebhookEventOf,
   type WebhookObject,
   type WebhookTestEvent,
-} from './event.js';
-export type { HeaderGetter, HeaderRecord, WebhookHeaders } from './headers.js';
-export type { VerifyOptions } from './options.js';
-export type { WebhookPayload } from './payload.js';
-export type { WebhookSecret } from './secret.js';
-export { sign, type SignOptions, type WebhookSignatureHeaders } from './sign.js';
-export type { VerifiedDelivery } from './verify-delivery.js';
-export { verify, verifyDelivery } from './verify.js';
-export { Webhook } from './webhook.js';
-export type { BeginResult, DedupStore } from './dedup-store.js';
-export { createReceiver, errorResponse, type Reception, type Receiver, type ReceiverOptions, type WebhookResponse } from './receiver.js';
-export { MemoryDedupStore, type MemoryDedupStoreOptions } from './memory-dedup-store.js';
+} from './core/event.js';
+export type { HeaderGetter, HeaderRecord, WebhookHeaders } from './core/headers.js';
+export type { VerifyOptions } from './core/options.js';
+export type { WebhookPayload } from './core/payload.js';
+export type { WebhookSecret } from './core/secret.js';
+export { sign, type SignOptions, type WebhookSignatureHeaders } from './core/sign.js';
+export type { VerifiedDelivery } from './core/verify-delivery.js';
+export { verify, verifyDelivery } from './core/verify.js';
+export { Webhook } from './core/webhook.js';
+export type { BeginResult, DedupStore } from './stores/dedup-store.js';
+export { createReceiver, errorResponse, type Reception, type Receiver, type ReceiverOptions, type WebhookResponse } from './receive/receiver.js';
+export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';

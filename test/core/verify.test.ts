@@ -8,7 +8,7 @@ import {
   WebhookVerificationError,
   type WebhookErrorCode,
 } from '../../src/index.js';
-import { MAX_SIGNATURES_TRIED } from '../../src/signature.js';
+import { MAX_SIGNATURES_TRIED } from '../../src/core/signature.js';
 import { codeOf } from '../helpers/error-code.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

@@ -4,7 +4,7 @@
  * time pass: an injected clock for memory, real sleeps for Redis.
  */
 import { describe, expect, it } from 'vitest';
-import type { BeginResult, DedupStore } from '../../src/dedup-store.js';
+import type { BeginResult, DedupStore } from '../../src/stores/dedup-store.js';
 
 export interface DedupHarness {
   readonly store: DedupStore;

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryDedupStore } from '../../src/memory-dedup-store.js';
+import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
 
 type Step =
   | { readonly op: 'begin'; readonly id: number; readonly ms: number }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createReceiver } from '../../src/receiver.js';
-import { MemoryDedupStore, type MemoryDedupStoreOptions } from '../../src/memory-dedup-store.js';
+import { createReceiver } from '../../src/receive/receiver.js';
+import { MemoryDedupStore, type MemoryDedupStoreOptions } from '../../src/stores/memory-dedup-store.js';
 import { claim, describeDedupContract } from './contract.js';
 import { now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
 
@@ -97,7 +97,7 @@ describe('MemoryDedupStore: sweep timer', () => {
 
   it('does not keep the process alive', async () => {
     const script = [
-      "import { MemoryDedupStore } from './src/memory-dedup-store.ts';",
+      "import { MemoryDedupStore } from './src/stores/memory-dedup-store.ts';",
       'const store = new MemoryDedupStore({ sweepIntervalMs: 10 });',
       "await store.begin('evt_1', 60000);",
     ].join('\n');

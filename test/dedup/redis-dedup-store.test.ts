@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BeginResult } from '../../src/dedup-store.js';
-import { RedisDedupStore, type RedisConnection } from '../../src/redis-dedup-store.js';
+import type { BeginResult } from '../../src/stores/dedup-store.js';
+import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
 import { claim, describeDedupContract, type DedupHarness } from './contract.js';
 import { connectIoredis, connectNodeRedis, randomPrefix, redisUrl, type NodeRedis } from './redis-clients.js';
 

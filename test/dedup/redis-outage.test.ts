@@ -5,9 +5,9 @@
  * cache, so recovery also exercises the EVALSHA -> EVAL fallback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DedupStore } from '../../src/dedup-store.js';
-import { createReceiver } from '../../src/receiver.js';
-import { RedisDedupStore, type RedisConnection } from '../../src/redis-dedup-store.js';
+import type { DedupStore } from '../../src/stores/dedup-store.js';
+import { createReceiver } from '../../src/receive/receiver.js';
+import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
 import { claim } from './contract.js';
 import { PrivateRedis } from './private-redis.js';
 import { connectIoredis, connectNodeRedis, randomPrefix } from './redis-clients.js';

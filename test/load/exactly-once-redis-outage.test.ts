@@ -15,7 +15,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { RedisDedupStore } from '../../src/redis-dedup-store.js';
+import { RedisDedupStore } from '../../src/stores/redis-dedup-store.js';
 import { PrivateRedis } from '../dedup/private-redis.js';
 import { connectIoredis, connectNodeRedis, randomPrefix } from '../dedup/redis-clients.js';
 import { buildDeliveries, closeAfterAll, expectEachProcessedOnce, report } from './load-run.js';

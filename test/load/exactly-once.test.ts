@@ -6,8 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { MemoryDedupStore } from '../../src/memory-dedup-store.js';
-import { RedisDedupStore } from '../../src/redis-dedup-store.js';
+import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
+import { RedisDedupStore } from '../../src/stores/redis-dedup-store.js';
 import { connectIoredis, connectNodeRedis, randomPrefix, redisUrl } from '../dedup/redis-clients.js';
 import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, report } from './load-run.js';
 import { startReceiverInstance } from './receiver-instance.js';

@@ -6,9 +6,9 @@
  * hence atomic, also on a cluster.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { checkDuration, MAX_TIMER_MS } from './option-checks.js';
+import { checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
-import { WebhookVerificationError } from './errors.js';
+import { WebhookVerificationError } from '../core/errors.js';
 
 /** Sends one command, e.g. `['GET', 'key']`, and resolves to its reply. */
 export type RedisSendCommand = (args: [command: string, ...args: string[]]) => Promise<unknown>;

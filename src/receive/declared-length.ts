@@ -1,4 +1,4 @@
-import { tooLarge } from './payload.js';
+import { tooLarge } from '../core/payload.js';
 
 /**
  * Throws `payload_too_large` when a request's `Content-Length` already says

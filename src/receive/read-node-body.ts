@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { checkDeclaredLength } from './declared-length.js';
-import { tooLarge } from './payload.js';
+import { tooLarge } from '../core/payload.js';
 
 /**
  * Reads a Node request body, at most `maxBytes` of it. Past the limit it

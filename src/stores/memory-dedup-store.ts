@@ -5,9 +5,9 @@
  * ids nobody touches again.
  */
 import { randomUUID } from 'node:crypto';
-import { checkCallback, checkDuration, MAX_TIMER_MS } from './option-checks.js';
+import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
-import { WebhookVerificationError } from './errors.js';
+import { WebhookVerificationError } from '../core/errors.js';
 
 /** Options of `new MemoryDedupStore()`. */
 export interface MemoryDedupStoreOptions {

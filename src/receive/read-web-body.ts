@@ -1,4 +1,4 @@
-import { tooLarge } from './payload.js';
+import { tooLarge } from '../core/payload.js';
 
 /**
  * Reads a Fetch body stream, at most `maxBytes` of it. Past the limit it

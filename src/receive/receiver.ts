@@ -1,12 +1,12 @@
-import { checkCallback, checkDuration } from './option-checks.js';
-import type { BeginResult, DedupStore } from './dedup-store.js';
-import { WebhookVerificationError } from './errors.js';
-import type { WebhookHeaders } from './headers.js';
-import { resolveVerifyOptions, type VerifyOptions } from './options.js';
-import type { WebhookPayload } from './payload.js';
-import type { WebhookSecret } from './secret.js';
-import type { VerifiedDelivery } from './verify-delivery.js';
-import { Webhook } from './webhook.js';
+import { checkCallback, checkDuration } from '../core/option-checks.js';
+import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
+import { WebhookVerificationError } from '../core/errors.js';
+import type { WebhookHeaders } from '../core/headers.js';
+import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
+import type { WebhookPayload } from '../core/payload.js';
+import type { WebhookSecret } from '../core/secret.js';
+import type { VerifiedDelivery } from '../core/verify-delivery.js';
+import { Webhook } from '../core/webhook.js';
 
 /** Options shared by every adapter: the verifier's, plus exactly-once processing. */
 export interface ReceiverOptions extends VerifyOptions {
