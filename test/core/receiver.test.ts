@@ -90,6 +90,15 @@ describe('createReceiver', () => {
     expect(seen).toEqual([new Error('connection refused')]);
   });
 
+  it.each([
+    ['throws', () => { throw new Error('reporter down'); }],
+    ['rejects', async () => { throw new Error('reporter down'); }],
+  ])('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
+    const reception = await deliver({ dedup: storeWith({ release: refused }), onStoreError });
+    if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
+    await expect(reception.settle(500)).resolves.toBe(undefined);
+  });
+
   it('turns verification failures into JSON responses', async () => {
     const receiver = createReceiver({ secret: SECRET, now });
     const reception = await receiver.receive('{}', {});
