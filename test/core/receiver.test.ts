@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, errorResponse, MemoryDedupStore, type DedupStore, type ReceiverOptions } from '../../src/index.js';
+import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 /** A real store with some operations replaced. */
@@ -90,10 +91,7 @@ describe('createReceiver', () => {
     expect(seen).toEqual([new Error('connection refused')]);
   });
 
-  it.each([
-    ['throws', () => { throw new Error('reporter down'); }],
-    ['rejects', async () => { throw new Error('reporter down'); }],
-  ])('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
+  it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
     const reception = await deliver({ dedup: storeWith({ release: refused }), onStoreError });
     if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
     await expect(reception.settle(500)).resolves.toBe(undefined);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dispatch, KNOWN_EVENT_TYPES, WebhookVerificationError, type HandlerContext, type WebhookEvent } from '../../src/index.js';
+import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { eventOf, recordingHandlers } from './events.js';
 
 const HANDLER_FAILED_BODY = { error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } };
@@ -47,14 +48,7 @@ describe('dispatch', () => {
     expect(calls).toEqual(KNOWN_EVENT_TYPES);
   });
 
-  it.each([
-    ['throws', (): never => {
-      throw new Error('db password hunter2 for obj_evt_1');
-    }],
-    ['rejects', async (): Promise<never> => {
-      throw new Error('db password hunter2 for obj_evt_1');
-    }],
-  ])('answers 500 handler_failed with a fixed message when the handler %s, and tells onHandlerError', async (_name, handler) => {
+  it.each(failingBothWays(new Error('db password hunter2 for obj_evt_1')))('answers 500 handler_failed with a fixed message when the handler %s, and tells onHandlerError', async (_name, handler) => {
     const reports: unknown[][] = [];
     const event = eventOf('call.missed');
     const result = await dispatch(event, { 'call.missed': handler }, { onHandlerError: (...args) => reports.push(args) });
@@ -77,14 +71,7 @@ describe('dispatch', () => {
     expect(line).toBe('svc-webhooks: event "evt_7" of type "message.received": the handler failed (RangeError); the sender will retry it');
   });
 
-  it.each([
-    ['throws', (): never => {
-      throw new Error('reporter down');
-    }],
-    ['rejects', async (): Promise<never> => {
-      throw new Error('reporter down');
-    }],
-  ])('still answers 500 when onHandlerError %s', async (_name, onHandlerError) => {
+  it.each(failingBothWays(new Error('reporter down')))('still answers 500 when onHandlerError %s', async (_name, onHandlerError) => {
     const failing = (): never => {
       throw new Error('boom');
     };
