@@ -28,4 +28,18 @@ export { verify, verifyDelivery } from './core/verify.js';
 export { Webhook } from './core/webhook.js';
 export type { BeginResult, DedupStore } from './stores/dedup-store.js';
 export { createReceiver, errorResponse, type Reception, type Receiver, type ReceiverOptions, type WebhookResponse } from './receive/receiver.js';
+export { dispatch, type DispatchResult, type WebhookErrorBody } from './receive/dispatch.js';
+export type {
+  DispatchOptions,
+  EventHandler,
+  EventHandlers,
+  EventSchemas,
+  HandledEvent,
+  HandlerContext,
+  HandlerErrorCallback,
+  HandlerOptions,
+  KnownEventMap,
+  UnknownEventPolicy,
+} from './receive/event-handlers.js';
+export type { StandardSchema, StandardSchemaIssue, StandardSchemaOutput } from './receive/standard-schema.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';

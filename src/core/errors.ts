@@ -26,6 +26,12 @@ export const ERROR_STATUS = {
   delivery_in_progress: 409,
   /** The dedup store failed; the sender should retry so nothing is lost. */
   dedup_unavailable: 503,
+  /** A handler given in `on` threw or rejected; the sender retries. The error itself is never sent. */
+  handler_failed: 500,
+  /** The event failed the schema given for its type; the sender retries. */
+  invalid_event_data: 422,
+  /** `onUnknown: 'reject'` refused an event of a type this version does not know. */
+  unknown_event_type: 422,
 } as const;
 
 export type WebhookErrorCode = keyof typeof ERROR_STATUS;

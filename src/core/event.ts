@@ -51,6 +51,13 @@ export const KNOWN_EVENT_TYPES: readonly KnownEventType[] = Object.freeze([
   'ai_summary.ready',
 ]);
 
+const KNOWN_TYPES: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);
+
+/** Whether this version knows `type`; a set lookup, so `'toString'` or `'__proto__'` are not types. */
+export function isKnownEventType(type: string): type is KnownEventType {
+  return KNOWN_TYPES.has(type);
+}
+
 /** An event of a type this version does not know, passed through as is. */
 export type UnknownWebhookEvent = WebhookEventOf<string>;
 

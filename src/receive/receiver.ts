@@ -1,4 +1,5 @@
 import { checkCallback, checkDuration } from '../core/option-checks.js';
+import { callSafely } from './call-safely.js';
 import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
 import { WebhookVerificationError } from '../core/errors.js';
 import type { WebhookHeaders } from '../core/headers.js';
@@ -127,7 +128,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
             if (status >= 200 && status < 300) await dedup.complete(delivery.id, token, retentionMs);
             else await dedup.release(delivery.id, token);
           } catch (error) {
-            onStoreError(error);
+            callSafely(onStoreError, error);
           }
         },
       };

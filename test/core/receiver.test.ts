@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, errorResponse, MemoryDedupStore, type DedupStore, type ReceiverOptions } from '../../src/index.js';
+import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 /** A real store with some operations replaced. */
@@ -88,6 +89,12 @@ describe('createReceiver', () => {
     if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
     await expect(reception.settle(200)).resolves.toBe(undefined);
     expect(seen).toEqual([new Error('connection refused')]);
+  });
+
+  it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
+    const reception = await deliver({ dedup: storeWith({ release: refused }), onStoreError });
+    if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
+    await expect(reception.settle(500)).resolves.toBe(undefined);
   });
 
   it('turns verification failures into JSON responses', async () => {

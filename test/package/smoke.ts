@@ -60,6 +60,16 @@ try {
   console.log(`ESM:\n${run(process.execPath, ['esm.mjs'])}CJS:\n${run(process.execPath, ['cjs.cjs'])}`);
 
   const imports = specifiers.map((specifier, i) => `import * as m${i} from '${specifier}';\nexport const e${i} = Object.keys(m${i});`);
+  // The handler types must hold as published, with no schema library installed: were a type lost to
+  // `any`, the directive below would go unused and fail the check.
+  imports.push(
+    `import { dispatch, type StandardSchema, type WebhookEvent } from '${manifest.name}';`,
+    `declare const event: WebhookEvent;`,
+    `const schema: StandardSchema<unknown, { id: string }> = { '~standard': { version: 1, vendor: 'smoke', validate: (value) => ({ value: value as { id: string } }) } };`,
+    `export const handled = dispatch(event, { 'call.missed': (e: { id: string }) => e.id, 'webhook.test': (e) => e.data.object.id }, { schemas: { 'call.missed': schema } });`,
+    `// @ts-expect-error a type that is not known is no key of on`,
+    `export const misspelled = dispatch(event, { 'call.mised': () => {} });`,
+  );
   writeFileSync(join(project, 'types.mts'), `${imports.join('\n')}\n`);
   writeFileSync(join(project, 'types.cts'), `${imports.join('\n')}\n`);
   writeFileSync(join(project, 'types.ts'), `${imports.join('\n')}\n`);

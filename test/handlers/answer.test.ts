@@ -1,0 +1,101 @@
+/** Dispatcher#answer: what the adapters will run for a delivery the receiver let through. */
+import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { createReceiver, type EventSchemas, type HandlerOptions, type ReceiverOptions } from '../../src/index.js';
+import { createDispatcher, type DispatchResult } from '../../src/receive/dispatch.js';
+import type { WebhookResponse } from '../../src/receive/receiver.js';
+import { now, SECRET, signedRequest, type RequestSpec } from '../helpers/signed-request.js';
+import { TestDedupStore } from '../helpers/test-dedup-store.js';
+
+/** A receiver with handlers, as an adapter builds it: one call per delivery, answering what it returns. */
+function handlingReceiver<S extends EventSchemas>(options: Partial<ReceiverOptions> & HandlerOptions<S>) {
+  const receiver = createReceiver({ secret: SECRET, now, ...options });
+  const dispatcher = createDispatcher(options);
+  if (dispatcher === undefined) throw new Error('expected handlers');
+  return async (spec: RequestSpec = {}): Promise<WebhookResponse | DispatchResult> => {
+    const request = signedRequest(spec);
+    const reception = await receiver.receive(request.body, request.headers);
+    return reception.action === 'respond' ? reception.response : dispatcher.answer(reception);
+  };
+}
+
+const quiet = { onHandlerError: () => {} };
+
+describe('Dispatcher#answer', () => {
+  it('runs the handler under the claim, then completes it: a retry meanwhile gets 409, one after gets the duplicate 200', async () => {
+    const dedup = new TestDedupStore();
+    const during: unknown[] = [];
+    const deliver = handlingReceiver({
+      dedup,
+      on: {
+        'call.missed': async () => {
+          during.push(dedup.stateOf('evt_1'), await deliver());
+        },
+      },
+    });
+    expect(await deliver()).toEqual({ status: 204, headers: {}, body: undefined });
+    expect(during).toMatchObject(['leased', { status: 409, body: { error: { code: 'delivery_in_progress' } } }]);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(await deliver()).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
+    expect(during).toHaveLength(2);
+  });
+
+  it('releases the claim when the handler throws, so the retry runs it again', async () => {
+    const dedup = new TestDedupStore();
+    const handler = vi.fn().mockRejectedValueOnce(new Error('db down')).mockResolvedValueOnce(undefined);
+    const deliver = handlingReceiver({ dedup, on: { 'call.missed': handler }, ...quiet });
+    expect(await deliver()).toMatchObject({ status: 500, body: { error: { code: 'handler_failed' } } });
+    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(await deliver()).toMatchObject({ status: 204 });
+    expect(handler).toHaveBeenCalledTimes(2);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('releases the claim on a schema failure, so a fixed schema deployed before the retries end loses nothing', async () => {
+    const dedup = new TestDedupStore();
+    const handled: unknown[] = [];
+    const on = { 'call.missed': (event: { data: { object: { id: string } } }) => void handled.push(event.data.object.id) };
+    const tooStrict = z.object({ data: z.object({ object: z.object({ id: z.string().startsWith('call_') }) }) });
+    const fixed = z.object({ data: z.object({ object: z.object({ id: z.string() }) }) });
+    const before = handlingReceiver({ dedup, on, schemas: { 'call.missed': tooStrict }, ...quiet });
+    expect(await before()).toMatchObject({ status: 422, body: { error: { code: 'invalid_event_data', paths: ['$.data.object.id'] } } });
+    expect(dedup.stateOf('evt_1')).toBe('absent');
+    const after = handlingReceiver({ dedup, on, schemas: { 'call.missed': fixed } });
+    expect(await after()).toMatchObject({ status: 204 });
+    expect(handled).toEqual(['obj_evt_1']);
+  });
+
+  it("completes unknown types under 'accept', releases them under 'reject'", async () => {
+    const dedup = new TestDedupStore();
+    const accept = handlingReceiver({ dedup, on: {} });
+    expect(await accept({ id: 'evt_a', type: 'call.answered' })).toMatchObject({ status: 204 });
+    expect(dedup.stateOf('evt_a')).toBe('done');
+    const reject = handlingReceiver({ dedup, on: {}, onUnknown: 'reject' });
+    expect(await reject({ id: 'evt_r', type: 'call.answered' })).toMatchObject({ status: 422, body: { error: { code: 'unknown_event_type' } } });
+    expect(dedup.stateOf('evt_r')).toBe('absent');
+  });
+
+  it('answers without a store: every delivery runs the handler', async () => {
+    const handler = vi.fn();
+    const deliver = handlingReceiver({ on: { 'call.missed': handler } });
+    expect(await deliver()).toMatchObject({ status: 204 });
+    expect(await deliver()).toMatchObject({ status: 204 });
+    expect(handler).toHaveBeenCalledTimes(2);
+  });
+
+  it("keeps the handler's answer when the store then fails and onStoreError throws", async () => {
+    const dedup = new TestDedupStore();
+    const deliver = handlingReceiver({
+      dedup,
+      on: {
+        'call.missed': () => {
+          dedup.failing = true;
+        },
+      },
+      onStoreError: () => {
+        throw new Error('reporter down');
+      },
+    });
+    expect(await deliver()).toMatchObject({ status: 204 });
+  });
+});
