@@ -10,9 +10,11 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { WebhookPayload } from '../src/core/payload.js';
+import { bodyRefusal, SenderGoneError, type BodyLimits } from '../src/receive/body-limits.js';
+import { checkOnErrorOptions, runOnError, type OnErrorOptions } from '../src/receive/on-error.js';
 import { readNodeBody } from '../src/receive/read-node-body.js';
-import { checkCallback } from '../src/core/option-checks.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
+import { createReceiver, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
+import { responseEnded } from '../src/receive/response-ended.js';
 import { settleWhenEnded } from '../src/receive/settle-when-ended.js';
 
 declare global {
@@ -26,13 +28,14 @@ declare global {
   }
 }
 
-export interface ExpressWebhookOptions extends ReceiverOptions {
+export interface ExpressWebhookOptions extends ReceiverOptions, OnErrorOptions {
   /**
-   * Answers a refused request instead of the default JSON response. The route
-   * is not called either way.
+   * Answers a refused request instead of the default JSON response: it must
+   * end the response (or hand over with `next(error)`) within
+   * `onErrorTimeoutMs`. The route is not called either way.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
-  readonly onError?: (error: WebhookVerificationError, req: Request, res: Response, next: NextFunction) => void;
+  readonly onError?: (error: WebhookVerificationError, req: Request, res: Response, next: NextFunction) => void | Promise<void>;
 }
 
 const PARSED_BODY_MESSAGE =
@@ -41,36 +44,32 @@ const PARSED_BODY_MESSAGE =
 
 export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
   const receiver = createReceiver(options);
-  const { maxPayloadBytes } = receiver;
   const { onError } = options;
-  checkCallback('onError', onError);
+  const onErrorTimeoutMs = checkOnErrorOptions(options);
 
   // Headers such as Retry-After apply whoever writes the body.
-  const respond = (
+  const respond = async (
     response: WebhookResponse,
     error: WebhookVerificationError | undefined,
     req: Request,
     res: Response,
     next: NextFunction,
-  ): void => {
+  ): Promise<void> => {
     res.set(response.headers);
-    if (error && onError) onError(error, req, res, next);
+    if (error && onError && (await runOnError(() => onError(error, req, res, next), onErrorTimeoutMs, () => responseEnded(res)))) return;
+    // A failed onError may have begun an answer: end it rather than leave the request open.
+    if (res.headersSent) res.end();
     else res.status(response.status).json(response.body);
   };
 
   return async (req, res, next) => {
     let payload: WebhookPayload;
     try {
-      payload = await rawBodyOf(req, maxPayloadBytes);
+      payload = await rawBodyOf(req, receiver);
     } catch (error) {
-      if (!(error instanceof WebhookVerificationError)) {
-        // A sender that hung up mid-body has nobody left to answer.
-        if (req.destroyed) return;
-        throw error;
-      }
-      // The rest of the body is left unread: close the connection rather than drain it.
-      if (error.code === 'payload_too_large') res.setHeader('connection', 'close');
-      return respond(errorResponse(error), error, req, res, next);
+      if (error instanceof SenderGoneError) return;
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      return respond(bodyRefusal(error), error, req, res, next);
     }
     const reception = await receiver.receive(payload, req.headers);
     if (reception.action === 'respond') return respond(reception.response, reception.error, req, res, next);
@@ -82,11 +81,11 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
 }
 
 /** The raw body: from `express.raw()` / `express.text()` if they ran, else read from the stream. */
-function rawBodyOf(req: Request, maxBytes: number): Promise<WebhookPayload> {
+function rawBodyOf(req: Request, limits: BodyLimits): Promise<WebhookPayload> {
   const body: unknown = req.body;
   if (Buffer.isBuffer(body) || typeof body === 'string') return Promise.resolve(body);
   if (body !== undefined || req.readableDidRead) {
     return Promise.reject(new WebhookVerificationError('body_already_parsed', PARSED_BODY_MESSAGE));
   }
-  return readNodeBody(req, maxBytes);
+  return readNodeBody(req, req.headers['content-length'], limits);
 }

@@ -8,12 +8,12 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { checkDeclaredLength } from '../src/receive/declared-length.js';
 import { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
+import { bodyRefusal, SenderGoneError, type BodyLimits } from '../src/receive/body-limits.js';
+import { checkOnErrorOptions, runOnError, type OnErrorOptions } from '../src/receive/on-error.js';
 import { readWebBody } from '../src/receive/read-web-body.js';
-import { checkCallback } from '../src/core/option-checks.js';
-import { createReceiver, errorResponse, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
+import { createReceiver, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -24,10 +24,10 @@ declare module 'hono' {
   }
 }
 
-export interface HonoWebhookOptions extends ReceiverOptions {
+export interface HonoWebhookOptions extends ReceiverOptions, OnErrorOptions {
   /**
-   * Answers a refused request instead of the default JSON response. The route
-   * is not called either way.
+   * Answers a refused request instead of the default JSON response, within
+   * `onErrorTimeoutMs`. The route is not called either way.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
   readonly onError?: (error: WebhookVerificationError, c: Context) => Response | Promise<Response>;
@@ -35,28 +35,26 @@ export interface HonoWebhookOptions extends ReceiverOptions {
 
 export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
   const receiver = createReceiver(options);
-  const { maxPayloadBytes } = receiver;
   const { onError } = options;
-  checkCallback('onError', onError);
+  const onErrorTimeoutMs = checkOnErrorOptions(options);
 
   // Headers such as Retry-After apply whoever writes the body.
-  const respond = (
-    response: WebhookResponse,
-    error: WebhookVerificationError | undefined,
-    c: Context,
-  ): Response | Promise<Response> => {
+  const respond = async (response: WebhookResponse, error: WebhookVerificationError | undefined, c: Context): Promise<Response> => {
     for (const [name, value] of Object.entries(response.headers)) c.header(name, value);
-    if (error && onError) return onError(error, c);
+    const answer = error && onError ? await runOnError(async () => responseOf(await onError(error, c)), onErrorTimeoutMs) : undefined;
+    if (answer) return withHeaders(answer.value, response.headers);
     return c.json(response.body, response.status as ContentfulStatusCode);
   };
 
   return createMiddleware(async (c, next) => {
     let payload: ArrayBuffer;
     try {
-      payload = await rawBody(c, maxPayloadBytes);
+      payload = await rawBody(c, receiver);
     } catch (error) {
+      // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
+      if (error instanceof SenderGoneError) return c.body(null, 400);
       if (!(error instanceof WebhookVerificationError)) throw error;
-      return respond(errorResponse(error), error, c);
+      return respond(bodyRefusal(error), error, c);
     }
     const reception = await receiver.receive(payload, c.req.raw.headers);
     if (reception.action === 'respond') return respond(reception.response, reception.error, c);
@@ -68,14 +66,33 @@ export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
   });
 }
 
-/** The raw body, refused past `maxBytes` without ever reading a body of unknown length whole. */
-async function rawBody(c: Context, maxBytes: number): Promise<ArrayBuffer> {
-  const length = c.req.header('content-length');
-  checkDeclaredLength(length, maxBytes);
-  if (length !== undefined) return c.req.arrayBuffer();
-  const body = await readWebBody(c.req.raw.body, maxBytes);
+/** The raw body, read within the receiver's limits and never whole past its size limit. */
+async function rawBody(c: Context, limits: BodyLimits): Promise<ArrayBuffer> {
+  const body = await readWebBody(c.req.raw.body, c.req.header('content-length'), limits);
   // Where c.req.arrayBuffer() would have left it, so the route can read the body again. Hono caches
   // the promise (its other readers chain on it), though its type names the value.
   c.req.bodyCache.arrayBuffer = Promise.resolve(body) as unknown as ArrayBuffer;
   return body;
+}
+
+/**
+ * `value` if it is a Response. Not `instanceof`: @hono/node-server swaps in
+ * a global Response of which `Response.json()`'s results are no instances.
+ */
+function responseOf(value: unknown): Response {
+  const response = value as Partial<Response> | null;
+  if (typeof response !== 'object' || response === null || typeof response.status !== 'number' || !(response.headers instanceof Headers)) {
+    throw new TypeError('it answered no Response');
+  }
+  return response as Response;
+}
+
+/** `response` with those of `headers` it lacks: Hono drops what c.header() set once a handler returns its own Response. */
+function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
+  const missing = Object.entries(headers).filter(([name]) => !response.headers.has(name));
+  if (missing.length === 0) return response;
+  // A copy: the headers of a Response from fetch() cannot change.
+  const copy = new Response(response.body, response);
+  for (const [name, value] of missing) copy.headers.set(name, value);
+  return copy;
 }

@@ -9,17 +9,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { verifyWebhook } from '../adapters/express.js';
-import { KNOWN_EVENT_TYPES, MemoryDedupStore, sign, type WebhookEvent } from '../src/index.js';
+import { KNOWN_EVENT_TYPES, sign, type WebhookEvent } from '../src/index.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const previousSecret = `whsec_${randomBytes(24).toString('base64')}`;
-// The embedded default: each event id is processed once per process.
-const dedup = new MemoryDedupStore();
-
 // Verify, enqueue, answer 2xx: the real work runs later, well within the sender's 10 s.
 const queue: WebhookEvent[] = [];
 const app = express();
-app.post('/webhooks', verifyWebhook({ secret, dedup }), (req, res) => {
+// No dedup option: the receiver deduplicates with a MemoryDedupStore of its own (once per process).
+app.post('/webhooks', verifyWebhook({ secret }), (req, res) => {
   queue.push(req.webhook);
   res.status(204).end();
 });

@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   invalid_payload: 400,
   /** The body is larger than `maxPayloadBytes`. */
   payload_too_large: 413,
+  /** The body did not arrive whole within `bodyTimeoutMs`. */
+  body_timeout: 408,
   /** A body parser consumed the body before verification: a mounting mistake. */
   body_already_parsed: 500,
   /** Another delivery of this event holds a live lease; retry later. */

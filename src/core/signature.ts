@@ -8,6 +8,7 @@ const DIGEST_BYTES = 32;
 // "v1," and the 44 characters of a padded base64 SHA-256 digest: anything else is no signature of ours.
 const ENTRY_LENGTH = 3 + 44;
 const PAD = 0x3d; // "=": a 32-byte digest always ends in one
+const COMMA = 0x2c;
 
 /** HMAC-SHA256 over `id.timestamp.body` (spec section 5, rules 1 and 2). */
 export function computeSignature(key: Buffer, id: string, timestamp: string, body: string | Buffer): Buffer {
@@ -16,15 +17,18 @@ export function computeSignature(key: Buffer, id: string, timestamp: string, bod
 
 /**
  * Whether any `v1,` entry of a `webhook-signature` header equals any of the
- * expected digests. Entries of other versions are skipped; compares are
- * constant-time on the decoded bytes.
+ * expected digests. Entries are separated by a space, or by ", " where Node
+ * and Fetch joined repeated header lines. Entries of other versions are
+ * skipped; compares are constant-time on the decoded bytes.
  */
 export function hasMatchingSignature(header: string, expected: readonly Buffer[]): boolean {
   let tried = 0;
   let start = 0;
   while (start < header.length && tried < MAX_SIGNATURES_TRIED) {
-    let end = header.indexOf(' ', start);
-    if (end === -1) end = header.length;
+    let next = header.indexOf(' ', start);
+    if (next === -1) next = header.length;
+    // A comma before the space joined two header lines: it ends this entry, it is no part of it.
+    const end = next < header.length && header.charCodeAt(next - 1) === COMMA ? next - 1 : next;
     if (end - start === ENTRY_LENGTH && header.startsWith('v1,', start) && header.charCodeAt(end - 1) === PAD) {
       tried++;
       // Buffer.from skips characters outside base64, so a malformed entry decodes short.
@@ -35,7 +39,7 @@ export function hasMatchingSignature(header: string, expected: readonly Buffer[]
         }
       }
     }
-    start = end + 1;
+    start = next + 1;
   }
   return false;
 }

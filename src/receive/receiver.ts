@@ -1,6 +1,7 @@
-import { checkCallback, checkDuration } from '../core/option-checks.js';
+import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import { callSafely } from './call-safely.js';
 import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
+import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import { WebhookVerificationError } from '../core/errors.js';
 import type { WebhookHeaders } from '../core/headers.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
@@ -14,11 +15,20 @@ export interface ReceiverOptions extends VerifyOptions {
   /** The endpoint's signing secret, or several during a rotation. Required. */
   readonly secret: WebhookSecret;
   /**
-   * Where to record processed event ids. Without one, every verified delivery
-   * reaches the handler, retries included.
-   * @default undefined (no deduplication)
+   * Where to record processed event ids, so a retry or a replay of a
+   * processed event does not reach the handler again. `false` turns this
+   * off: every verified delivery then reaches the handler.
+   * @default a `MemoryDedupStore` of this receiver's own (one process only)
    */
-  readonly dedup?: DedupStore;
+  readonly dedup?: DedupStore | false;
+  /**
+   * How long, in milliseconds, the whole body may take to arrive. Past it the
+   * request is answered 408 `body_timeout` and its connection closed, so a
+   * sender that stalls mid-body does not hold the request. The service gives
+   * up after 10 s anyway.
+   * @default 10000
+   */
+  readonly bodyTimeoutMs?: number;
   /**
    * How long a delivery holds its claim while the handler runs. Longer than
    * the sender's 10 s answer window, so a slow handler is not run twice.
@@ -69,6 +79,8 @@ export type Reception =
 export interface Receiver {
   /** The body limit in force, for adapters that read the body themselves. */
   readonly maxPayloadBytes: number;
+  /** The body read deadline in force, for the same adapters. */
+  readonly bodyTimeoutMs: number;
   /** Verifies and claims a delivery. Never throws a `WebhookVerificationError`: it becomes a response. */
   receive(payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception>;
 }
@@ -78,12 +90,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   if (options === null || typeof options !== 'object') {
     throw new TypeError('svc-webhooks: options with a secret are required');
   }
-  const { secret, dedup, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
-  const { onStoreError = defaultStoreErrorLog } = options;
+  const { secret, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
+  const { onStoreError = defaultStoreErrorLog, bodyTimeoutMs = 10_000 } = options;
   const webhook = new Webhook(secret, options);
+  const { maxPayloadBytes, now } = resolveVerifyOptions(options);
+  const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
   if (dedup !== undefined && !isDedupStore(dedup)) {
-    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete and release)');
+    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete and release) or false');
   }
+  checkDuration('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
   checkDuration('leaseMs', leaseMs);
   checkDuration('retentionMs', retentionMs);
   if (onDedupError !== 'reject' && onDedupError !== 'process') {
@@ -93,7 +108,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const retryAfter = String(Math.ceil(leaseMs / 1000));
 
   return {
-    maxPayloadBytes: resolveVerifyOptions(options).maxPayloadBytes,
+    maxPayloadBytes,
+    bodyTimeoutMs,
     async receive(payload, headers) {
       let delivery: VerifiedDelivery;
       try {

@@ -1,8 +1,10 @@
 /**
  * The embedded `DedupStore`: one process, bounded memory, no dependencies.
- * Every operation is O(1): expiry is checked when an id is touched, and a
- * background sweep (an `unref()`'d timer) only gives back the memory of
- * ids nobody touches again.
+ * Every operation is O(1) but for a sweep, at most once per
+ * `sweepIntervalMs`, that gives back the memory of expired ids nobody
+ * touches again: expiry is checked when an id is touched. The sweep runs
+ * within `begin`, not on a timer: a timer would keep a process alive, and a
+ * Cloudflare Worker refuses one started at module scope.
  */
 import { randomUUID } from 'node:crypto';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
@@ -21,7 +23,8 @@ export interface MemoryDedupStoreOptions {
    */
   readonly maxEntries?: number;
   /**
-   * How often, in milliseconds, expired ids are dropped from memory.
+   * How often at most, in milliseconds, expired ids are dropped from memory
+   * (by the next `begin`).
    * @default 60000
    */
   readonly sweepIntervalMs?: number;
@@ -47,9 +50,10 @@ export class MemoryDedupStore implements DedupStore {
   // and the first done id the oldest completion: eviction stays O(1).
   readonly #leases = new Map<string, Lease>();
   readonly #done = new Map<string, number>();
-  readonly #timer: ReturnType<typeof setInterval>;
+  readonly #sweepIntervalMs: number;
+  #nextSweepAt = -Infinity;
 
-  /** Checks the options once; throws `TypeError`. Call `close()` when done with the store. */
+  /** Checks the options once; throws `TypeError`. */
   constructor(options: MemoryDedupStoreOptions = {}) {
     if (options === null || typeof options !== 'object') {
       throw new TypeError('svc-webhooks: MemoryDedupStore options must be an object');
@@ -62,9 +66,7 @@ export class MemoryDedupStore implements DedupStore {
     checkCallback('now', now);
     this.#maxEntries = maxEntries;
     this.#now = now;
-    this.#timer = setInterval(() => this.#sweep(), sweepIntervalMs);
-    // A store alone must not keep a Node process alive; Workers' timers are plain numbers.
-    if (typeof this.#timer === 'object' && typeof this.#timer.unref === 'function') this.#timer.unref();
+    this.#sweepIntervalMs = sweepIntervalMs;
   }
 
   /** How many ids are held, leased or done, expired ones not yet swept included. */
@@ -75,6 +77,7 @@ export class MemoryDedupStore implements DedupStore {
   async begin(id: string, leaseMs: number): Promise<BeginResult> {
     checkDuration('leaseMs', leaseMs);
     const now = this.#now();
+    if (now >= this.#nextSweepAt) this.#sweep(now);
     const doneUntil = this.#done.get(id);
     if (doneUntil !== undefined) {
       if (doneUntil > now) return DONE;
@@ -106,10 +109,8 @@ export class MemoryDedupStore implements DedupStore {
     return true;
   }
 
-  /** Stops the background sweep. The store still answers; expired ids then leave memory only when touched or evicted. */
-  close(): void {
-    clearInterval(this.#timer);
-  }
+  /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
+  close(): void {}
 
   /** Whether `token` holds a live lease on `id`; an expired lease is held by nobody. */
   #holds(id: string, token: string): boolean {
@@ -133,8 +134,8 @@ export class MemoryDedupStore implements DedupStore {
     throw new WebhookVerificationError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
   }
 
-  #sweep(): void {
-    const now = this.#now();
+  #sweep(now: number): void {
+    this.#nextSweepAt = now + this.#sweepIntervalMs;
     // Deleting the current entry while iterating a Map is safe.
     for (const [id, expiresAt] of this.#done) if (expiresAt <= now) this.#done.delete(id);
     for (const [id, lease] of this.#leases) if (lease.expiresAt <= now) this.#leases.delete(id);

@@ -24,6 +24,9 @@ describe('createReceiver', () => {
     ['no options', undefined],
     ['no secret', { now }],
     ['a dedup that is no store', { secret: SECRET, dedup: { begin: async () => ({ state: 'done' }) } }],
+    ['a null dedup', { secret: SECRET, dedup: null }],
+    ['a zero body timeout', { secret: SECRET, bodyTimeoutMs: 0 }],
+    ['a body timeout past the longest timer', { secret: SECRET, bodyTimeoutMs: 2 ** 31 }],
     ['a zero lease', { secret: SECRET, leaseMs: 0 }],
     ['a fractional retention', { secret: SECRET, retentionMs: 1.5 }],
     ['an unknown onDedupError', { secret: SECRET, onDedupError: 'ignore' }],
@@ -34,10 +37,26 @@ describe('createReceiver', () => {
     expect(() => createReceiver(options as never)).toThrow(TypeError);
   });
 
-  it('processes without settling when there is no store', async () => {
-    const reception = await deliver({});
+  it('processes without settling with dedup: false', async () => {
+    const reception = await deliver({ dedup: false });
     expect(reception.action).toBe('process');
     expect(reception.action === 'process' && reception.settle).toBe(undefined);
+  });
+
+  it('deduplicates with a store of its own when given none', async () => {
+    const receiver = createReceiver({ secret: SECRET, now });
+    const { body, headers } = signedRequest();
+    const first = await receiver.receive(body, headers);
+    if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
+    await first.settle(204);
+    expect(await receiver.receive(body, headers)).toMatchObject({ action: 'respond', response: { status: 200, body: { duplicate: true } } });
+    // Another receiver has a store of its own.
+    expect((await createReceiver({ secret: SECRET, now }).receive(body, headers)).action).toBe('process');
+  });
+
+  it('exposes the body limits adapters enforce, with their defaults', () => {
+    expect(createReceiver({ secret: SECRET })).toMatchObject({ maxPayloadBytes: 1024 * 1024, bodyTimeoutMs: 10_000 });
+    expect(createReceiver({ secret: SECRET, maxPayloadBytes: 10, bodyTimeoutMs: 250 })).toMatchObject({ maxPayloadBytes: 10, bodyTimeoutMs: 250 });
   });
 
   it('completes on 2xx and answers the next delivery as a duplicate', async () => {

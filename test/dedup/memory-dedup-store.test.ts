@@ -74,25 +74,31 @@ describe('MemoryDedupStore: bounded memory', () => {
   });
 });
 
-describe('MemoryDedupStore: sweep timer', () => {
-  it('drops expired ids in the background', async () => {
-    const { store, advance } = manualStore({ sweepIntervalMs: 5 });
+describe('MemoryDedupStore: sweep', () => {
+  it('drops expired ids at the first begin once sweepIntervalMs has passed', async () => {
+    const { store, advance } = manualStore({ sweepIntervalMs: 5_000 });
     await claim(store, 'leased', 1_000);
     await store.complete('done', await claim(store, 'done'), 1_000);
     await claim(store, 'live', 60_000);
     await advance(1_000);
-    await vi.waitFor(() => expect(store.size).toBe(1), { timeout: 2_000, interval: 5 });
+    await claim(store, 'early');
+    // Both have expired, but the last sweep was less than sweepIntervalMs ago.
+    expect(store.size).toBe(4);
+    await advance(4_000);
+    await claim(store, 'late');
+    expect(store.size).toBe(3);
     expect(await store.begin('live', 1_000)).toEqual({ state: 'in_progress' });
   });
 
-  it('stops sweeping after close()', async () => {
-    const { store, advance } = manualStore({ sweepIntervalMs: 5 });
-    await claim(store, 'leased', 1_000);
-    store.close();
-    await advance(1_000);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(store.size).toBe(1);
-    expect((await store.begin('leased', 1_000)).state).toBe('claimed');
+  it('starts no timer, so that it may be created at module scope (a Worker refuses timers there)', async () => {
+    const timers = [vi.spyOn(globalThis, 'setInterval'), vi.spyOn(globalThis, 'setTimeout')];
+    try {
+      const { store } = manualStore({ sweepIntervalMs: 5 });
+      await claim(store, 'evt_1');
+      for (const timer of timers) expect(timer).not.toHaveBeenCalled();
+    } finally {
+      for (const timer of timers) timer.mockRestore();
+    }
   });
 
   it('does not keep the process alive', async () => {

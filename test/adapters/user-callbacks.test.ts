@@ -1,0 +1,177 @@
+/**
+ * A user's `onError` on every adapter, over a real socket: whatever it does
+ * (throw, reject, never answer, answer too late, answer itself) the sender
+ * gets an answer with its Retry-After, the process keeps serving, and a
+ * failure is reported in one line.
+ */
+import type { Context } from 'hono';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
+import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from '../../adapters/fastify.js';
+import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
+import type { ReceiverOptions, WebhookVerificationError } from '../../src/index.js';
+import { CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy } from '../helpers/adapter-contract.js';
+import { serveExpress, serveFastify, serveHono, type ServedApp } from '../helpers/adapter-servers.js';
+import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { TestDedupStore } from '../helpers/test-dedup-store.js';
+
+/** What the test's onError does. */
+type Behaviour = 'answers' | 'throws' | 'rejects' | 'never answers' | 'answers too late';
+
+const ON_ERROR_TIMEOUT_MS = 100;
+const LATE_MS = 300;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const broken = (): never => {
+  throw new Error('onError broke');
+};
+
+interface Adapter {
+  readonly name: string;
+  /** Serves a receiver whose onError behaves as told; `late` settles once a too-late answer was tried. */
+  serve(options: ReceiverOptions, behaviour: Behaviour, late: () => void, route: RouteSpy): Promise<ServedApp>;
+}
+
+const adapters: readonly Adapter[] = [
+  {
+    name: 'express',
+    serve(options, behaviour, late, route) {
+      const answer = (error: WebhookVerificationError, res: Parameters<NonNullable<ExpressWebhookOptions['onError']>>[2]) => {
+        res.status(CUSTOM_ERROR_STATUS).json(customErrorBody(error.code));
+      };
+      const onErrors: Record<Behaviour, NonNullable<ExpressWebhookOptions['onError']>> = {
+        answers: (error, _req, res) => answer(error, res),
+        throws: broken,
+        rejects: async () => broken(),
+        'never answers': () => undefined,
+        'answers too late': async (error, _req, res) => {
+          await sleep(LATE_MS);
+          try {
+            answer(error, res);
+          } finally {
+            late();
+          }
+        },
+      };
+      return serveExpress({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route);
+    },
+  },
+  {
+    name: 'hono',
+    serve(options, behaviour, late, route) {
+      const answer = (error: WebhookVerificationError) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS });
+      const onErrors: Record<Behaviour, NonNullable<HonoWebhookOptions['onError']>> = {
+        answers: answer,
+        throws: broken,
+        rejects: async () => broken(),
+        'never answers': () => new Promise<Response>(() => undefined),
+        'answers too late': async (error: WebhookVerificationError, _c: Context) => {
+          await sleep(LATE_MS);
+          late();
+          return answer(error);
+        },
+      };
+      return serveHono({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route);
+    },
+  },
+  {
+    name: 'fastify',
+    serve(options, behaviour, late, route) {
+      const onErrors: Record<Behaviour, NonNullable<FastifyWebhookOptions['onError']>> = {
+        answers: async (error, _request, reply) => {
+          await reply.code(CUSTOM_ERROR_STATUS).send(customErrorBody(error.code));
+        },
+        throws: broken,
+        rejects: async () => broken(),
+        // Returns without sending a reply.
+        'never answers': async () => undefined,
+        'answers too late': async (error, _request, reply) => {
+          await sleep(LATE_MS);
+          try {
+            await reply.code(CUSTOM_ERROR_STATUS).send(customErrorBody(error.code));
+          } finally {
+            late();
+          }
+        },
+      };
+      return serveFastify({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route);
+    },
+  },
+];
+
+describe.each(adapters)('$name adapter with a user onError, over a socket', (adapter) => {
+  let errorLog: ReturnType<typeof vi.spyOn>;
+  beforeEach(() => {
+    errorLog = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** A receiver whose event evt_1 is held by another delivery, so it refuses with 409 and Retry-After: 30. */
+  async function withBusyReceiver(behaviour: Behaviour, run: (post: () => Promise<Response>, app: ServedApp, late: Promise<void>) => Promise<void>) {
+    const dedup = new TestDedupStore();
+    await dedup.begin('evt_1');
+    const route = new RouteSpy();
+    let lateTried!: () => void;
+    const late = new Promise<void>((resolve) => (lateTried = resolve));
+    const app = await adapter.serve({ secret: SECRET, now, dedup, leaseMs: 30_000 }, behaviour, lateTried, route);
+    const post = () => fetch(`${app.url}/webhooks`, { method: 'POST', ...signedRequest() });
+    try {
+      await run(post, app, late);
+      // Still serving: another event goes through to the route.
+      const next = signedRequest({ id: 'evt_next' });
+      expect((await fetch(`${app.url}/webhooks`, { method: 'POST', ...next })).status).toBe(204);
+      expect(route.calls.map((call) => call.id)).toEqual(['evt_next']);
+    } finally {
+      await app.close();
+    }
+  }
+
+  async function expectDefaultAnswer(response: Response): Promise<void> {
+    expect(response.status).toBe(409);
+    expect(response.headers.get('retry-after')).toBe('30');
+    expect(await response.json()).toEqual({ error: { code: 'delivery_in_progress', message: expect.any(String) } });
+  }
+
+  it('keeps Retry-After on the answer onError makes itself', async () => {
+    await withBusyReceiver('answers', async (post) => {
+      const response = await post();
+      expect(response.status).toBe(CUSTOM_ERROR_STATUS);
+      expect(response.headers.get('retry-after')).toBe('30');
+      expect(await response.json()).toEqual(customErrorBody('delivery_in_progress'));
+    });
+    expect(errorLog).not.toHaveBeenCalled();
+  });
+
+  it.each(['throws', 'rejects', 'never answers'] as const)(
+    'sends the default answer with Retry-After and reports one line when onError %s',
+    async (behaviour) => {
+      await withBusyReceiver(behaviour, async (post) => {
+        await expectDefaultAnswer(await post());
+      });
+      expect(errorLog).toHaveBeenCalledTimes(1);
+      const line = String(errorLog.mock.calls[0]?.[0]);
+      expect(line).toMatch(/^svc-webhooks: onError /);
+      expect(line).not.toContain(SECRET.slice(6));
+    },
+  );
+
+  it('keeps the default answer sent at the deadline when onError answers too late', async () => {
+    await withBusyReceiver('answers too late', async (post, _app, late) => {
+      await expectDefaultAnswer(await post());
+      await late;
+      // Whatever the late answer did has settled: a failure of it is caught, not left unhandled.
+      await sleep(50);
+    });
+    expect(String(errorLog.mock.calls[0]?.[0])).toContain(`did not answer within ${ON_ERROR_TIMEOUT_MS} ms`);
+  });
+});
+
+describe('onErrorTimeoutMs', () => {
+  it.each([0, 1.5, 2 ** 31, '100'])('throws TypeError at creation for %s, on every adapter', (onErrorTimeoutMs) => {
+    const options = { secret: SECRET, onErrorTimeoutMs: onErrorTimeoutMs as number };
+    expect(() => expressWebhook(options)).toThrow(TypeError);
+    expect(() => honoWebhook(options)).toThrow(TypeError);
+    expect(() => fastifyWebhook({ ...options, routes: () => undefined })).toThrow(TypeError);
+  });
+});

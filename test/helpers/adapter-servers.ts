@@ -1,0 +1,58 @@
+/**
+ * Each adapter on a real listening server on 127.0.0.1, its webhook route at
+ * /webhooks answering the status a `RouteSpy` gives, with the framework's
+ * own defaults everywhere else (Hono's error handler, which logs, included).
+ */
+import { createAdaptorServer } from '@hono/node-server';
+import express from 'express';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Hono } from 'hono';
+import { createServer, type Server } from 'node:http';
+import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
+import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from '../../adapters/fastify.js';
+import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
+import type { RouteSpy } from './adapter-contract.js';
+import { closeServer, listen } from './http-harness.js';
+
+export interface ServedApp {
+  /** The server's base URL; the webhook route is `${url}/webhooks`. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function serveNode(server: Server): Promise<ServedApp> {
+  return { url: await listen(server), close: () => closeServer(server) };
+}
+
+export function serveExpress(options: ExpressWebhookOptions, route: RouteSpy): Promise<ServedApp> {
+  const app = express();
+  app.post('/webhooks', expressWebhook(options), async (req, res) => {
+    res.status(await route.handle(req.webhook, req.webhookId)).end();
+  });
+  return serveNode(createServer(app));
+}
+
+export function serveHono(options: HonoWebhookOptions, route: RouteSpy): Promise<ServedApp> {
+  const app = new Hono();
+  app.post('/webhooks', honoWebhook(options), async (c) => c.body(null, (await route.handle(c.var.webhook, c.var.webhookId)) as 204));
+  return serveNode(createAdaptorServer({ fetch: app.fetch }) as Server);
+}
+
+/** `inRoutes` runs in the plugin's scope before the route is added, as a user's own setup would. */
+export async function serveFastify(
+  options: Omit<FastifyWebhookOptions, 'routes'>,
+  route: RouteSpy,
+  inRoutes?: (webhooks: FastifyInstance) => void,
+): Promise<ServedApp> {
+  const app = Fastify();
+  await app.register(
+    fastifyWebhook({
+      ...options,
+      routes(webhooks) {
+        inRoutes?.(webhooks);
+        webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+      },
+    }),
+  );
+  return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };
+}
