@@ -9,7 +9,6 @@
  */
 import type { Buffer } from 'node:buffer';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { fastifyPlugin } from 'fastify-plugin';
 import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import { tooLarge } from '../src/core/payload.js';
@@ -60,31 +59,29 @@ export function verifyWebhook(options: FastifyWebhookOptions): FastifyPluginAsyn
     return reply;
   };
 
-  return fastifyPlugin(
-    async (webhooks) => {
-      webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
-      webhooks.decorateRequest('webhookId', '');
-      // Only this scope loses JSON parsing: the signature is over the bytes as sent.
-      webhooks.removeAllContentTypeParsers();
-      webhooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxPayloadBytes }, (_request, body, done) => {
-        done(null, body);
-      });
-      webhooks.setErrorHandler((error, request, reply) => {
-        if ((error as { code?: unknown }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
-        const refusal = tooLarge(maxPayloadBytes);
-        return respond(errorResponse(refusal), refusal, request, reply);
-      });
-      webhooks.addHook('preHandler', async (request, reply) => {
-        // No body at all (no Content-Type) reaches here as undefined: verify it as empty.
-        const reception = await receiver.receive((request.body as Buffer | undefined) ?? '', request.headers);
-        if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
-        request.webhook = reception.delivery.event;
-        request.webhookId = reception.delivery.id;
-        if (reception.settle) settleWhenEnded(reply.raw, reception.settle);
-        return undefined;
-      });
-      await routes(webhooks);
-    },
-    { name: 'svc-webhooks', fastify: '5.x', encapsulate: true },
-  );
+  // A plain plugin function: Fastify gives it its own scope, so its parsers and hook stay off the parent's routes.
+  return async function svcWebhooks(webhooks) {
+    webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
+    webhooks.decorateRequest('webhookId', '');
+    // Only this scope loses JSON parsing: the signature is over the bytes as sent.
+    webhooks.removeAllContentTypeParsers();
+    webhooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxPayloadBytes }, (_request, body, done) => {
+      done(null, body);
+    });
+    webhooks.setErrorHandler((error, request, reply) => {
+      if ((error as { code?: unknown }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
+      const refusal = tooLarge(maxPayloadBytes);
+      return respond(errorResponse(refusal), refusal, request, reply);
+    });
+    webhooks.addHook('preHandler', async (request, reply) => {
+      // No body at all (no Content-Type) reaches here as undefined: verify it as empty.
+      const reception = await receiver.receive((request.body as Buffer | undefined) ?? '', request.headers);
+      if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
+      request.webhook = reception.delivery.event;
+      request.webhookId = reception.delivery.id;
+      if (reception.settle) settleWhenEnded(reply.raw, reception.settle);
+      return undefined;
+    });
+    await routes(webhooks);
+  };
 }
