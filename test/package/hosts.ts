@@ -10,7 +10,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -71,7 +71,15 @@ async function install(host: Host, tarball: string, project: string): Promise<bo
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
   const started = performance.now();
   const { ok, output } = await attempt('npm', ['install', '--no-audit', '--no-fund', tarball, ...host.packages], project, 300_000);
-  return check(`${host.name}: npm install ${host.packages.join(' ')} (${seconds(started)})`, ok, output);
+  const installed = ok ? ` -> ${host.packages.map((spec) => installedVersion(project, spec)).join(' ')}` : '';
+  return check(`${host.name}: npm install ${host.packages.join(' ')}${installed} (${seconds(started)})`, ok, output);
+}
+
+/** `name@version` of what `spec` installed in `project`. */
+function installedVersion(project: string, spec: string): string {
+  const name = spec.replace(/(?<=.)@[^@]*$/, '');
+  const { version } = JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+  return `${name}@${version}`;
 }
 
 /** Compiles the examples with the project's own types; the output goes beside them as .js. */
