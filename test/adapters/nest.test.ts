@@ -12,12 +12,13 @@ import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import { MemoryDedupStore } from '../../src/index.js';
-import { RouteSpy } from '../helpers/adapter-contract.js';
+import { RouteSpy, type AdapterHarness } from '../helpers/adapter-contract.js';
+import { fetchHarness } from '../helpers/http-harness.js';
 import { refusalOf } from '../helpers/refusal.js';
-import { SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
 /** A Nest app whose controller hands each verified event to `route`; listening on 127.0.0.1. */
-async function nestApp(route: RouteSpy, rawBody: boolean): Promise<{ post: (request: SignedRequest) => Promise<Response>; close: () => Promise<void> }> {
+async function nestApp(route: RouteSpy, rawBody: boolean): Promise<AdapterHarness> {
   @Controller('webhooks')
   class WebhooksController {
     @Post()
@@ -36,11 +37,7 @@ async function nestApp(route: RouteSpy, rawBody: boolean): Promise<{ post: (requ
 
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { rawBody, logger: false });
   await app.listen(0, '127.0.0.1');
-  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  return {
-    post: ({ body, headers }) => fetch(`${url}/webhooks`, { method: 'POST', body, headers }),
-    close: () => app.close(),
-  };
+  return fetchHarness(await app.getUrl(), () => app.close());
 }
 
 describe('express adapter as NestJS module middleware', () => {

@@ -35,7 +35,15 @@ const HOSTS: readonly Host[] = [
   { name: 'fastify 5', packages: ['fastify@5', NODE_TYPES], examples: ['fastify.ts'] },
   {
     name: 'nestjs',
-    packages: ['@nestjs/core@12', '@nestjs/common@12', '@nestjs/platform-express@12', 'reflect-metadata', 'rxjs', '@types/express@5', NODE_TYPES],
+    packages: [
+      '@nestjs/core@12',
+      '@nestjs/common@12',
+      '@nestjs/platform-express@12',
+      'reflect-metadata',
+      'rxjs',
+      '@types/express@5',
+      NODE_TYPES,
+    ],
     examples: ['nest.ts'],
     decorators: true,
   },
@@ -134,7 +142,8 @@ async function exercise(label: string, project: string, example: string): Promis
     check(`${label}: signed event answered ${signed.status}`, signed.status >= 200 && signed.status < 300);
     const tampered = await post(body.replace('call_1', 'call_2'));
     const { error } = (await tampered.json().catch(() => ({}))) as { error?: { code?: string } };
-    check(`${label}: tampered copy answered ${tampered.status} ${error?.code}`, tampered.status === 400 && error?.code === 'invalid_signature');
+    const refused = tampered.status === 400 && error?.code === 'invalid_signature';
+    check(`${label}: tampered copy answered ${tampered.status} ${error?.code}`, refused);
   } finally {
     const output = await receiver.stop();
     const handled = output.split('\n').filter((line) => line.includes(`received call.missed ${id}`)).length;
