@@ -5,7 +5,6 @@
  * request is answered here with `{ error: { code, message } }` and the route
  * never runs.
  */
-import { Buffer } from 'node:buffer';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
@@ -13,6 +12,7 @@ import type { WebhookPayload } from '../src/core/payload.js';
 import { bodyRefusal, SenderGoneError, type BodyLimits } from '../src/receive/body-limits.js';
 import { checkOnErrorOptions, runOnError, type OnErrorOptions } from '../src/receive/on-error.js';
 import { readNodeBody } from '../src/receive/read-node-body.js';
+import { rawBodyLeftByParser } from '../src/receive/raw-body-left-by-parser.js';
 import { createReceiver, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
 import { responseEnded } from '../src/receive/response-ended.js';
 import { settleWhenEnded } from '../src/receive/settle-when-ended.js';
@@ -38,10 +38,6 @@ export interface ExpressWebhookOptions extends ReceiverOptions, OnErrorOptions {
   readonly onError?: (error: WebhookVerificationError, req: Request, res: Response, next: NextFunction) => void | Promise<void>;
 }
 
-const PARSED_BODY_MESSAGE =
-  'a body parser consumed the request body before verifyWebhook; mount verifyWebhook on the webhook route ' +
-  'before express.json() (or use express.raw({ type: "*/*" }) there)';
-
 export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
   const receiver = createReceiver(options);
   const { onError } = options;
@@ -62,7 +58,7 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
     else res.status(response.status).json(response.body);
   };
 
-  return async (req, res, next) => {
+  const handle = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     let payload: WebhookPayload;
     try {
       payload = await rawBodyOf(req, receiver);
@@ -78,14 +74,13 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
     if (reception.settle) settleWhenEnded(res, reception.settle);
     next();
   };
+  // Express 4 leaves a rejected promise unhandled (Express 5 passes it to next): pass it on for both.
+  return (req, res, next) => {
+    handle(req, res, next).catch(next);
+  };
 }
 
-/** The raw body: from `express.raw()` / `express.text()` if they ran, else read from the stream. */
-function rawBodyOf(req: Request, limits: BodyLimits): Promise<WebhookPayload> {
-  const body: unknown = req.body;
-  if (Buffer.isBuffer(body) || typeof body === 'string') return Promise.resolve(body);
-  if (body !== undefined || req.readableDidRead) {
-    return Promise.reject(new WebhookVerificationError('body_already_parsed', PARSED_BODY_MESSAGE));
-  }
-  return readNodeBody(req, req.headers['content-length'], limits);
+/** The raw body: what a parser that ran before left (see rawBodyLeftByParser), else read from the stream. */
+async function rawBodyOf(req: Request, limits: BodyLimits): Promise<WebhookPayload> {
+  return rawBodyLeftByParser(req) ?? readNodeBody(req, req.headers['content-length'], limits);
 }

@@ -9,7 +9,6 @@
  */
 import type { Buffer } from 'node:buffer';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { fastifyPlugin } from 'fastify-plugin';
 import { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import { bodyRefusal, SenderGoneError } from '../src/receive/body-limits.js';
@@ -66,48 +65,46 @@ export function verifyWebhook(options: FastifyWebhookOptions): FastifyPluginAsyn
     return reply;
   };
 
-  return fastifyPlugin(
-    async (webhooks) => {
-      webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
-      webhooks.decorateRequest('webhookId', '');
-      const bodies = new WeakMap<FastifyRequest, { readonly bytes: Buffer; readonly hiddenType?: string }>();
-      // The body is read here, before Fastify's parsing, so that a refusal is answered here too (a
-      // user's setErrorHandler in `routes` never sees it) and the read deadline holds.
-      webhooks.addHook('preParsing', async (request, reply, payload) => {
-        let bytes: Buffer;
-        try {
-          bytes = await readNodeBody(payload, request.headers['content-length'], receiver);
-        } catch (error) {
-          // Its sender is gone: nobody is left to answer.
-          if (error instanceof SenderGoneError) reply.hijack();
-          else if (error instanceof WebhookVerificationError) await respond(bodyRefusal(error), error, request, reply);
-          else throw error;
-          return undefined;
-        }
-        // Fastify answers an empty or malformed Content-Type 415 on its own, before any parser. The
-        // signature does not cover that header: hide it from that check, and give it back below.
-        const type = request.headers['content-type'];
-        const hidden = type !== undefined && request.mediaType === undefined;
-        if (hidden) delete request.raw.headers['content-type'];
-        bodies.set(request, { bytes, hiddenType: hidden ? type : undefined });
-        return payload;
-      });
-      // Only this scope loses JSON parsing: the signature is over the bytes as sent.
-      webhooks.removeAllContentTypeParsers();
-      webhooks.addContentTypeParser('*', async (request: FastifyRequest) => bodies.get(request)?.bytes);
-      webhooks.addHook('preHandler', async (request, reply) => {
-        // Set in preParsing, which every request of this scope passes before it gets here.
-        const { bytes, hiddenType } = bodies.get(request)!;
-        if (hiddenType !== undefined) request.raw.headers['content-type'] = hiddenType;
-        const reception = await receiver.receive(bytes, request.headers);
-        if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
-        request.webhook = reception.delivery.event;
-        request.webhookId = reception.delivery.id;
-        if (reception.settle) settleWhenEnded(reply.raw, reception.settle);
+  // A plain plugin function: Fastify gives it its own scope, so its parsers and hook stay off the parent's routes.
+  return async function svcWebhooks(webhooks) {
+    webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
+    webhooks.decorateRequest('webhookId', '');
+    const bodies = new WeakMap<FastifyRequest, { readonly bytes: Buffer; readonly hiddenType?: string }>();
+    // The body is read here, before Fastify's parsing, so that a refusal is answered here too (a
+    // user's setErrorHandler in `routes` never sees it) and the read deadline holds.
+    webhooks.addHook('preParsing', async (request, reply, payload) => {
+      let bytes: Buffer;
+      try {
+        bytes = await readNodeBody(payload, request.headers['content-length'], receiver);
+      } catch (error) {
+        // Its sender is gone: nobody is left to answer.
+        if (error instanceof SenderGoneError) reply.hijack();
+        else if (error instanceof WebhookVerificationError) await respond(bodyRefusal(error), error, request, reply);
+        else throw error;
         return undefined;
-      });
-      await routes(webhooks);
-    },
-    { name: 'svc-webhooks', fastify: '5.x', encapsulate: true },
-  );
+      }
+      // Fastify answers an empty or malformed Content-Type 415 on its own, before any parser. The
+      // signature does not cover that header: hide it from that check, and give it back below.
+      const type = request.headers['content-type'];
+      const hidden = type !== undefined && request.mediaType === undefined;
+      if (hidden) delete request.raw.headers['content-type'];
+      bodies.set(request, { bytes, hiddenType: hidden ? type : undefined });
+      return payload;
+    });
+    // Only this scope loses JSON parsing: the signature is over the bytes as sent.
+    webhooks.removeAllContentTypeParsers();
+    webhooks.addContentTypeParser('*', async (request: FastifyRequest) => bodies.get(request)?.bytes);
+    webhooks.addHook('preHandler', async (request, reply) => {
+      // Set in preParsing, which every request of this scope passes before it gets here.
+      const { bytes, hiddenType } = bodies.get(request)!;
+      if (hiddenType !== undefined) request.raw.headers['content-type'] = hiddenType;
+      const reception = await receiver.receive(bytes, request.headers);
+      if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
+      request.webhook = reception.delivery.event;
+      request.webhookId = reception.delivery.id;
+      if (reception.settle) settleWhenEnded(reply.raw, reception.settle);
+      return undefined;
+    });
+    await routes(webhooks);
+  };
 }

@@ -1,10 +1,12 @@
 /**
- * An Express receiver: `npx tsx examples/express.ts`, then point the service
- * (or `npm run demo`'s signing code) at http://127.0.0.1:3000/webhooks.
- * Set WEBHOOK_SECRET to the endpoint's secret; without it a demo secret is used.
+ * An Express receiver, on Express 4 or 5: `npx tsx examples/express.ts`, then
+ * point the service (or `npm run demo`'s signing code) at
+ * http://127.0.0.1:3000/webhooks. Set WEBHOOK_SECRET to the endpoint's
+ * secret; without it a demo secret is used.
  */
+import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { verifyWebhook } from '../adapters/express.js';
+import { verifyWebhook } from 'svc-webhooks/express';
 
 const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxvY2FsLXRyaWFscw==';
 const app = express();
@@ -17,5 +19,6 @@ app.post('/webhooks', verifyWebhook({ secret }), (req, res) => {
 });
 app.use(express.json());
 
-const port = Number(process.env.PORT ?? 3000);
-app.listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${port}/webhooks`));
+const server = app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+  console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`);
+});

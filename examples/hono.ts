@@ -5,7 +5,7 @@
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { verifyWebhook } from '../adapters/hono.js';
+import { verifyWebhook } from 'svc-webhooks/hono';
 
 const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxvY2FsLXRyaWFscw==';
 const app = new Hono();

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { default as fastify, FastifyInstance } from 'fastify';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/fastify.js';
 import type { WebhookEvent } from '../../src/index.js';
@@ -13,8 +13,12 @@ import {
 } from '../helpers/adapter-contract.js';
 import { fetchHarness, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { FASTIFY_MAJORS } from '../helpers/host-majors.js';
 
-async function webhookApp({ options, route, customErrors }: HarnessSpec): Promise<FastifyInstance> {
+type Fastify = typeof fastify;
+
+/** A `Fastify` app with the webhook route at /webhooks, registered through the plugin. */
+async function webhookApp(Fastify: Fastify, { options, route, customErrors }: HarnessSpec): Promise<FastifyInstance> {
   const app = Fastify();
   await app.register(
     verifyWebhook({
@@ -55,12 +59,12 @@ async function listeningHarness(app: FastifyInstance): Promise<AdapterHarness> {
   return fetchHarness(await app.listen({ port: 0, host: '127.0.0.1' }), () => app.close());
 }
 
-describe('fastify adapter through inject()', () => {
-  adapterContract(async (spec) => injectHarness(await webhookApp(spec)));
+describe.each(FASTIFY_MAJORS)('fastify adapter on %s through inject()', (_major, Fastify) => {
+  adapterContract(async (spec) => injectHarness(await webhookApp(Fastify, spec)));
 
   it('leaves JSON parsing of routes outside the plugin alone', async () => {
     const route = new RouteSpy();
-    const app = await webhookApp({ options: { secret: SECRET, now }, route });
+    const app = await webhookApp(Fastify, { options: { secret: SECRET, now }, route });
     app.post('/orders', async (request) => ({ echoed: request.body }));
     const order = await app.inject({ method: 'POST', url: '/orders', payload: { sku: 'A1' } });
     expect(order.json()).toEqual({ echoed: { sku: 'A1' } });
@@ -69,13 +73,13 @@ describe('fastify adapter through inject()', () => {
   });
 });
 
-describe('fastify adapter over HTTP', () => {
-  adapterContract(async (spec) => listeningHarness(await webhookApp(spec)));
-  disconnectContract(async (spec) => listeningHarness(await webhookApp(spec)));
+describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastify) => {
+  adapterContract(async (spec) => listeningHarness(await webhookApp(Fastify, spec)));
+  disconnectContract(async (spec) => listeningHarness(await webhookApp(Fastify, spec)));
 
   it('answers 413 while a chunked body past the limit is still being sent', async () => {
     const route = new RouteSpy();
-    const app = await webhookApp({ options: { secret: SECRET, now, maxPayloadBytes: 64 * 1024 }, route });
+    const app = await webhookApp(Fastify, { options: { secret: SECRET, now, maxPayloadBytes: 64 * 1024 }, route });
     try {
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
       await expect413WhileSending(`${url}/webhooks`, signedRequest().headers);

@@ -8,13 +8,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ReceiverOptions } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import { serveExpress, serveFastify, serveHono, type ServedApp } from '../helpers/adapter-servers.js';
+import { EXPRESS_MAJORS, FASTIFY_MAJORS } from '../helpers/host-majors.js';
 import { RawConnection } from '../helpers/raw-http.js';
 import { OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 
 const adapters: ReadonlyArray<{ name: string; serve: (options: ReceiverOptions, route: RouteSpy) => Promise<ServedApp> }> = [
-  { name: 'express', serve: serveExpress },
+  ...EXPRESS_MAJORS.map(([name, express]) => ({ name, serve: (options: ReceiverOptions, route: RouteSpy) => serveExpress(options, route, express) })),
   { name: 'hono', serve: serveHono },
-  { name: 'fastify', serve: serveFastify },
+  ...FASTIFY_MAJORS.map(([name, fastify]) => ({ name, serve: (options: ReceiverOptions, route: RouteSpy) => serveFastify(options, route, undefined, fastify) })),
 ];
 
 /** A request's header lines, in order, without its Content-Length (the connection declares that). */
@@ -34,7 +35,7 @@ async function send(url: string, headerLines: ReadonlyArray<readonly [string, st
 
 const BODY_TIMEOUT_MS = 300;
 
-describe.each(adapters)('$name adapter against hostile senders, over a socket', ({ serve }) => {
+describe.each(adapters)('$name against hostile senders, over a socket', ({ serve }) => {
   let route: RouteSpy;
   let app: ServedApp;
   const start = async (options: Partial<ReceiverOptions> = {}): Promise<void> => {

@@ -12,6 +12,7 @@ import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../ada
 import type { ReceiverOptions, WebhookVerificationError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy } from '../helpers/adapter-contract.js';
 import { serveExpress, serveFastify, serveHono, type ServedApp } from '../helpers/adapter-servers.js';
+import { EXPRESS_MAJORS, FASTIFY_MAJORS } from '../helpers/host-majors.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
@@ -31,30 +32,56 @@ interface Adapter {
   serve(options: ReceiverOptions, behaviour: Behaviour, late: () => void, route: RouteSpy): Promise<ServedApp>;
 }
 
-const adapters: readonly Adapter[] = [
-  {
-    name: 'express',
-    serve(options, behaviour, late, route) {
-      const answer = (error: WebhookVerificationError, res: Parameters<NonNullable<ExpressWebhookOptions['onError']>>[2]) => {
-        res.status(CUSTOM_ERROR_STATUS).json(customErrorBody(error.code));
-      };
-      const onErrors: Record<Behaviour, NonNullable<ExpressWebhookOptions['onError']>> = {
-        answers: (error, _req, res) => answer(error, res),
-        throws: broken,
-        rejects: async () => broken(),
-        'never answers': () => undefined,
-        'answers too late': async (error, _req, res) => {
-          await sleep(LATE_MS);
-          try {
-            answer(error, res);
-          } finally {
-            late();
-          }
-        },
-      };
-      return serveExpress({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route);
-    },
+const expressAdapter = ([name, framework]: (typeof EXPRESS_MAJORS)[number]): Adapter => ({
+  name,
+  serve(options, behaviour, late, route) {
+    const answer = (error: WebhookVerificationError, res: Parameters<NonNullable<ExpressWebhookOptions['onError']>>[2]) => {
+      res.status(CUSTOM_ERROR_STATUS).json(customErrorBody(error.code));
+    };
+    const onErrors: Record<Behaviour, NonNullable<ExpressWebhookOptions['onError']>> = {
+      answers: (error, _req, res) => answer(error, res),
+      throws: broken,
+      rejects: async () => broken(),
+      'never answers': () => undefined,
+      'answers too late': async (error, _req, res) => {
+        await sleep(LATE_MS);
+        try {
+          answer(error, res);
+        } finally {
+          late();
+        }
+      },
+    };
+    return serveExpress({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route, framework);
   },
+});
+
+const fastifyAdapter = ([name, framework]: (typeof FASTIFY_MAJORS)[number]): Adapter => ({
+  name,
+  serve(options, behaviour, late, route) {
+    const onErrors: Record<Behaviour, NonNullable<FastifyWebhookOptions['onError']>> = {
+      answers: async (error, _request, reply) => {
+        await reply.code(CUSTOM_ERROR_STATUS).send(customErrorBody(error.code));
+      },
+      throws: broken,
+      rejects: async () => broken(),
+      // Returns without sending a reply.
+      'never answers': async () => undefined,
+      'answers too late': async (error, _request, reply) => {
+        await sleep(LATE_MS);
+        try {
+          await reply.code(CUSTOM_ERROR_STATUS).send(customErrorBody(error.code));
+        } finally {
+          late();
+        }
+      },
+    };
+    return serveFastify({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route, undefined, framework);
+  },
+});
+
+const adapters: readonly Adapter[] = [
+  ...EXPRESS_MAJORS.map(expressAdapter),
   {
     name: 'hono',
     serve(options, behaviour, late, route) {
@@ -73,32 +100,10 @@ const adapters: readonly Adapter[] = [
       return serveHono({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route);
     },
   },
-  {
-    name: 'fastify',
-    serve(options, behaviour, late, route) {
-      const onErrors: Record<Behaviour, NonNullable<FastifyWebhookOptions['onError']>> = {
-        answers: async (error, _request, reply) => {
-          await reply.code(CUSTOM_ERROR_STATUS).send(customErrorBody(error.code));
-        },
-        throws: broken,
-        rejects: async () => broken(),
-        // Returns without sending a reply.
-        'never answers': async () => undefined,
-        'answers too late': async (error, _request, reply) => {
-          await sleep(LATE_MS);
-          try {
-            await reply.code(CUSTOM_ERROR_STATUS).send(customErrorBody(error.code));
-          } finally {
-            late();
-          }
-        },
-      };
-      return serveFastify({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route);
-    },
-  },
+  ...FASTIFY_MAJORS.map(fastifyAdapter),
 ];
 
-describe.each(adapters)('$name adapter with a user onError, over a socket', (adapter) => {
+describe.each(adapters)('$name with a user onError, over a socket', (adapter) => {
   let errorLog: ReturnType<typeof vi.spyOn>;
   beforeEach(() => {
     errorLog = vi.spyOn(console, 'error').mockImplementation(() => undefined);

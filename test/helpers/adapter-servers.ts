@@ -24,8 +24,8 @@ async function serveNode(server: Server): Promise<ServedApp> {
   return { url: await listen(server), close: () => closeServer(server) };
 }
 
-export function serveExpress(options: ExpressWebhookOptions, route: RouteSpy): Promise<ServedApp> {
-  const app = express();
+export function serveExpress(options: ExpressWebhookOptions, route: RouteSpy, framework = express): Promise<ServedApp> {
+  const app = framework();
   app.post('/webhooks', expressWebhook(options), async (req, res) => {
     res.status(await route.handle(req.webhook, req.webhookId)).end();
   });
@@ -43,8 +43,9 @@ export async function serveFastify(
   options: Omit<FastifyWebhookOptions, 'routes'>,
   route: RouteSpy,
   inRoutes?: (webhooks: FastifyInstance) => void,
+  framework = Fastify,
 ): Promise<ServedApp> {
-  const app = Fastify();
+  const app = framework();
   await app.register(
     fastifyWebhook({
       ...options,

@@ -1,0 +1,174 @@
+/**
+ * Installs the packed tarball next to each framework a receiver runs on,
+ * with a plain `npm install` (no peer-dependency flags), as a user would:
+ * Express 4 and 5, Fastify 4 and 5, NestJS. In each project it compiles the
+ * host's example from examples/ with tsc against the installed types, starts
+ * it, and sends it one signed event and one tampered copy: the event must
+ * reach the handler once and the copy be refused 400 invalid_signature.
+ * Expects a fresh build in dist/.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { sign } from '../../src/index.js';
+import { PACKAGE_ROOT, packTarball } from './pack.js';
+
+interface Host {
+  readonly name: string;
+  /** Installed beside the tarball, types included as a TypeScript user would have them. */
+  readonly packages: readonly string[];
+  /** Files of examples/ that run on this host. */
+  readonly examples: readonly string[];
+  /** Compile with the decorator options NestJS projects use. */
+  readonly decorators?: boolean;
+}
+
+const NODE_TYPES = '@types/node@20';
+const HOSTS: readonly Host[] = [
+  { name: 'express 4', packages: ['express@4', '@types/express@4', NODE_TYPES], examples: ['express.ts', 'express-global-parser.ts'] },
+  { name: 'express 5', packages: ['express@5', '@types/express@5', NODE_TYPES], examples: ['express.ts', 'express-global-parser.ts'] },
+  { name: 'fastify 4', packages: ['fastify@4', NODE_TYPES], examples: ['fastify.ts'] },
+  { name: 'fastify 5', packages: ['fastify@5', NODE_TYPES], examples: ['fastify.ts'] },
+  {
+    name: 'nestjs',
+    packages: [
+      '@nestjs/core@12',
+      '@nestjs/common@12',
+      '@nestjs/platform-express@12',
+      'reflect-metadata',
+      'rxjs',
+      '@types/express@5',
+      NODE_TYPES,
+    ],
+    examples: ['nest.ts'],
+    decorators: true,
+  },
+];
+
+const run = promisify(execFile);
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+let passed = 0;
+let failed = 0;
+
+function check(label: string, ok: boolean, detail = ''): boolean {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${label}${detail && !ok ? `\n${detail.trimEnd()}` : ''}`);
+  return ok;
+}
+
+const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+/** Runs a command in `cwd`; answers its output, or the error's, and whether it exited 0. */
+async function attempt(command: string, args: readonly string[], cwd: string, timeout: number): Promise<{ ok: boolean; output: string }> {
+  try {
+    const { stdout, stderr } = await run(command, args, { cwd, timeout, maxBuffer: 16 * 1024 * 1024 });
+    return { ok: true, output: stdout + stderr };
+  } catch (error) {
+    const { stdout = '', stderr = '', message } = error as { stdout?: string; stderr?: string; message: string };
+    return { ok: false, output: `${message}\n${stdout}${stderr}` };
+  }
+}
+
+/** Installs the tarball and the host's packages into the empty `project` with a plain `npm install`. */
+async function install(host: Host, tarball: string, project: string): Promise<boolean> {
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
+  const started = performance.now();
+  const { ok, output } = await attempt('npm', ['install', '--no-audit', '--no-fund', tarball, ...host.packages], project, 300_000);
+  const installed = ok ? ` -> ${host.packages.map((spec) => installedVersion(project, spec)).join(' ')}` : '';
+  return check(`${host.name}: npm install ${host.packages.join(' ')}${installed} (${seconds(started)})`, ok, output);
+}
+
+/** `name@version` of what `spec` installed in `project`. */
+function installedVersion(project: string, spec: string): string {
+  const name = spec.replace(/(?<=.)@[^@]*$/, '');
+  const { version } = JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+  return `${name}@${version}`;
+}
+
+/** Compiles the examples with the project's own types; the output goes beside them as .js. */
+async function compile(host: Host, project: string): Promise<boolean> {
+  for (const example of host.examples) copyFileSync(join(PACKAGE_ROOT, 'examples', example), join(project, example));
+  const tsc = join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc');
+  const options = ['--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--types', 'node'];
+  if (host.decorators) options.push('--experimentalDecorators', '--emitDecoratorMetadata');
+  const started = performance.now();
+  const { ok, output } = await attempt(process.execPath, [tsc, ...options, ...host.examples], project, 180_000);
+  return check(`${host.name}: tsc ${host.examples.join(' ')} (${seconds(started)})`, ok, output);
+}
+
+/** Starts a compiled example on a free port; answers its URL and a way to stop it that yields all it printed. */
+async function start(project: string, file: string): Promise<{ url: string; stop: () => Promise<string> }> {
+  const child = spawn(process.execPath, [file], { cwd: project, env: { ...process.env, PORT: '0', WEBHOOK_SECRET: secret } });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = once(child, 'close');
+  const stop = async (): Promise<string> => {
+    if (child.exitCode === null) child.kill();
+    await exited;
+    return output;
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+    if (url !== undefined) return { url, stop };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${file} did not start:\n${await stop()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Sends one signed event and one tampered copy to the running example. */
+async function exercise(label: string, project: string, example: string): Promise<void> {
+  const id = `evt_${randomBytes(6).toString('hex')}`;
+  const body = JSON.stringify({ id, type: 'call.missed', created_at: new Date().toISOString(), data: { object: { id: 'call_1' } } });
+  const headers = { 'content-type': 'application/json', ...sign(body, { id, timestamp: Math.floor(Date.now() / 1000), secret }) };
+  let receiver: Awaited<ReturnType<typeof start>>;
+  try {
+    receiver = await start(project, example.replace(/\.ts$/, '.js'));
+  } catch (error) {
+    check(`${label}: starts`, false, String(error));
+    return;
+  }
+  try {
+    // The service gives up on an attempt after 10 s.
+    const post = (sent: string): Promise<Response> =>
+      fetch(receiver.url, { method: 'POST', body: sent, headers, signal: AbortSignal.timeout(10_000) });
+    const signed = await post(body);
+    check(`${label}: signed event answered ${signed.status}`, signed.status >= 200 && signed.status < 300);
+    const tampered = await post(body.replace('call_1', 'call_2'));
+    const { error } = (await tampered.json().catch(() => ({}))) as { error?: { code?: string } };
+    const refused = tampered.status === 400 && error?.code === 'invalid_signature';
+    check(`${label}: tampered copy answered ${tampered.status} ${error?.code}`, refused);
+  } finally {
+    const output = await receiver.stop();
+    const handled = output.split('\n').filter((line) => line.includes(`received call.missed ${id}`)).length;
+    check(`${label}: handler ran ${handled} time(s)`, handled === 1, output);
+  }
+}
+
+/** Installs, compiles and exercises one host in a temporary project. */
+async function tryHost(host: Host, tarball: string): Promise<void> {
+  const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-host-'));
+  try {
+    if (!(await install(host, tarball, project)) || !(await compile(host, project))) return;
+    for (const example of host.examples) await exercise(`${host.name}: ${example}`, project, example);
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
+}
+
+const started = performance.now();
+const { tarball } = packTarball();
+// Hosts side by side: one's install waits on the network while another compiles.
+const runs = await Promise.allSettled(HOSTS.map((host) => tryHost(host, tarball)));
+for (const [i, result] of runs.entries()) {
+  if (result.status === 'rejected') check(`${HOSTS[i]!.name}: ran to the end`, false, String(result.reason));
+}
+console.log(`took ${seconds(started)}`);
+console.log(`hosts: ${passed} passed, ${failed} failed`);
+if (failed > 0) process.exitCode = 1;
