@@ -1,6 +1,7 @@
 /**
- * The bin from the packed tarball, run as `npx svc-webhooks` in a project that
- * installed it: check grades the example receivers and receivers written
+ * The bin from the packed tarball, run in a project that installed it (the
+ * examples' checks and the help through `npx svc-webhooks`, the rest through
+ * the bin npm linked, which npx would run): check grades the example receivers and receivers written
  * without this library; send and sign agree with an HMAC computed here with
  * node:crypto alone; verify names the cause of each fixtures/cli request.
  * Tests run concurrently: the slow ones wait out the 10 s answer window.
@@ -12,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CLI_FIXTURES_DIR, type CliCase } from '../../fixtures/cli/cases.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { EXAMPLES, startExample } from './example-receivers.js';
@@ -21,6 +22,9 @@ import { installPackedCli, type CliRun, type PackedCli } from './packed-cli.js';
 
 const SECRET = `whsec_${Buffer.from('packed-cli-test-secret-012345678').toString('base64')}`;
 const OLD_SECRET = `whsec_${Buffer.from('packed-cli-test-secret-rotated-0').toString('base64')}`;
+
+// Most tests wait on a subprocess or a receiver's clock, not the CPU: let them all run at once.
+vi.setConfig({ maxConcurrency: 10 });
 
 let cli: PackedCli;
 const scratch = mkdtempSync(join(tmpdir(), 'svc-webhooks-cli-test-'));
@@ -58,8 +62,8 @@ const REFUSAL_CHECKS = [
 ];
 const ACCEPTANCE_CHECKS = ['valid_event', 'rotated_signatures', 'unknown_type', 'redelivery', 'concurrent_copies'];
 
-async function checkJson(url: string): Promise<{ run: CliRun; report: CheckReport; failing: string[] }> {
-  const run = await cli.run(['check', url, '--secret', SECRET, '--json']);
+async function checkJson(url: string, through: 'bin' | 'npx' = 'bin'): Promise<{ run: CliRun; report: CheckReport; failing: string[] }> {
+  const run = await (through === 'npx' ? cli.npx : cli.run)(['check', url, '--secret', SECRET, '--json']);
   const report = JSON.parse(run.stdout) as CheckReport;
   return { run, report, failing: report.checks.filter((check) => !check.passed).map((check) => check.id) };
 }
@@ -84,7 +88,7 @@ describe.concurrent('svc-webhooks check', () => {
   it.each(EXAMPLES)('passes the receiver of examples/%s.ts', async (name) => {
     const example = await startExample(name, SECRET);
     try {
-      const { run, report, failing } = await checkJson(example.url);
+      const { run, report, failing } = await checkJson(example.url, 'npx');
       expect(failing).toEqual([]);
       expect(report.checks.map((check) => check.id)).toEqual(['valid_event', ...REFUSAL_CHECKS, ...ACCEPTANCE_CHECKS.slice(1)]);
       expect(run.code).toBe(0);
@@ -158,6 +162,19 @@ async function recordingReceiver(answers: readonly ({ status: number; code?: str
   return { url, received, close: () => closeServer(server) };
 }
 
+/** Runs `test` against a recording receiver, closed afterwards. */
+async function withRecordingReceiver(
+  answers: Parameters<typeof recordingReceiver>[0],
+  test: (receiver: Awaited<ReturnType<typeof recordingReceiver>>) => Promise<void>,
+): Promise<void> {
+  const receiver = await recordingReceiver(answers);
+  try {
+    await test(receiver);
+  } finally {
+    await receiver.close();
+  }
+}
+
 /** Checks a request with node:crypto alone: any v1 entry matching `secret`. */
 function expectSignedBy(request: Received, secret: string): void {
   const id = String(request.headers['webhook-id']);
@@ -167,25 +184,21 @@ function expectSignedBy(request: Received, secret: string): void {
 
 describe.concurrent('svc-webhooks send', () => {
   it('counts an attempt unanswered after 10 s as failed', async () => {
-    const receiver = await recordingReceiver([null]);
-    try {
-      const run = await cli.run(['send', receiver.url, '--secret', SECRET]);
+    await withRecordingReceiver([null], async ({ url }) => {
+      const run = await cli.run(['send', url, '--secret', SECRET]);
       expect(run.stdout).toMatch(/^attempt 1: no answer within 10 s \(\d+ ms\)$/m);
       expect(run.code).toBe(1);
-    } finally {
-      await receiver.close();
-    }
+    });
   }, 30_000);
 
   it('delivers an event that an independent HMAC accepts, its envelope id equal to webhook-id', async () => {
-    const receiver = await recordingReceiver([{ status: 204 }]);
     const dataFile = join(scratch, 'data.json');
     writeFileSync(dataFile, JSON.stringify({ object: { id: 'call_01JD2W5E3G8Q7ZC1XK9M4T6V0B' }, direction: 'inbound' }));
-    try {
-      const run = await cli.run(['send', receiver.url, '--secret', SECRET, '--type', 'call.missed', '--data', `@${dataFile}`, '--id', 'msg_send_1']);
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const run = await cli.run(['send', url, '--secret', SECRET, '--type', 'call.missed', '--data', `@${dataFile}`, '--id', 'msg_send_1']);
       expect(run.code).toBe(0);
-      expect(receiver.received).toHaveLength(1);
-      const [request] = receiver.received;
+      expect(received).toHaveLength(1);
+      const [request] = received;
       expect(request!.headers['webhook-id']).toBe('msg_send_1');
       expect(request!.headers['content-type']).toBe('application/json');
       expect(Math.abs(Number(request!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
@@ -193,17 +206,14 @@ describe.concurrent('svc-webhooks send', () => {
       const envelope = JSON.parse(request!.body.toString()) as Record<string, unknown>;
       expect(envelope).toMatchObject({ id: 'msg_send_1', type: 'call.missed', data: { object: { id: 'call_01JD2W5E3G8Q7ZC1XK9M4T6V0B' }, direction: 'inbound' } });
       expect(run.stdout).toMatch(/^attempt 1: 204 \(\d+ ms\)$/m);
-    } finally {
-      await receiver.close();
-    }
+    });
   }, 30_000);
 
   it('by default sends webhook.test under a new msg_ id, signed with each secret given', async () => {
-    const receiver = await recordingReceiver([{ status: 200 }]);
-    try {
-      const run = await cli.run(['send', receiver.url, '--secret', OLD_SECRET, '--secret', SECRET]);
+    await withRecordingReceiver([{ status: 200 }], async ({ url, received }) => {
+      const run = await cli.run(['send', url, '--secret', OLD_SECRET, '--secret', SECRET]);
       expect(run.code).toBe(0);
-      const [request] = receiver.received;
+      const [request] = received;
       const envelope = JSON.parse(request!.body.toString()) as { id: string; type: string; data: { object: { id: unknown } } };
       expect(envelope.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(request!.headers['webhook-id']).toBe(envelope.id);
@@ -212,46 +222,41 @@ describe.concurrent('svc-webhooks send', () => {
       expect(v1Entries(request!.headers['webhook-signature'])).toHaveLength(2);
       expectSignedBy(request!, OLD_SECRET);
       expectSignedBy(request!, SECRET);
-    } finally {
-      await receiver.close();
-    }
+    });
   }, 30_000);
 
   it('retries a failed attempt with backoff under the same webhook-id, one line per attempt', async () => {
-    const receiver = await recordingReceiver([{ status: 503, code: 'dedup_unavailable' }, { status: 409, code: 'delivery_in_progress' }, { status: 204 }]);
-    try {
-      const run = await cli.run(['send', receiver.url, '--secret', SECRET, '--retries', '5']);
+    const answers = [{ status: 503, code: 'dedup_unavailable' }, { status: 409, code: 'delivery_in_progress' }, { status: 204 }];
+    await withRecordingReceiver(answers, async ({ url, received }) => {
+      const run = await cli.run(['send', url, '--secret', SECRET, '--retries', '5']);
       expect(run.code).toBe(0);
       expect(run.stdout.split('\n').filter((line) => line.startsWith('attempt'))).toEqual([
         expect.stringMatching(/^attempt 1: 503 dedup_unavailable \(\d+ ms\), retrying in 1 s$/),
         expect.stringMatching(/^attempt 2: 409 delivery_in_progress \(\d+ ms\), retrying in 2 s$/),
         expect.stringMatching(/^attempt 3: 204 \(\d+ ms\)$/),
       ]);
-      expect(new Set(receiver.received.map((request) => request.headers['webhook-id'])).size).toBe(1);
-      expect(new Set(receiver.received.map((request) => request.body.toString())).size).toBe(1);
-      for (const request of receiver.received) expectSignedBy(request, SECRET);
-    } finally {
-      await receiver.close();
-    }
+      expect(new Set(received.map((request) => request.headers['webhook-id'])).size).toBe(1);
+      expect(new Set(received.map((request) => request.body.toString())).size).toBe(1);
+      for (const request of received) expectSignedBy(request, SECRET);
+    });
   }, 30_000);
 
   it('exits 1 when the last retry fails too', async () => {
-    const receiver = await recordingReceiver([{ status: 400, code: 'invalid_signature' }]);
-    try {
-      const run = await cli.run(['send', receiver.url, '--secret', SECRET, '--retries', '1']);
-      expect(receiver.received).toHaveLength(2);
+    await withRecordingReceiver([{ status: 400, code: 'invalid_signature' }], async ({ url, received }) => {
+      const run = await cli.run(['send', url, '--secret', SECRET, '--retries', '1']);
+      expect(received).toHaveLength(2);
       expect(run.stdout).toMatch(/^attempt 2: 400 invalid_signature \(\d+ ms\)$/m);
       expect(run.stderr).toContain('not delivered');
       expect(run.code).toBe(1);
-    } finally {
-      await receiver.close();
-    }
+    });
   }, 30_000);
 
   it('reports a refused connection', async () => {
-    const receiver = await recordingReceiver([{ status: 204 }]);
-    await receiver.close();
-    const run = await cli.run(['send', receiver.url, '--secret', SECRET]);
+    let closedUrl = '';
+    await withRecordingReceiver([], async ({ url }) => {
+      closedUrl = url;
+    });
+    const run = await cli.run(['send', closedUrl, '--secret', SECRET]);
     expect(run.stdout).toMatch(/^attempt 1: connection failed \(ECONNREFUSED\) \(\d+ ms\)$/m);
     expect(run.code).toBe(1);
   }, 30_000);
@@ -336,11 +341,11 @@ describe.concurrent('svc-webhooks verify', () => {
   });
 });
 
-it('prints help for each command and exits 2 on a usage mistake', async () => {
+it('npx svc-webhooks prints help for each command and exits 2 on a usage mistake', async () => {
   const runs = await Promise.all([
-    cli.run(['--help']),
-    ...['send', 'check', 'sign', 'verify'].map((command) => cli.run([command, '--help'])),
-    cli.run(['send', '--secret', SECRET]),
+    cli.npx(['--help']),
+    ...['send', 'check', 'sign', 'verify'].map((command) => cli.npx([command, '--help'])),
+    cli.npx(['send', '--secret', SECRET]),
   ]);
   expect(runs[0]!.stdout).toMatch(/^Usage: svc-webhooks <command>/);
   for (const [i, command] of ['send', 'check', 'sign', 'verify'].entries()) {

@@ -1,7 +1,7 @@
 /**
  * The bin as a user gets it: the package's sources copied aside, built with
  * its own build script, packed, installed from the tarball into a new project,
- * and run there as `npx svc-webhooks`. The work tree's dist/ is left alone.
+ * and run there as npm linked its bin. The work tree's dist/ is left alone.
  */
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -19,8 +19,13 @@ export interface CliRun {
 }
 
 export interface PackedCli {
-  /** Runs `npx svc-webhooks …args` in the project; `input` is its standard input (empty if absent). */
+  /**
+   * Runs the bin npm linked in the project (node_modules/.bin/svc-webhooks,
+   * through its shebang); `input` is its standard input (empty if absent).
+   */
   run(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
+  /** The same through `npx svc-webhooks …args`, which finds that link (and costs an npm start-up). */
+  npx(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
   /** Removes the temporary directories. */
   dispose(): void;
 }
@@ -42,8 +47,9 @@ export async function installPackedCli(): Promise<PackedCli> {
     throw error;
   }
   return {
+    run: (args, input) => runProcess(join(project, 'node_modules/.bin/svc-webhooks'), args, project, input),
     // --no: never fetch a package of that name from the registry if the bin were missing.
-    run: (args, input) => runProcess('npx', ['--no', '--', 'svc-webhooks', ...args], project, input),
+    npx: (args, input) => runProcess('npx', ['--no', '--', 'svc-webhooks', ...args], project, input),
     dispose() {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     },
