@@ -5,7 +5,7 @@
  */
 
 /** How long the service waits for a 2xx (spec sections 6 and 8). */
-export const ANSWER_WINDOW_MS = 10_000;
+const ANSWER_WINDOW_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
 
 /** What one attempt got. */

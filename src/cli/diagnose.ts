@@ -8,9 +8,9 @@ import { WebhookVerificationError } from '../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
 import { computeSignature, hasMatchingSignature } from '../core/signature.js';
 import { verifyDelivery } from '../core/verify.js';
+import { HEADER_NAMES } from './header-lines.js';
 import { bodyVariants, keyVariants, type BodyChange, type KeyMistake } from './variants.js';
 
-export const HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 export const TOLERANCE_SECONDS = 300;
 // As the core reads the timestamp: digits only.
 const SECONDS = /^\d{1,15}$/;

@@ -1,5 +1,8 @@
 import { UsageError } from './args.js';
 
+/** The three headers of a signed request (spec section 5). */
+export const HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+
 /** Request headers by lower-case name, each with every value it was given. */
 export type HeaderLists = Record<string, string[]>;
 

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { sign } from '../core/sign.js';
 import { deliver, delivered, describeAttempt, post, type Attempt } from './deliver.js';
 import { defaultData, eventEnvelope, newId } from './event-envelope.js';
+import { HEADER_NAMES } from './header-lines.js';
 
 /** The receiver under test. */
 export interface Target {
@@ -33,7 +34,6 @@ interface ReceiverCheck {
   run(target: Target): Promise<CheckOutcome>;
 }
 
-const HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 const SIX_MINUTES = 6 * 60;
 // Retries of the concurrent copies: short, since each copy's rival settles in well under 10 s.
 const COPY_RETRIES = 3;
@@ -105,7 +105,7 @@ function refusal(id: string, check: string, spec: () => EventSpec): ReceiverChec
 
 const randomSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
-export const RECEIVER_CHECKS: readonly ReceiverCheck[] = [
+const RECEIVER_CHECKS: readonly ReceiverCheck[] = [
   {
     id: 'valid_event',
     check: 'A valid event is answered 2xx within 10 s',
