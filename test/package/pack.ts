@@ -7,13 +7,14 @@ import { join } from 'node:path';
 export const PACKAGE_ROOT = new URL('../..', import.meta.url).pathname;
 
 /**
- * Packs the package as `npm publish` would, into a new temporary directory.
- * Returns the tarball's path and the package name. Build first: packing does not.
+ * Packs the package at `root` as `npm publish` would, into a new temporary
+ * directory. Returns the tarball's path and the package name. Build first:
+ * packing does not.
  */
-export function packTarball(): { tarball: string; name: string } {
+export function packTarball(root = PACKAGE_ROOT): { tarball: string; name: string } {
   const destination = mkdtempSync(join(tmpdir(), 'svc-webhooks-pack-'));
   const output = execFileSync('npm', ['pack', '--json', '--pack-destination', destination], {
-    cwd: PACKAGE_ROOT,
+    cwd: root,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });

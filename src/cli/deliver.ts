@@ -1,0 +1,96 @@
+/**
+ * One webhook delivery as the service makes it: a POST that counts as failed
+ * unless a 2xx arrives within 10 seconds (spec section 6), retried with
+ * backoff under the same webhook-id.
+ */
+
+/** How long the service waits for a 2xx (spec sections 6 and 8). */
+const ANSWER_WINDOW_MS = 10_000;
+const MAX_BACKOFF_MS = 30_000;
+
+/** What one attempt got. */
+export interface Attempt {
+  /** Milliseconds from sending to the end of the answer, or to giving up. */
+  readonly ms: number;
+  /** The HTTP status; absent when no answer came. */
+  readonly status?: number;
+  /** `error.code` of a JSON answer (the spec's error envelope), when it has one. */
+  readonly errorCode?: string;
+  /** Why no answer came: the window ran out, or the connection failed. */
+  readonly failure?: string;
+}
+
+/** Whether the sender counts the attempt as delivered. */
+export function delivered(attempt: Attempt): boolean {
+  return attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
+}
+
+/** One attempt: POST `body` with `headers`, abandoned at the 10 s window. */
+export async function post(url: string, body: string, headers: Readonly<Record<string, string>>): Promise<Attempt> {
+  const started = performance.now();
+  const elapsed = (): number => Math.round(performance.now() - started);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ANSWER_WINDOW_MS);
+  try {
+    const response = await fetch(url, { method: 'POST', body, headers, redirect: 'manual', signal: controller.signal });
+    const text = await response.text();
+    const errorCode = errorCodeOf(text);
+    return { ms: elapsed(), status: response.status, ...(errorCode === undefined ? {} : { errorCode }) };
+  } catch (error) {
+    if (controller.signal.aborted) return { ms: elapsed(), failure: `no answer within ${ANSWER_WINDOW_MS / 1000} s` };
+    const cause = (error as { cause?: { code?: unknown } }).cause;
+    const code = typeof cause?.code === 'string' ? cause.code : (error as Error).message;
+    return { ms: elapsed(), failure: `connection failed (${code})` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function errorCodeOf(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What an attempt got, in a few words: `503 service_unavailable (8 ms)`. */
+export function describeAttempt(attempt: Attempt): string {
+  if (attempt.status === undefined) return `${attempt.failure} (${attempt.ms} ms)`;
+  return `${attempt.status}${attempt.errorCode === undefined ? '' : ` ${attempt.errorCode}`} (${attempt.ms} ms)`;
+}
+
+/** A delivery to make, attempt after attempt. */
+export interface DeliveryPlan {
+  readonly url: string;
+  readonly body: string;
+  /** The headers of one attempt: signed afresh each time, always with the same webhook-id. */
+  readonly headers: () => Readonly<Record<string, string>>;
+  /** How many times a failed attempt is retried. */
+  readonly retries: number;
+  /** The wait before the first retry, doubled for each next one (up to 30 s). */
+  readonly backoffMs: number;
+  /**
+   * Whether a failed attempt is retried, retries left.
+   * @default every failed attempt
+   */
+  readonly retryIf?: (attempt: Attempt) => boolean;
+  /** Told of each attempt as it ends, with the wait before the next one (absent when none follows). */
+  readonly onAttempt?: (attempt: Attempt, number: number, nextInMs: number | undefined) => void;
+}
+
+/** Makes the delivery; answers every attempt, the last one delivered or out of retries. */
+export async function deliver(plan: DeliveryPlan): Promise<Attempt[]> {
+  const { retryIf = () => true } = plan;
+  const attempts: Attempt[] = [];
+  for (;;) {
+    const attempt = await post(plan.url, plan.body, plan.headers());
+    attempts.push(attempt);
+    const retry = !delivered(attempt) && attempts.length <= plan.retries && retryIf(attempt);
+    const waitMs = retry ? Math.min(plan.backoffMs * 2 ** (attempts.length - 1), MAX_BACKOFF_MS) : undefined;
+    plan.onAttempt?.(attempt, attempts.length, waitMs);
+    if (waitMs === undefined) return attempts;
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The bin as a user gets it: the package's sources copied aside, built with
+ * its own build script, packed, installed from the tarball into a new project,
+ * and run there as npm linked its bin. The work tree's dist/ is left alone.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { PACKAGE_ROOT, packTarball } from '../package/pack.js';
+
+const SOURCES = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.build-cjs.json', 'src', 'adapters'];
+
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface PackedCli {
+  /**
+   * Runs the bin npm linked in the project (node_modules/.bin/svc-webhooks,
+   * through its shebang); `input` is its standard input (empty if absent).
+   */
+  run(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
+  /** The same through `npx svc-webhooks …args`, which finds that link (and costs an npm start-up). */
+  npx(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
+  /** Removes the temporary directories. */
+  dispose(): void;
+}
+
+export async function installPackedCli(): Promise<PackedCli> {
+  const stage = mkdtempSync(join(tmpdir(), 'svc-webhooks-stage-'));
+  const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-cli-'));
+  const dirs = [stage, project];
+  try {
+    for (const source of SOURCES) cpSync(join(PACKAGE_ROOT, source), join(stage, source), { recursive: true });
+    symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: stage });
+    const { tarball } = packTarball(stage);
+    dirs.push(dirname(tarball));
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'receiver-ci', private: true }));
+    await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: project });
+  } catch (error) {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    run: (args, input) => runProcess(join(project, 'node_modules/.bin/svc-webhooks'), args, project, input),
+    // --no: never fetch a package of that name from the registry if the bin were missing.
+    npx: (args, input) => runProcess('npx', ['--no', '--', 'svc-webhooks', ...args], project, input),
+    dispose() {
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function runProcess(command: string, args: readonly string[], cwd: string, input: string | Buffer = ''): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
