@@ -3,7 +3,8 @@
  * reads the raw body itself, verifies it, and hands the route `req.webhook`
  * (the typed event) and `req.webhookId` (the verified `webhook-id`). A refused
  * request is answered here with `{ error: { code, message } }` and the route
- * never runs.
+ * never runs. With `on`, it runs the handler of the event's type and answers
+ * every request itself: no route is needed.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { WebhookVerificationError } from '../src/core/errors.js';
@@ -12,8 +13,10 @@ import type { WebhookPayload } from '../src/core/payload.js';
 import { bodyRefusal, SenderGoneError, type BodyLimits } from '../src/receive/body-limits.js';
 import { checkOnErrorOptions, runOnError, type OnErrorOptions } from '../src/receive/on-error.js';
 import { readNodeBody } from '../src/receive/read-node-body.js';
+import type { EventSchemas, HandlerOptions } from '../src/receive/event-handlers.js';
+import { createHandlingReceiver } from '../src/receive/handling-receiver.js';
 import { rawBodyLeftByParser } from '../src/receive/raw-body-left-by-parser.js';
-import { createReceiver, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
+import type { ReceiverOptions, WebhookResponse } from '../src/receive/receiver.js';
 import { responseEnded } from '../src/receive/response-ended.js';
 import { settleWhenEnded } from '../src/receive/settle-when-ended.js';
 
@@ -28,18 +31,20 @@ declare global {
   }
 }
 
-export interface ExpressWebhookOptions extends ReceiverOptions, OnErrorOptions {
+export interface ExpressWebhookOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {
   /**
    * Answers a refused request instead of the default JSON response: it must
    * end the response (or hand over with `next(error)`) within
-   * `onErrorTimeoutMs`. The route is not called either way.
+   * `onErrorTimeoutMs`. The route is not called either way. With `on`, the
+   * handlers' refusals (`handler_failed`, `invalid_event_data`,
+   * `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
   readonly onError?: (error: WebhookVerificationError, req: Request, res: Response, next: NextFunction) => void | Promise<void>;
 }
 
-export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
-  const receiver = createReceiver(options);
+export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebhookOptions<S>): RequestHandler {
+  const receiver = createHandlingReceiver(options);
   const { onError } = options;
   const onErrorTimeoutMs = checkOnErrorOptions(options);
 

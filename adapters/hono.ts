@@ -3,17 +3,21 @@
  * the raw body and sets `c.var.webhook` (the typed event) and
  * `c.var.webhookId` (the verified `webhook-id`). Hono caches the body, so the
  * route may still read it. A refused request is answered here with
- * `{ error: { code, message } }` and the route never runs.
+ * `{ error: { code, message } }` and the route never runs. With `on`, it runs
+ * the handler of the event's type and answers every request itself: no route
+ * is needed.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import { bodyRefusal, SenderGoneError, type BodyLimits } from '../src/receive/body-limits.js';
 import { checkOnErrorOptions, runOnError, type OnErrorOptions } from '../src/receive/on-error.js';
 import { readWebBody } from '../src/receive/read-web-body.js';
-import { createReceiver, type ReceiverOptions, type WebhookResponse } from '../src/receive/receiver.js';
+import type { EventSchemas, HandlerOptions } from '../src/receive/event-handlers.js';
+import { createHandlingReceiver } from '../src/receive/handling-receiver.js';
+import type { ReceiverOptions, WebhookResponse } from '../src/receive/receiver.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -24,17 +28,19 @@ declare module 'hono' {
   }
 }
 
-export interface HonoWebhookOptions extends ReceiverOptions, OnErrorOptions {
+export interface HonoWebhookOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {
   /**
    * Answers a refused request instead of the default JSON response, within
-   * `onErrorTimeoutMs`. The route is not called either way.
+   * `onErrorTimeoutMs`. The route is not called either way. With `on`, the
+   * handlers' refusals (`handler_failed`, `invalid_event_data`,
+   * `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
   readonly onError?: (error: WebhookVerificationError, c: Context) => Response | Promise<Response>;
 }
 
-export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
-  const receiver = createReceiver(options);
+export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookOptions<S>): MiddlewareHandler {
+  const receiver = createHandlingReceiver(options);
   const { onError } = options;
   const onErrorTimeoutMs = checkOnErrorOptions(options);
 
@@ -43,6 +49,7 @@ export function verifyWebhook(options: HonoWebhookOptions): MiddlewareHandler {
     for (const [name, value] of Object.entries(response.headers)) c.header(name, value);
     const answer = error && onError ? await runOnError(async () => responseOf(await onError(error, c)), onErrorTimeoutMs) : undefined;
     if (answer) return withHeaders(answer.value, response.headers);
+    if (response.body === undefined) return c.body(null, response.status as StatusCode);
     return c.json(response.body, response.status as ContentfulStatusCode);
   };
 

@@ -7,6 +7,7 @@
 import { WebhookVerificationError, type WebhookErrorCode } from '../core/errors.js';
 import { isKnownEventType, type WebhookEvent } from '../core/event.js';
 import { callSafely } from './call-safely.js';
+import { beforeDeadline } from './deadline.js';
 import type { DispatchOptions, EventHandlers, EventSchemas, HandlerContext, HandlerOptions } from './event-handlers.js';
 import { validateEvent } from './event-validation.js';
 import { checkHandlerOptions, type CheckedHandlerOptions, type HandlerRoute } from './handler-options.js';
@@ -38,10 +39,20 @@ export interface Dispatcher {
   /**
    * Dispatches a received delivery under its dedup claim, then settles the
    * claim by the answer's status (done on 204, released otherwise, so the
-   * retry runs the handler again) before returning the answer.
+   * retry runs the handler again) before returning the answer, waiting for
+   * the store at most `SETTLE_WAIT_MS`.
    */
   answer(reception: ProcessReception): Promise<DispatchResult>;
 }
+
+/**
+ * How long an answer waits for the store to record its outcome. A store
+ * answers in milliseconds, and waiting for it means a retry finds the claim
+ * settled and a runtime that stops work once the answer is sent (a Worker)
+ * does not cut the settle off. A store that keeps failing (or retries) must
+ * not hold the answer past the sender's 10 s: the settle goes on unawaited.
+ */
+export const SETTLE_WAIT_MS = 1000;
 
 const HANDLER_FAILED_MESSAGE = 'the handler for this event failed; retry later';
 const UNKNOWN_TYPE_MESSAGE = 'this receiver refuses event types it does not know';
@@ -60,7 +71,7 @@ export function createDispatcher<S extends EventSchemas>(options: HandlerOptions
     async answer(reception) {
       const result = await dispatchEvent(reception.delivery.event);
       // settle reports store failures to onStoreError itself: the handler's answer stands.
-      await reception.settle?.(result.status);
+      if (reception.settle) await beforeDeadline(reception.settle(result.status), SETTLE_WAIT_MS, () => undefined);
       return result;
     },
   };

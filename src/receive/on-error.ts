@@ -3,6 +3,7 @@
  * run so that nothing it does takes the process down or holds a request.
  */
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
+import { beforeDeadline } from './deadline.js';
 
 /** The options every adapter adds to the receiver's for its `onError`. */
 export interface OnErrorOptions {
@@ -41,15 +42,7 @@ export async function runOnError<T>(
     await answered(value);
     return { value };
   })().catch((error: unknown) => report(`failed (${error instanceof Error ? error.message : String(error)})`));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(report(`did not answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([outcome, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return beforeDeadline(outcome, timeoutMs, () => report(`did not answer within ${timeoutMs} ms`));
 }
 
 function report(what: string): undefined {

@@ -56,7 +56,7 @@ export interface ReceiverOptions extends VerifyOptions {
   readonly onStoreError?: (error: unknown) => void;
 }
 
-/** A response the adapter sends as JSON. */
+/** A response the adapter sends: `body` as JSON, or no body when it is `undefined` (a handler's 204). */
 export interface WebhookResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;

@@ -1,21 +1,21 @@
-/** Dispatcher#answer: what the adapters will run for a delivery the receiver let through. */
-import { describe, expect, it, vi } from 'vitest';
+/** Dispatcher#answer: what the adapters run, through createHandlingReceiver, for a delivery the receiver let through. */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createReceiver, type EventSchemas, type HandlerOptions, type ReceiverOptions } from '../../src/index.js';
-import { createDispatcher, type DispatchResult } from '../../src/receive/dispatch.js';
+import type { EventSchemas, HandlerOptions, ReceiverOptions } from '../../src/index.js';
+import { SETTLE_WAIT_MS } from '../../src/receive/dispatch.js';
+import { createHandlingReceiver } from '../../src/receive/handling-receiver.js';
 import type { WebhookResponse } from '../../src/receive/receiver.js';
 import { now, SECRET, signedRequest, type RequestSpec } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 /** A receiver with handlers, as an adapter builds it: one call per delivery, answering what it returns. */
 function handlingReceiver<S extends EventSchemas>(options: Partial<ReceiverOptions> & HandlerOptions<S>) {
-  const receiver = createReceiver({ secret: SECRET, now, ...options });
-  const dispatcher = createDispatcher(options);
-  if (dispatcher === undefined) throw new Error('expected handlers');
-  return async (spec: RequestSpec = {}): Promise<WebhookResponse | DispatchResult> => {
+  const receiver = createHandlingReceiver({ secret: SECRET, now, ...options });
+  return async (spec: RequestSpec = {}): Promise<WebhookResponse> => {
     const request = signedRequest(spec);
     const reception = await receiver.receive(request.body, request.headers);
-    return reception.action === 'respond' ? reception.response : dispatcher.answer(reception);
+    if (reception.action !== 'respond') throw new Error('with on, every delivery is answered');
+    return reception.response;
   };
 }
 
@@ -97,5 +97,54 @@ describe('Dispatcher#answer', () => {
       },
     });
     expect(await deliver()).toMatchObject({ status: 204 });
+  });
+});
+
+describe('Dispatcher#answer and a slow store', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A store whose complete() takes `ms`, and the time its delivery's answer took, once answered. */
+  function slowStore(ms: number) {
+    const dedup = new TestDedupStore();
+    const complete = dedup.complete.bind(dedup);
+    dedup.complete = async (id, token) => {
+      await sleep(ms);
+      return complete(id, token);
+    };
+    let answeredAfter: number | undefined;
+    const started = Date.now();
+    const answer = handlingReceiver({ dedup, on: { 'call.missed': () => {} } })().then((response) => {
+      answeredAfter = Date.now() - started;
+      return response;
+    });
+    return { dedup, answer, answeredAfter: () => answeredAfter };
+  }
+
+  it('answers once the store has recorded the outcome, so a retry then finds it done', async () => {
+    const { dedup, answer, answeredAfter } = slowStore(100);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(answeredAfter()).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await answer).toMatchObject({ status: 204 });
+    expect(answeredAfter()).toBe(100);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('answers after SETTLE_WAIT_MS when the store takes longer (a failing one retrying), and the store still records it', async () => {
+    const { dedup, answer, answeredAfter } = slowStore(60_000);
+    await vi.advanceTimersByTimeAsync(SETTLE_WAIT_MS - 1);
+    expect(answeredAfter()).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await answer).toMatchObject({ status: 204 });
+    expect(answeredAfter()).toBe(SETTLE_WAIT_MS);
+    expect(dedup.stateOf('evt_1')).toBe('leased');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(dedup.stateOf('evt_1')).toBe('done');
   });
 });

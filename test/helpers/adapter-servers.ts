@@ -1,7 +1,8 @@
 /**
  * Each adapter on a real listening server on 127.0.0.1, its webhook route at
- * /webhooks answering the status a `RouteSpy` gives, with the framework's
- * own defaults everywhere else (Hono's error handler, which logs, included).
+ * /webhooks answering the status a `RouteSpy` gives, or, with `on`, the
+ * adapter answering there by itself; the framework's own defaults everywhere
+ * else (Hono's error handler, which logs, included).
  */
 import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
@@ -9,8 +10,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Hono } from 'hono';
 import { createServer, type Server } from 'node:http';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
-import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from '../../adapters/fastify.js';
+import { verifyWebhook as fastifyWebhook, type FastifyHandlersOptions, type FastifyRoutesOptions } from '../../adapters/fastify.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
+import type { EventSchemas } from '../../src/index.js';
 import type { RouteSpy } from './adapter-contract.js';
 import { closeServer, listen } from './http-harness.js';
 
@@ -40,7 +42,7 @@ export function serveHono(options: HonoWebhookOptions, route: RouteSpy): Promise
 
 /** `inRoutes` runs in the plugin's scope before the route is added, as a user's own setup would. */
 export async function serveFastify(
-  options: Omit<FastifyWebhookOptions, 'routes'>,
+  options: Omit<FastifyRoutesOptions, 'routes'>,
   route: RouteSpy,
   inRoutes?: (webhooks: FastifyInstance) => void,
   framework = Fastify,
@@ -55,5 +57,22 @@ export async function serveFastify(
       },
     }),
   );
+  return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };
+}
+
+/** Express with `on`: the middleware alone, no route after it. */
+export function serveExpressHandlers<S extends EventSchemas>(options: ExpressWebhookOptions<S>): Promise<ServedApp> {
+  return serveNode(createServer(express().post('/webhooks', expressWebhook(options))));
+}
+
+/** Hono with `on`: the middleware alone, no handler after it. */
+export function serveHonoHandlers<S extends EventSchemas>(options: HonoWebhookOptions<S>): Promise<ServedApp> {
+  return serveNode(createAdaptorServer({ fetch: new Hono().post('/webhooks', honoWebhook(options)).fetch }) as Server);
+}
+
+/** Fastify with `on`: the plugin registers its route at `path` itself. */
+export async function serveFastifyHandlers<S extends EventSchemas>(options: Omit<FastifyHandlersOptions<S>, 'path'>): Promise<ServedApp> {
+  const app = Fastify();
+  await app.register(fastifyWebhook({ ...options, path: '/webhooks' }));
   return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };
 }

@@ -1,0 +1,77 @@
+/**
+ * `on` on every adapter, over a real listening server: the shared handler
+ * contract per adapter, then what only Fastify has (`path` instead of
+ * `routes`).
+ */
+import Fastify from 'fastify';
+import { describe, expect, it, vi } from 'vitest';
+import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
+import type { WebhookVerificationError } from '../../src/index.js';
+import { CUSTOM_ERROR_STATUS, customErrorBody } from '../helpers/adapter-contract.js';
+import { serveExpressHandlers, serveFastifyHandlers, serveHonoHandlers } from '../helpers/adapter-servers.js';
+import { handlerContract } from '../helpers/handler-contract.js';
+import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+
+const customBody = (error: WebhookVerificationError) => customErrorBody(error.code);
+const broken = (): never => {
+  throw new Error('onError broke');
+};
+
+describe('express adapter with on, over HTTP', () => {
+  handlerContract((options, onError) =>
+    serveExpressHandlers({
+      ...options,
+      onError: onError === 'custom' ? (error, _req, res) => void res.status(CUSTOM_ERROR_STATUS).json(customBody(error)) : onError && broken,
+    }),
+  );
+});
+
+describe('hono adapter with on, over HTTP', () => {
+  handlerContract((options, onError) =>
+    serveHonoHandlers({
+      ...options,
+      onError: onError === 'custom' ? (error) => Response.json(customBody(error), { status: CUSTOM_ERROR_STATUS }) : onError && broken,
+    }),
+  );
+});
+
+describe('fastify adapter with path and on, over HTTP', () => {
+  handlerContract((options, onError) =>
+    serveFastifyHandlers({
+      ...options,
+      on: options.on!,
+      onError:
+        onError === 'custom'
+          ? async (error, _request, reply) => void (await reply.code(CUSTOM_ERROR_STATUS).send(customBody(error)))
+          : onError && broken,
+    }),
+  );
+
+  it("registers its route at path under register's prefix, leaving the app's other routes their JSON parsing", async () => {
+    const handler = vi.fn();
+    const app = Fastify();
+    await app.register(fastifyWebhook({ secret: SECRET, now, path: '/in', on: { 'call.missed': handler } }), { prefix: '/hooks' });
+    app.post('/orders', async (request) => ({ echoed: request.body }));
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { body, headers } = signedRequest();
+      expect((await fetch(`${url}/hooks/in`, { method: 'POST', body, headers })).status).toBe(204);
+      expect(handler).toHaveBeenCalledOnce();
+      const order = await fetch(`${url}/orders`, { method: 'POST', body: '{"sku":"A1"}', headers: { 'content-type': 'application/json' } });
+      expect(await order.json()).toEqual({ echoed: { sku: 'A1' } });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it.each([
+    ['routes with on', { routes: () => {}, on: {} }],
+    ['path without on', { path: '/webhooks' }],
+    ['both routes and path', { routes: () => {}, path: '/webhooks', on: {} }],
+    ['neither routes nor path', {}],
+    ['neither routes nor path, with on', { on: {} }],
+    ['a path that is no string', { path: 42, on: {} }],
+  ])('throws TypeError at creation for %s', (_name, mount) => {
+    expect(() => fastifyWebhook({ secret: SECRET, ...mount } as never)).toThrow(TypeError);
+  });
+});
