@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   delivery_in_progress: 409,
   /** The dedup store failed; the sender should retry so nothing is lost. */
   dedup_unavailable: 503,
+  /** The handler threw: adapters that call it themselves answer this, with a fixed message. */
+  handler_failed: 500,
 } as const;
 
 export type WebhookErrorCode = keyof typeof ERROR_STATUS;

@@ -1,0 +1,35 @@
+/** Helpers for the adapters that call the handler themselves (Fetch, Lambda). */
+import { SECRET, now } from './signed-request.js';
+import { TestDedupStore } from './test-dedup-store.js';
+
+const options = { secret: SECRET, now };
+const handler = (): undefined => undefined;
+
+/** Creation mistakes, each a `TypeError` at `verifyWebhook(options, handler)`. */
+export const creationMistakes: ReadonlyArray<readonly [name: string, options: unknown, handler: unknown]> = [
+  ['no handler', options, undefined],
+  ['an onError that is no function', { ...options, onError: 'log' }, handler],
+  ['an onHandlerError that is no function', { ...options, onHandlerError: 'log' }, handler],
+  ['no secret', {}, handler],
+];
+
+/** A store whose `complete` waits until `open()` is called. */
+export function heldStore(): { dedup: TestDedupStore; open: () => void } {
+  const dedup = new TestDedupStore();
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const complete = dedup.complete.bind(dedup);
+  dedup.complete = async (id, token) => {
+    await opened;
+    return complete(id, token);
+  };
+  return { dedup, open };
+}
+
+/** Whether `promise` has settled once pending I/O callbacks ran. */
+export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(() => (settled = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
