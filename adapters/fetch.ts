@@ -59,11 +59,7 @@ export function verifyWebhook(options: FetchWebhookOptions, handler: FetchWebhoo
 
   return async (request, ...platform) => {
     const result = await handling.handle<Response>({
-      body: () => {
-        if (request.bodyUsed) throw new WebhookVerificationError('body_already_parsed', BODY_USED_MESSAGE);
-        checkDeclaredLength(request.headers.get('content-length'), maxPayloadBytes);
-        return readWebBody(request.body, maxPayloadBytes);
-      },
+      body: () => rawBody(request, maxPayloadBytes),
       headers: request.headers,
       run: async ({ id, timestamp, event }) => responseOrNothing(await handler(event, { id, timestamp, request })),
       statusOf: (response) => response.status,
@@ -74,6 +70,15 @@ export function verifyWebhook(options: FetchWebhookOptions, handler: FetchWebhoo
     if (refusal && onError) return withHeaders(await onError(refusal.error, request), refusal.headers);
     return new Response(response.body ?? null, { status: response.status, headers: response.headers });
   };
+}
+
+/** The raw body, refused past `maxBytes` without ever reading a body of unknown length whole. */
+function rawBody(request: Request, maxBytes: number): Promise<ArrayBuffer> {
+  if (request.bodyUsed) throw new WebhookVerificationError('body_already_parsed', BODY_USED_MESSAGE);
+  const length = request.headers.get('content-length');
+  checkDeclaredLength(length, maxBytes);
+  // A declared length bounds what the server reads, and verification checks the size again.
+  return length === null ? readWebBody(request.body, maxBytes) : request.arrayBuffer();
 }
 
 function responseOrNothing(answer: unknown): Response | undefined {

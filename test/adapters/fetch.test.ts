@@ -170,6 +170,15 @@ describe('fetch adapter', () => {
     expect(route.calls).toEqual([]);
   });
 
+  it('holds a body whose Content-Length understates it to the limit all the same', async () => {
+    const route = new RouteSpy();
+    const { body, headers } = signedRequest({ body: JSON.stringify({ id: 'evt_1', pad: 'x'.repeat(5000) }) });
+    const request = new Request('https://receiver.test/webhooks', { method: 'POST', body, headers: { ...headers, 'content-length': '100' } });
+    const response = await webhookHandler({ options: { ...options, maxPayloadBytes: 4096 }, route })(request);
+    expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([413, 'payload_too_large']);
+    expect(route.calls).toEqual([]);
+  });
+
   it('adds Retry-After to the answer of onError for a delivery in progress', async () => {
     const dedup = new TestDedupStore();
     await dedup.begin('evt_1');
