@@ -1,4 +1,5 @@
 /** Helpers for the adapters that call the handler themselves (Fetch, Lambda). */
+import { expect, vi } from 'vitest';
 import { SECRET, now } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
 
@@ -13,8 +14,14 @@ export const creationMistakes: ReadonlyArray<readonly [name: string, options: un
   ['no secret', {}, handler],
 ];
 
+export interface HeldStore {
+  readonly dedup: TestDedupStore;
+  /** Lets `complete` go on. */
+  open(): void;
+}
+
 /** A store whose `complete` waits until `open()` is called. */
-export function heldStore(): { dedup: TestDedupStore; open: () => void } {
+export function heldStore(): HeldStore {
   const dedup = new TestDedupStore();
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
@@ -24,6 +31,20 @@ export function heldStore(): { dedup: TestDedupStore; open: () => void } {
     return complete(id, token);
   };
   return { dedup, open };
+}
+
+/**
+ * Checks that `answer`, a delivery of evt_1 on `held`, waits for its claim to
+ * complete: still pending while the store holds `complete`, then resolved
+ * with the claim done. Answers what it resolved to.
+ */
+export async function expectAnswerAfterSettling<T>(held: HeldStore, answer: Promise<T>): Promise<T> {
+  await vi.waitFor(() => expect(held.dedup.stateOf('evt_1')).toBe('leased'));
+  expect(await isSettled(answer)).toBe(false);
+  held.open();
+  const result = await answer;
+  expect(held.dedup.stateOf('evt_1')).toBe('done');
+  return result;
 }
 
 /** Whether `promise` has settled once pending I/O callbacks ran. */
