@@ -59,10 +59,10 @@ export function verifyWebhook(options: FetchWebhookOptions, handler: FetchWebhoo
 
   return async (request, ...platform) => {
     const result = await handling.handle<Response>({
-      body: () => rawBody(request, maxPayloadBytes),
+      body: rawBody(request, maxPayloadBytes),
       headers: request.headers,
       run: async ({ id, timestamp, event }) => responseOrNothing(await handler(event, { id, timestamp, request })),
-      statusOf: (response) => response.status,
+      statusOf,
       waitUntil: waitUntilOf(platform),
     });
     if ('answer' in result) return result.answer;
@@ -73,13 +73,15 @@ export function verifyWebhook(options: FetchWebhookOptions, handler: FetchWebhoo
 }
 
 /** The raw body, refused past `maxBytes` without ever reading a body of unknown length whole. */
-function rawBody(request: Request, maxBytes: number): Promise<ArrayBuffer> {
+async function rawBody(request: Request, maxBytes: number): Promise<ArrayBuffer> {
   if (request.bodyUsed) throw new WebhookVerificationError('body_already_parsed', BODY_USED_MESSAGE);
   const length = request.headers.get('content-length');
   checkDeclaredLength(length, maxBytes);
   // A declared length bounds what the server reads, and verification checks the size again.
   return length === null ? readWebBody(request.body, maxBytes) : request.arrayBuffer();
 }
+
+const statusOf = (response: Response): number => response.status;
 
 function responseOrNothing(answer: unknown): Response | undefined {
   // Duck-typed: a Response of another realm or polyfill is still one.

@@ -70,10 +70,10 @@ export function verifyWebhook(options: LambdaWebhookOptions, handler: LambdaWebh
 
   return async (request, context) => {
     const result = await handling.handle<LambdaWebhookResult>({
-      body: () => bodyOf(request),
+      body: bodyOf(request),
       headers: headersOf(request),
       run: async ({ id, timestamp, event }) => resultOrNothing(await handler(event, { id, timestamp, request, context })),
-      statusOf: (answer) => answer.statusCode,
+      statusOf: statusCodeOf,
     });
     if ('answer' in result) return result.answer;
     const { response, refusal } = result;
@@ -81,6 +81,8 @@ export function verifyWebhook(options: LambdaWebhookOptions, handler: LambdaWebh
     return { statusCode: response.status, ...headersField(response.headers, request), body: response.body ?? '', isBase64Encoded: false };
   };
 }
+
+const statusCodeOf = (result: LambdaWebhookResult): number => result.statusCode;
 
 function bodyOf({ body, isBase64Encoded }: LambdaWebhookEvent): string | Buffer {
   if (body === undefined || body === null) return '';

@@ -19,10 +19,10 @@ export interface DeliveryOptions extends ReceiverOptions {
 /** One request, as an adapter hands it over. */
 export interface DeliveryRequest<A> {
   /**
-   * Reads the raw body. A `WebhookVerificationError` it throws (such as
-   * `payload_too_large`) is answered like any refusal; anything else propagates.
+   * The raw body, or its reading. A `WebhookVerificationError` it rejects with
+   * (such as `payload_too_large`) is answered like any refusal; anything else propagates.
    */
-  readonly body: () => WebhookPayload | Promise<WebhookPayload>;
+  readonly body: WebhookPayload | Promise<WebhookPayload>;
   readonly headers: WebhookHeaders;
   /** Calls the user's code with the verified delivery: its own answer, or `undefined` for 204. */
   readonly run: (delivery: VerifiedDelivery) => A | undefined | Promise<A | undefined>;
@@ -85,7 +85,7 @@ export function createDeliveryHandling(options: DeliveryOptions): DeliveryHandli
     async handle<A>({ body, headers, run, statusOf, waitUntil }: DeliveryRequest<A>): Promise<DeliveryResult<A>> {
       let payload: WebhookPayload;
       try {
-        payload = await body();
+        payload = await body;
       } catch (error) {
         return refused(errorResponse(error), error as WebhookVerificationError);
       }
