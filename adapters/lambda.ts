@@ -114,7 +114,8 @@ function resultOrNothing(answer: unknown): LambdaWebhookResult | undefined {
 
 /** An ALB that sends `multiValueHeaders` takes only those back; every other source takes `headers`. */
 function usesMultiValueHeaders(request: LambdaWebhookEvent): boolean {
-  return 'elb' in request.requestContext && 'multiValueHeaders' in request && request.multiValueHeaders !== undefined;
+  // A hand-made test event may lack the requestContext that AWS always sends.
+  return 'elb' in (request.requestContext ?? {}) && 'multiValueHeaders' in request && request.multiValueHeaders !== undefined;
 }
 
 function headersField(

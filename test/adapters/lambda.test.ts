@@ -109,6 +109,12 @@ describe('lambda adapter', () => {
     expect(ids).toEqual([id]);
   });
 
+  it('takes a hand-made event with nothing but headers and a body', async () => {
+    const { body, headers } = signedRequest();
+    const result = await verifyWebhook(options, () => undefined)({ headers, body } as never, lambdaContext);
+    expect(result).toEqual({ statusCode: 204, headers: {}, body: '', isBase64Encoded: false });
+  });
+
   it('answers a request with no headers and no body 400 missing_header', async () => {
     const event = { ...lambdaEvent('api-gateway-rest', signedRequest()), headers: null, multiValueHeaders: null, body: null };
     const result = await verifyWebhook(options, () => undefined)(event as never, lambdaContext);
