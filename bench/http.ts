@@ -3,10 +3,12 @@
  * route behind verifyWebhook, against the same framework's bare route that
  * reads the raw body and answers 204, and against the bare route plus the
  * least verification work done inline with raw node:crypto (the limit). The
- * Express route is also measured with each dedup store. Each server runs in
- * its own child process (`bench/http.ts serve <case>`) so the load generator
- * does not share its event loop. Every request is a 1 KiB envelope with an
- * event id of its own, so dedup stores see new events, signed at a fixed
+ * Express route is also measured with each dedup store; the Fetch adapter is
+ * served by Node through @hono/node-server, as its bare Fetch route is. Each
+ * server runs in its own child process (`bench/http.ts serve <case>`) so the
+ * load generator does not share its event loop, and reports its own CPU time
+ * (process.cpuUsage) around each run. Every request is a 1 KiB envelope with
+ * an event id of its own, so dedup stores see new events, signed at a fixed
  * time that the receivers' clock (`now`) is pinned to.
  */
 import { Buffer } from 'node:buffer';
@@ -24,6 +26,7 @@ import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import { verifyWebhook as expressWebhook } from '../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../adapters/fastify.js';
+import { verifyWebhook as fetchWebhook } from '../adapters/fetch.js';
 import { verifyWebhook as honoWebhook } from '../adapters/hono.js';
 import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
 import { RedisDedupStore } from '../src/stores/redis-dedup-store.js';
@@ -82,10 +85,15 @@ function expressServer(...route: express.RequestHandler[]): Start {
   return () => listenNode(createServer(app));
 }
 
+/** A Fetch handler served by Node's HTTP server through @hono/node-server. */
+function fetchServer(fetch: (request: Request) => Response | Promise<Response>): Start {
+  return () => listenNode(serveHono({ fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+}
+
 function honoServer(route: (app: Hono) => void): Start {
   const app = new Hono();
   route(app);
-  return () => listenNode(serveHono({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+  return fetchServer(app.fetch);
 }
 
 function fastifyServer(register: (app: FastifyInstance) => unknown): Start {
@@ -108,6 +116,14 @@ function fastifyBare(verify: boolean): Start {
       if (verify) verifyInline((name) => request.headers[name] as string | undefined, request.body as Buffer);
       return noContent(request, reply);
     });
+  });
+}
+
+function fetchBare(verify: boolean): Start {
+  return fetchServer(async (request) => {
+    const body = Buffer.from(await request.arrayBuffer());
+    if (verify) verifyInline((name) => request.headers.get(name) ?? undefined, body);
+    return new Response(null, { status: 204 });
   });
 }
 
@@ -151,6 +167,9 @@ const cases: readonly BenchCase[] = [
     variant: 'verifyWebhook',
     start: honoServer((app) => app.post('/webhooks', honoWebhook(receiverOptions), (c) => c.body(null, 204))),
   },
+  { framework: 'fetch', variant: 'bare', start: fetchBare(false) },
+  { framework: 'fetch', variant: 'limit', start: fetchBare(true) },
+  { framework: 'fetch', variant: 'verifyWebhook', start: fetchServer(fetchWebhook(receiverOptions, () => undefined)) },
   { framework: 'fastify', variant: 'bare', start: fastifyBare(false) },
   { framework: 'fastify', variant: 'limit', start: fastifyBare(true) },
   {
@@ -164,44 +183,78 @@ const cases: readonly BenchCase[] = [
 
 const caseName = (entry: BenchCase): string => `${entry.framework} ${entry.variant}`;
 
-/** Child process: serve one case and print its port. */
+/** Child process: serve one case, print its port, then answer each `cpu` line with its CPU time so far, in µs. */
 async function serveCase(name: string): Promise<void> {
   const entry = cases.find((candidate) => caseName(candidate) === name);
   if (!entry) throw new Error(`no bench case named ${name}`);
   console.log(await entry.start());
+  createInterface({ input: process.stdin }).on('line', () => {
+    const { user, system } = process.cpuUsage();
+    console.log(user + system);
+  });
 }
 
-/** Starts a case's server in a child process; answers its URL and a way to stop it. */
-async function spawnServer(entry: BenchCase): Promise<{ url: string; stop: () => void }> {
+interface BenchServer {
+  readonly url: string;
+  /** The server process's CPU time so far (user and system), in µs. */
+  cpuMicros(): Promise<number>;
+  stop(): void;
+}
+
+/** Starts a case's server in a child process. */
+async function spawnServer(entry: BenchCase): Promise<BenchServer> {
   const script = new URL(import.meta.url).pathname;
   const child = spawn(process.execPath, [...process.execArgv, script, 'serve', caseName(entry)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const [port] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { url: `http://127.0.0.1:${port}/webhooks`, stop: () => child.kill() };
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const nextLine = async (): Promise<string> => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`${caseName(entry)}: the server exited`);
+    return value;
+  };
+  const port = await nextLine();
+  return {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    cpuMicros: async () => {
+      child.stdin.write('cpu\n');
+      return Number(await nextLine());
+    },
+    stop: () => child.kill(),
+  };
 }
 
-async function requestsPerSecond(entry: BenchCase, url: string, duration: number): Promise<number> {
-  const result = await autocannon({ url, method: 'POST', connections: 10, duration, requests: [{ setupRequest: nextRequest }] });
+interface Run {
+  readonly perSecond: number;
+  /** The server's CPU time per request answered, in µs. */
+  readonly cpuPerRequest: number;
+}
+
+async function measure(entry: BenchCase, server: BenchServer, duration: number): Promise<Run> {
+  const cpuBefore = await server.cpuMicros();
+  const result = await autocannon({ url: server.url, method: 'POST', connections: 10, duration, requests: [{ setupRequest: nextRequest }] });
+  const cpu = (await server.cpuMicros()) - cpuBefore;
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${caseName(entry)}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   }
-  return result.requests.average;
+  return { perSecond: result.requests.average, cpuPerRequest: cpu / result.requests.total };
 }
 
 async function main(): Promise<void> {
   console.log(
     `POST of a ${Buffer.byteLength(template)} byte envelope with a new event id each, 10 connections, ` +
-      `best of ${ROUNDS} interleaved runs of ${SECONDS_PER_RUN} s per case\n`,
+      `best of ${ROUNDS} interleaved runs of ${SECONDS_PER_RUN} s per case (the most req/s and, apart, the least server CPU per request)\n`,
   );
   const servers = await Promise.all(cases.map(spawnServer));
   try {
-    for (const [index, entry] of cases.entries()) await requestsPerSecond(entry, servers[index]!.url, WARMUP_SECONDS);
+    for (const [index, entry] of cases.entries()) await measure(entry, servers[index]!, WARMUP_SECONDS);
     // Interleaved rounds and the best run of each: other load on the machine only ever slows a run down.
-    const best = cases.map(() => 0);
+    const best: Run[] = cases.map(() => ({ perSecond: 0, cpuPerRequest: Infinity }));
     for (let round = 0; round < ROUNDS; round++) {
       for (const [index, entry] of cases.entries()) {
-        best[index] = Math.max(best[index]!, await requestsPerSecond(entry, servers[index]!.url, SECONDS_PER_RUN));
+        const run = await measure(entry, servers[index]!, SECONDS_PER_RUN);
+        const { perSecond, cpuPerRequest } = best[index]!;
+        best[index] = { perSecond: Math.max(perSecond, run.perSecond), cpuPerRequest: Math.min(cpuPerRequest, run.cpuPerRequest) };
       }
     }
     printTable(best);
@@ -210,19 +263,19 @@ async function main(): Promise<void> {
   }
 }
 
-function printTable(best: readonly number[]): void {
+function printTable(best: readonly Run[]): void {
   const baseline = (framework: string, variant: string): number | undefined => {
     const index = cases.findIndex((entry) => entry.framework === framework && entry.variant === variant);
-    return index === -1 ? undefined : best[index];
+    return index === -1 ? undefined : best[index]!.perSecond;
   };
   const change = (perSecond: number, base: number | undefined): string =>
     base === undefined ? '' : `${(((perSecond - base) / base) * 100).toFixed(1)}%`;
-  console.log('| framework | route | req/s | vs bare | vs limit |\n|---|---|---:|---:|---:|');
+  console.log('| framework | route | req/s | vs bare | vs limit | server CPU µs/req |\n|---|---|---:|---:|---:|---:|');
   for (const [index, entry] of cases.entries()) {
-    const perSecond = best[index]!;
+    const { perSecond, cpuPerRequest } = best[index]!;
     const vsBare = entry.variant === 'bare' ? '' : change(perSecond, baseline(entry.framework, 'bare'));
     const vsLimit = entry.variant === 'bare' || entry.variant === 'limit' ? '' : change(perSecond, baseline(entry.framework, 'limit'));
-    console.log(`| ${entry.framework} | ${entry.variant} | ${perSecond.toFixed(0)} | ${vsBare} | ${vsLimit} |`);
+    console.log(`| ${entry.framework} | ${entry.variant} | ${perSecond.toFixed(0)} | ${vsBare} | ${vsLimit} | ${cpuPerRequest.toFixed(1)} |`);
   }
 }
 

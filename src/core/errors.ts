@@ -28,7 +28,7 @@ export const ERROR_STATUS = {
   delivery_in_progress: 409,
   /** The dedup store failed; the sender should retry so nothing is lost. */
   dedup_unavailable: 503,
-  /** A handler given in `on` threw or rejected; the sender retries. The error itself is never sent. */
+  /** A handler (given in `on`, or to the Fetch and Lambda entries) threw or rejected; the sender retries. The error itself is never sent. */
   handler_failed: 500,
   /** The event failed the schema given for its type; the sender retries. */
   invalid_event_data: 422,

@@ -1,10 +1,13 @@
 /** The conformance entry for runtimes with a command line: Node, Bun and Deno. */
 import { runCases, type CaseFile } from '../harness.js';
 import { runtimeName } from '../runtime-name.js';
+import { installServer } from '../serve.js';
+import { cliServer } from './cli-servers.js';
 
 export async function main(files: readonly CaseFile[]): Promise<void> {
   const { name, version } = runtimeName();
   console.log(`${name} ${version}`);
+  installServer(cliServer(name));
   const lines = await runCases(name, files);
   for (const line of lines) console.log(line);
 }

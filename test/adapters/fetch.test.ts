@@ -1,0 +1,189 @@
+import { createAdaptorServer } from '@hono/node-server';
+import type { Server } from 'node:http';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { verifyWebhook, type FetchWebhook, type FetchWebhookContext, type FetchWebhookOptions } from '../../adapters/fetch.js';
+import type { WebhookEvent } from '../../src/index.js';
+import {
+  adapterContract,
+  CUSTOM_ERROR_STATUS,
+  customErrorBody,
+  disconnectContract,
+  RouteSpy,
+  type AdapterHarness,
+  type HarnessSpec,
+} from '../helpers/adapter-contract.js';
+import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
+import { NOW_SECONDS, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { TestDedupStore } from '../helpers/test-dedup-store.js';
+
+const options = { secret: SECRET, now } as const;
+
+function webhookHandler({ options, route, customErrors }: HarnessSpec): FetchWebhook {
+  const onError: FetchWebhookOptions['onError'] = customErrors
+    ? (error) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS })
+    : undefined;
+  // The contract's failing route throws on purpose: its report would only be noise here.
+  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id }) => {
+    expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
+    return new Response(null, { status: await route.handle(event, id) });
+  });
+}
+
+/** Serves `handler` with Node's HTTP server, through the Fetch bridge of @hono/node-server. */
+async function nodeServer(handler: FetchWebhook): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createAdaptorServer({ fetch: handler }) as Server;
+  const url = await listen(server);
+  return { url, close: () => closeServer(server) };
+}
+
+async function nodeHarness(spec: HarnessSpec): Promise<AdapterHarness> {
+  const { url, close } = await nodeServer(webhookHandler(spec));
+  return fetchHarness(url, close);
+}
+
+const requestOf = ({ body, headers }: SignedRequest): Request =>
+  new Request('https://receiver.test/webhooks', { method: 'POST', body, headers });
+
+describe('fetch adapter served by Node', () => {
+  adapterContract(nodeHarness);
+  disconnectContract(nodeHarness);
+
+  it('answers 413 while a chunked body past the limit is still being sent', async () => {
+    const route = new RouteSpy();
+    const { url, close } = await nodeServer(webhookHandler({ options: { ...options, maxPayloadBytes: 64 * 1024 }, route }));
+    try {
+      await expect413WhileSending(`${url}/webhooks`, signedRequest().headers);
+      expect(route.calls).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('fetch adapter', () => {
+  it('hands the handler the event, its id and timestamp, and the request; nothing returned answers 204', async () => {
+    const seen: Array<[WebhookEvent, FetchWebhookContext]> = [];
+    const handler = verifyWebhook(options, (event, context) => void seen.push([event, context]));
+    const request = requestOf(signedRequest());
+    const response = await handler(request);
+    expect([response.status, await response.text()]).toEqual([204, '']);
+    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, request }]]);
+  });
+
+  it('sends the handler Response as it is, and settles the claim by its status', async () => {
+    const dedup = new TestDedupStore();
+    const answers = [new Response('later', { status: 503 }), Response.json({ queued: true }, { status: 202, headers: { 'x-queued': 'yes' } })];
+    const handler = verifyWebhook({ ...options, dedup }, () => answers.shift());
+    const first = await handler(requestOf(signedRequest()));
+    expect([first.status, await first.text(), dedup.stateOf('evt_1')]).toEqual([503, 'later', 'absent']);
+    const second = await handler(requestOf(signedRequest()));
+    expect([second.status, second.headers.get('x-queued'), await second.json()]).toEqual([202, 'yes', { queued: true }]);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('waits for the claim to settle before it answers, when the host gives no waitUntil', async () => {
+    const held = heldStore();
+    const handler = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined);
+    // @hono/node-server and Bun pass an extra argument without waitUntil.
+    const response = await expectAnswerAfterSettling(held, handler(requestOf(signedRequest()), { incoming: {} }));
+    expect(response.status).toBe(204);
+  });
+
+  it("answers at once and hands the settling to ctx.waitUntil, a Worker's third argument", async () => {
+    const { dedup, open } = heldStore();
+    const handler = verifyWebhook({ ...options, dedup }, () => undefined);
+    const waiting: Promise<unknown>[] = [];
+    const ctx = {
+      // Checks it is called as a method, as workerd requires.
+      waitUntil(this: unknown, promise: Promise<unknown>) {
+        if (this !== ctx) throw new TypeError('Illegal invocation');
+        waiting.push(promise);
+      },
+    };
+    const response = await handler(requestOf(signedRequest()), { WEBHOOK_SECRET: 'env' }, ctx);
+    expect([response.status, dedup.stateOf('evt_1'), waiting.length]).toEqual([204, 'leased', 1]);
+    open();
+    await waiting[0];
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('answers a throwing handler 500 with a fixed error, releases the claim, and tells onHandlerError', async () => {
+    const dedup = new TestDedupStore();
+    const onHandlerError = vi.fn();
+    const failure = new Error('db password=hunter2 refused');
+    const handler = verifyWebhook({ ...options, dedup, onHandlerError }, async () => {
+      throw failure;
+    });
+    const response = await handler(requestOf(signedRequest()));
+    expect(response.status).toBe(500);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.json()).toEqual({ error: { code: 'handler_failed', message: 'the webhook handler failed' } });
+    expect(onHandlerError).toHaveBeenCalledWith(failure);
+    expect(dedup.stateOf('evt_1')).toBe('absent');
+  });
+
+  it('logs one line for a throwing handler by default', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const handler = verifyWebhook(options, () => {
+        throw new RangeError('out of range');
+      });
+      expect((await handler(requestOf(signedRequest()))).status).toBe(500);
+      expect(log).toHaveBeenCalledTimes(1);
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: the webhook handler failed \(RangeError: out of range\)/);
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  it.each([
+    ['throws', () => {
+      throw new Error('the report failed');
+    }],
+    ['rejects', () => Promise.reject(new Error('the report failed'))],
+  ])('still answers 500 when onHandlerError itself %s', async (_name, onHandlerError) => {
+    const handler = verifyWebhook({ ...options, onHandlerError }, () => {
+      throw new Error('the handler failed');
+    });
+    expect((await handler(requestOf(signedRequest()))).status).toBe(500);
+  });
+
+  it('answers 500 when the handler returns something that is no Response', async () => {
+    const onHandlerError = vi.fn();
+    const handler = verifyWebhook({ ...options, onHandlerError }, (() => ({ ok: true })) as never);
+    expect((await handler(requestOf(signedRequest()))).status).toBe(500);
+    expect(onHandlerError.mock.calls[0]![0]).toBeInstanceOf(TypeError);
+  });
+
+  it('answers 500 body_already_parsed when the body was read before it', async () => {
+    const route = new RouteSpy();
+    const handler = webhookHandler({ options, route });
+    const request = requestOf(signedRequest());
+    await request.text();
+    const response = await handler(request);
+    expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([500, 'body_already_parsed']);
+    expect(route.calls).toEqual([]);
+  });
+
+  it('holds a body whose Content-Length understates it to the limit all the same', async () => {
+    const route = new RouteSpy();
+    const { body, headers } = signedRequest({ body: JSON.stringify({ id: 'evt_1', pad: 'x'.repeat(5000) }) });
+    const request = new Request('https://receiver.test/webhooks', { method: 'POST', body, headers: { ...headers, 'content-length': '100' } });
+    const response = await webhookHandler({ options: { ...options, maxPayloadBytes: 4096 }, route })(request);
+    expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([413, 'payload_too_large']);
+    expect(route.calls).toEqual([]);
+  });
+
+  it('adds Retry-After to the answer of onError for a delivery in progress', async () => {
+    const dedup = new TestDedupStore();
+    await dedup.begin('evt_1');
+    const onError = () => new Response('busy', { status: 429 });
+    const response = await verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined)(requestOf(signedRequest()));
+    expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([429, '30', 'busy']);
+  });
+
+  it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
+    expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
+  });
+});

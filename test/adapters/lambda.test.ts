@@ -1,0 +1,178 @@
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { verifyWebhook, type LambdaWebhookContext, type LambdaWebhookOptions, type LambdaWebhookResult } from '../../adapters/lambda.js';
+import type { WebhookEvent } from '../../src/index.js';
+import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
+import { envelope, NOW_SECONDS, SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { TestDedupStore } from '../helpers/test-dedup-store.js';
+
+const options = { secret: SECRET, now } as const;
+
+function webhookFunction({ options, route, customErrors }: HarnessSpec) {
+  const onError: LambdaWebhookOptions['onError'] = customErrors
+    ? (error) => ({ statusCode: CUSTOM_ERROR_STATUS, body: JSON.stringify(customErrorBody(error.code)) })
+    : undefined;
+  // The contract's failing route throws on purpose: its report would only be noise here.
+  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id }) => {
+    expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
+    return { statusCode: await route.handle(event, id), body: '' };
+  });
+}
+
+/** Invokes the function with each request as `source` would, and reads its result as that source's HTTP response. */
+function lambdaHarness(source: LambdaSource, { base64 = false } = {}) {
+  return async (spec: HarnessSpec) => {
+    const handler = webhookFunction(spec);
+    return {
+      post: async (request: Parameters<typeof lambdaEvent>[1]) => httpResponseOf(await handler(lambdaEvent(source, request, { base64 }), lambdaContext)),
+      close: async () => {},
+    };
+  };
+}
+
+for (const source of LAMBDA_SOURCES) {
+  describe(`lambda adapter with ${source} events`, () => {
+    adapterContract(lambdaHarness(source));
+
+    it('decodes a base64 body and verifies its bytes', async () => {
+      const calls: string[] = [];
+      const handler = verifyWebhook(options, (_event, { id }) => void calls.push(id));
+      const signed = signedRequest();
+      expect((await handler(lambdaEvent(source, signed, { base64: true }), lambdaContext)).statusCode).toBe(204);
+      const tampered = { ...signed, body: signed.body.replace('obj_evt_1', 'obj_evt_2') };
+      const refusal = await handler(lambdaEvent(source, tampered, { base64: true }), lambdaContext);
+      expect([refusal.statusCode, JSON.parse(refusal.body!).error.code]).toEqual([400, 'invalid_signature']);
+      expect(calls).toEqual(['evt_1']);
+    });
+
+    it(`answers in the shape ${source} takes: ${source === 'alb-multi-value' ? 'multiValueHeaders' : 'headers'}, a string body`, async () => {
+      const handler = verifyWebhook(options, () => undefined);
+      const accepted = await handler(lambdaEvent(source, signedRequest()), lambdaContext);
+      const refused = await handler(lambdaEvent(source, signedRequest({ secret: SECRET.replace('w', 'W') })), lambdaContext);
+      const contentType = source === 'alb-multi-value' ? { multiValueHeaders: { 'content-type': ['application/json'] } } : { headers: { 'content-type': 'application/json' } };
+      expect(accepted).toEqual({ statusCode: 204, ...(source === 'alb-multi-value' ? { multiValueHeaders: {} } : { headers: {} }), body: '', isBase64Encoded: false });
+      expect(refused).toMatchObject({ statusCode: 400, ...contentType, isBase64Encoded: false });
+      expect(refused).not.toHaveProperty(source === 'alb-multi-value' ? 'headers' : 'multiValueHeaders');
+    });
+  });
+}
+
+describe('lambda adapter on base64 bodies', () => {
+  adapterContract(lambdaHarness('http-api', { base64: true }));
+});
+
+describe('lambda adapter', () => {
+  it('hands the handler the event, its id and timestamp, the Lambda event and context', async () => {
+    const seen: Array<[WebhookEvent, LambdaWebhookContext]> = [];
+    const handler = verifyWebhook(options, (event, context) => void seen.push([event, context]));
+    const request = lambdaEvent('http-api', signedRequest());
+    await handler(request, lambdaContext);
+    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, request, context: lambdaContext }]]);
+  });
+
+  it('returns the handler result as it is, and settles the claim by its statusCode', async () => {
+    const dedup = new TestDedupStore();
+    const answers: LambdaWebhookResult[] = [
+      { statusCode: 503, body: 'later' },
+      { statusCode: 202, headers: { 'x-queued': 'yes' }, body: '{"queued":true}', isBase64Encoded: false },
+    ];
+    const handler = verifyWebhook({ ...options, dedup }, () => answers.shift());
+    const event = lambdaEvent('api-gateway-rest', signedRequest());
+    expect(await handler(event, lambdaContext)).toEqual({ statusCode: 503, body: 'later' });
+    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(await handler(event, lambdaContext)).toEqual({ statusCode: 202, headers: { 'x-queued': 'yes' }, body: '{"queued":true}', isBase64Encoded: false });
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('settles the claim before it returns, since Lambda freezes what runs after', async () => {
+    const held = heldStore();
+    const handler = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined);
+    const result = await expectAnswerAfterSettling(held, handler(lambdaEvent('alb', signedRequest()), lambdaContext));
+    expect(result.statusCode).toBe(204);
+  });
+
+  it('reads header names in any case, and every value of a repeated one, joined as Node joins them', async () => {
+    // Signed with the id Node would see for two webhook-id values: "evt_1, evt_2".
+    const id = 'evt_1, evt_2';
+    const signed = signedRequest({ id, body: envelope(id, 'call.missed') });
+    const event = lambdaEvent('api-gateway-rest', signed) as { multiValueHeaders: Record<string, string[]>; headers: Record<string, string> };
+    event.multiValueHeaders['Webhook-Id'] = ['evt_1'];
+    event.multiValueHeaders['WEBHOOK-ID'] = ['evt_2'];
+    // A signature entry that matches nothing, ahead of the right one.
+    event.multiValueHeaders['Webhook-Signature'] = ['v1,bm90LXRoZS1zaWduYXR1cmUtb2YtdGhpcy1ib2R5LWF0LWFsbA==', signed.headers['webhook-signature']!];
+    // REST APIs keep only the last value in `headers`: it must not be what is read.
+    event.headers['Webhook-Id'] = 'evt_2';
+    const ids: string[] = [];
+    const handler = verifyWebhook(options, (_event, context) => void ids.push(context.id));
+    expect((await handler(event as never, lambdaContext)).statusCode).toBe(204);
+    expect(ids).toEqual([id]);
+  });
+
+  it('takes a hand-made event with nothing but headers and a body', async () => {
+    const { body, headers } = signedRequest();
+    const result = await verifyWebhook(options, () => undefined)({ headers, body } as never, lambdaContext);
+    expect(result).toEqual({ statusCode: 204, headers: {}, body: '', isBase64Encoded: false });
+  });
+
+  it('answers a request with no headers and no body 400 missing_header', async () => {
+    const event = { ...lambdaEvent('api-gateway-rest', signedRequest()), headers: null, multiValueHeaders: null, body: null };
+    const result = await verifyWebhook(options, () => undefined)(event as never, lambdaContext);
+    expect([result.statusCode, JSON.parse(result.body!).error.code]).toEqual([400, 'missing_header']);
+  });
+
+  it('answers a throwing handler 500 with a fixed error, and tells onHandlerError', async () => {
+    const dedup = new TestDedupStore();
+    const onHandlerError = vi.fn();
+    const failure = new Error('db password=hunter2 refused');
+    const handler = verifyWebhook({ ...options, dedup, onHandlerError }, () => {
+      throw failure;
+    });
+    const result = await handler(lambdaEvent('http-api', signedRequest()), lambdaContext);
+    expect(result).toEqual({
+      statusCode: 500,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ error: { code: 'handler_failed', message: 'the webhook handler failed' } }),
+      isBase64Encoded: false,
+    });
+    expect(onHandlerError).toHaveBeenCalledWith(failure);
+    expect(dedup.stateOf('evt_1')).toBe('absent');
+  });
+
+  it('logs one line for a throwing handler by default, without the error message reaching the sender', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const handler = verifyWebhook(options, () => Promise.reject(new Error('db password=hunter2 refused')));
+      const result = await handler(lambdaEvent('function-url', signedRequest()), lambdaContext);
+      expect(result.body).not.toContain('hunter2');
+      expect(log).toHaveBeenCalledTimes(1);
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: the webhook handler failed \(Error: db password=hunter2 refused\)/);
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  it('answers 500 when the handler returns something that is no result', async () => {
+    const onHandlerError = vi.fn();
+    const handler = verifyWebhook({ ...options, onHandlerError }, (() => ({ body: 'no status' })) as never);
+    expect((await handler(lambdaEvent('alb', signedRequest()), lambdaContext)).statusCode).toBe(500);
+    expect(onHandlerError.mock.calls[0]![0]).toBeInstanceOf(TypeError);
+  });
+
+  it('adds Retry-After to the answer of onError for a delivery in progress, in the source shape', async () => {
+    const dedup = new TestDedupStore();
+    await dedup.begin('evt_1');
+    const onError = () => ({ statusCode: 429, body: '' });
+    const handler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined);
+    expect(await handler(lambdaEvent('http-api', signedRequest()), lambdaContext)).toEqual({ statusCode: 429, headers: { 'retry-after': '30' }, body: '' });
+    expect(await handler(lambdaEvent('alb-multi-value', signedRequest()), lambdaContext)).toEqual({
+      statusCode: 429,
+      multiValueHeaders: { 'retry-after': ['30'] },
+      body: '',
+    });
+  });
+
+  it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
+    expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
+  });
+});

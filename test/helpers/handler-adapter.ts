@@ -1,0 +1,56 @@
+/** Helpers for the adapters that call the handler themselves (Fetch, Lambda). */
+import { expect, vi } from 'vitest';
+import { SECRET, now } from './signed-request.js';
+import { TestDedupStore } from './test-dedup-store.js';
+
+const options = { secret: SECRET, now };
+const handler = (): undefined => undefined;
+
+/** Creation mistakes, each a `TypeError` at `verifyWebhook(options, handler)`. */
+export const creationMistakes: ReadonlyArray<readonly [name: string, options: unknown, handler: unknown]> = [
+  ['no handler', options, undefined],
+  ['an onError that is no function', { ...options, onError: 'log' }, handler],
+  ['an onHandlerError that is no function', { ...options, onHandlerError: 'log' }, handler],
+  ['no secret', {}, handler],
+];
+
+export interface HeldStore {
+  readonly dedup: TestDedupStore;
+  /** Lets `complete` go on. */
+  open(): void;
+}
+
+/** A store whose `complete` waits until `open()` is called. */
+export function heldStore(): HeldStore {
+  const dedup = new TestDedupStore();
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const complete = dedup.complete.bind(dedup);
+  dedup.complete = async (id, token) => {
+    await opened;
+    return complete(id, token);
+  };
+  return { dedup, open };
+}
+
+/**
+ * Checks that `answer`, a delivery of evt_1 on `held`, waits for its claim to
+ * complete: still pending while the store holds `complete`, then resolved
+ * with the claim done. Answers what it resolved to.
+ */
+export async function expectAnswerAfterSettling<T>(held: HeldStore, answer: Promise<T>): Promise<T> {
+  await vi.waitFor(() => expect(held.dedup.stateOf('evt_1')).toBe('leased'));
+  expect(await isSettled(answer)).toBe(false);
+  held.open();
+  const result = await answer;
+  expect(held.dedup.stateOf('evt_1')).toBe('done');
+  return result;
+}
+
+/** Whether `promise` has settled once pending I/O callbacks ran. */
+export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(() => (settled = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
