@@ -58,15 +58,22 @@ end
 if value == '${DONE}' then return 2 end
 return 1`;
 
-const COMPLETE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+// The first line of COMPLETE, RELEASE and RENEW: only the token of a live lease acts (the marker is no token).
+const UNLESS_HELD = `if ARGV[1] == '${DONE}' or redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end`;
+
+const COMPLETE = `${UNLESS_HELD}
 redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2])
 return 1`;
 
-const RELEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+const RELEASE = `${UNLESS_HELD}
 redis.call('DEL', KEYS[1])
 return 1`;
 
-/** What every script answers: BEGIN 0 to 2, COMPLETE and RELEASE 0 or 1. */
+const RENEW = `${UNLESS_HELD}
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+/** What every script answers: BEGIN 0 to 2, COMPLETE, RELEASE and RENEW 0 or 1. */
 type ScriptReply = 0 | 1 | 2;
 
 interface Script {
@@ -78,7 +85,7 @@ function script(source: string): Script {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
-const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE) };
+const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE), renew: script(RENEW) };
 
 /**
  * Keys are `keyPrefix + id`; a key holds the lease's token while leased and
@@ -129,6 +136,11 @@ export class RedisDedupStore implements DedupStore {
 
   async release(id: string, token: string): Promise<boolean> {
     return (await this.#run(SCRIPTS.release, id, token)) === 1;
+  }
+
+  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+    checkDuration('leaseMs', leaseMs);
+    return (await this.#run(SCRIPTS.renew, id, token, String(leaseMs))) === 1;
   }
 
   /** Runs a script on the id's key: EVALSHA, and EVAL once if Redis lost its script cache. */
