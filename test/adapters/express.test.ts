@@ -4,6 +4,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, fetchHarness, listen, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
@@ -37,6 +38,7 @@ async function buildHarness(spec: HarnessSpec, ...before: express.RequestHandler
 describe('express adapter over HTTP', () => {
   adapterContract((spec) => buildHarness(spec));
   disconnectContract((spec) => buildHarness(spec));
+  settleContract((spec) => buildHarness(spec));
 
   it.each([
     ['express.raw() left a Buffer', express.raw({ type: '*/*' })],

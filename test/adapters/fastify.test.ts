@@ -11,6 +11,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
+import { settleContract } from '../helpers/settle-contract.js';
 import { fetchHarness, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
@@ -72,6 +73,7 @@ describe('fastify adapter through inject()', () => {
 describe('fastify adapter over HTTP', () => {
   adapterContract(async (spec) => listeningHarness(await webhookApp(spec)));
   disconnectContract(async (spec) => listeningHarness(await webhookApp(spec)));
+  settleContract(async (spec) => listeningHarness(await webhookApp(spec)));
 
   it('answers 413 while a chunked body past the limit is still being sent', async () => {
     const route = new RouteSpy();

@@ -30,6 +30,10 @@ describe('createReceiver', () => {
     ['no secret', { now }],
     ['a dedup that is no store', { secret: SECRET, dedup: { begin: async () => ({ state: 'done' }) } }],
     ['a zero lease', { secret: SECRET, leaseMs: 0 }],
+    ['a lease past the longest timer', { secret: SECRET, leaseMs: 2 ** 31 }],
+    ['a store without renew', { secret: SECRET, dedup: { begin: refused, complete: refused, release: refused } }],
+    ['a maxClaimMs shorter than the lease', { secret: SECRET, leaseMs: 60_000, maxClaimMs: 59_999 }],
+    ['a fractional maxClaimMs', { secret: SECRET, maxClaimMs: 600_000.5 }],
     ['a fractional retention', { secret: SECRET, retentionMs: 1.5 }],
     ['an unknown onDedupError', { secret: SECRET, onDedupError: 'ignore' }],
     ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }],
@@ -88,9 +92,10 @@ describe('createReceiver', () => {
     expect(await deliver({ dedup: storeWith({ begin: async () => answer as never }) })).toMatchObject({ action: 'respond', response: { status: 503 } });
   });
 
-  it('reports a store failure after the handler ran to onStoreError, without throwing', async () => {
+  it('reports a store failure after the handler ran to onStoreError once the lease is about to end, without throwing', async () => {
     const seen: unknown[] = [];
-    const reception = await deliver({ dedup: storeWith({ complete: refused }), onStoreError: (error) => seen.push(error) });
+    const options = { dedup: storeWith({ complete: refused }), leaseMs: 200, onStoreError: (error: unknown) => seen.push(error) };
+    const reception = await deliver(options);
     if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
     await expect(reception.settle(200)).resolves.toBe(undefined);
     expect(seen).toEqual([new Error('connection refused')]);
