@@ -3,10 +3,11 @@
  * skip, when it is unset or Redis does not answer.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
-import { createClient, type RedisClientOptions } from 'redis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { createClient, createCluster, type RedisClientOptions } from 'redis';
 
 export type NodeRedis = ReturnType<typeof createClient>;
+export type NodeRedisCluster = ReturnType<typeof createCluster>;
 
 export function redisUrl(): string {
   const url = process.env.REDIS_URL;
@@ -54,4 +55,31 @@ export async function connectNodeRedis(url: string, options: RedisClientOptions 
   client.on('error', () => {});
   await client.connect();
   return client as NodeRedis;
+}
+
+/** An ioredis `Cluster` over the nodes on 127.0.0.1 at `ports`, once it is ready. */
+export async function connectIoredisCluster(ports: readonly number[]): Promise<Cluster> {
+  const cluster = new Cluster(
+    ports.map((port) => ({ host: '127.0.0.1', port })),
+    { redisOptions: { maxRetriesPerRequest: 1 }, clusterRetryStrategy: (attempt) => (attempt > 5 ? null : 100) },
+  );
+  cluster.on('error', () => {});
+  try {
+    await cluster.ping();
+  } catch (error) {
+    cluster.disconnect();
+    throw error;
+  }
+  return cluster;
+}
+
+/** A connected node-redis cluster over the nodes on 127.0.0.1 at `ports`. */
+export async function connectNodeRedisCluster(ports: readonly number[]): Promise<NodeRedisCluster> {
+  const cluster = createCluster({
+    rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })),
+    defaults: { socket: { connectTimeout: 2_000, reconnectStrategy: (retries: number) => (retries > 5 ? new Error('Redis is unreachable') : 100) } },
+  });
+  cluster.on('error', () => {});
+  await cluster.connect();
+  return cluster as NodeRedisCluster;
 }
