@@ -1,20 +1,18 @@
 /**
- * Connections for the Redis suites. They read `REDIS_URL` and fail, never
- * skip, when it is unset or Redis does not answer.
+ * Connections for the Redis suites, to the server the run found or started
+ * (`test/setup/redis-for-tests.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { createClient, createCluster, type RedisClientOptions } from 'redis';
+import { inject } from 'vitest';
 
 export type NodeRedis = ReturnType<typeof createClient>;
 export type NodeRedisCluster = ReturnType<typeof createCluster>;
 
+/** The Redis server the suites share: REDIS_URL, redis://127.0.0.1:6379, or one the run started. */
 export function redisUrl(): string {
-  const url = process.env.REDIS_URL;
-  if (url === undefined || url === '') {
-    throw new Error('REDIS_URL must name a Redis server for these tests, e.g. redis://127.0.0.1:6379');
-  }
-  return url;
+  return inject('redisUrl');
 }
 
 /** A key prefix no other test uses. */
