@@ -7,9 +7,9 @@
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
-import { claim, describeDedupContract, type DedupHarness } from './contract.js';
+import { claim, describeDedupContract } from './contract.js';
 import { PrivateRedisCluster } from './private-redis-cluster.js';
-import { connectIoredisCluster, connectNodeRedisCluster, randomPrefix, type NodeRedisCluster } from './redis-clients.js';
+import { connectIoredisCluster, connectNodeRedisCluster, randomPrefix, redisStoreHarness, type NodeRedisCluster } from './redis-clients.js';
 
 let cluster: PrivateRedisCluster;
 let ioredis: Cluster;
@@ -27,15 +27,8 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-function harness(connection: () => RedisConnection): () => Promise<DedupHarness> {
-  return async () => ({
-    store: new RedisDedupStore(connection(), { keyPrefix: randomPrefix() }),
-    advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  });
-}
-
-describeDedupContract('RedisDedupStore on a cluster via ioredis Cluster', harness(() => ioredis));
-describeDedupContract('RedisDedupStore on a cluster via node-redis createCluster', harness(() => nodeRedis));
+describeDedupContract('RedisDedupStore on a cluster via ioredis Cluster', redisStoreHarness(() => ioredis));
+describeDedupContract('RedisDedupStore on a cluster via node-redis createCluster', redisStoreHarness(() => nodeRedis));
 
 describe('RedisDedupStore on a cluster', () => {
   it.each([
