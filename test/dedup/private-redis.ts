@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -49,6 +50,13 @@ export class PrivateRedis {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', ...this.args];
     const child = spawn('redis-server', args, { stdio: 'ignore' });
     this.#process = child;
+    // A test process that ends without closing (a failed or timed-out hook) must not leave the server running.
+    const killAtExit = (): void => {
+      child.kill('SIGKILL');
+      rmSync(this.dir, { recursive: true, force: true });
+    };
+    process.on('exit', killAtExit);
+    child.once('exit', () => process.off('exit', killAtExit));
     const failed = once(child, 'exit').then(() => {
       throw new Error(`redis-server on port ${this.port} exited at start`);
     });

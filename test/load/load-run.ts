@@ -56,7 +56,16 @@ export function report(scenario: string, deliveries: readonly Delivery[], counts
 export function closeAfterAll(): (close: () => unknown) => void {
   const closes: Array<() => unknown> = [];
   afterAll(async () => {
-    for (const close of closes.reverse()) await close();
+    // Every close runs, also after one failed: a server left running would outlive the test.
+    const failures: unknown[] = [];
+    for (const close of closes.reverse()) {
+      try {
+        await close();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
   }, 30_000);
   return (close) => {
     closes.push(close);
