@@ -28,4 +28,5 @@ export { verify, verifyDelivery } from './core/verify.js';
 export { Webhook } from './core/webhook.js';
 export type { BeginResult, DedupStore } from './stores/dedup-store.js';
 export { createReceiver, errorResponse, type Reception, type Receiver, type ReceiverOptions, type WebhookResponse } from './receive/receiver.js';
+export type { StoreErrorCallback } from './receive/store-error-report.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';
