@@ -69,8 +69,23 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
     c.set('webhookId', reception.delivery.id);
     // Hono turns a route's error into its error response, so c.res holds the outcome either way.
     await next();
-    await reception.settle?.(c.res.status);
+    if (reception.settle) settleAfterResponse(c, reception.settle(c.res.status));
   });
+}
+
+/**
+ * Lets the settlement run on after the response goes out, since store
+ * retries may take up to a lease and the sender waits 10 s at most. Where
+ * the runtime may cut work left after the response (Workers), it is handed
+ * to `executionCtx.waitUntil`; elsewhere it just runs on. It never rejects.
+ */
+function settleAfterResponse(c: Context, settling: Promise<void>): void {
+  try {
+    // Hono's getter throws when the runtime gave no execution context.
+    c.executionCtx.waitUntil(settling);
+  } catch {
+    // No waitUntil: nothing cuts the work short.
+  }
 }
 
 /** The raw body, read within the receiver's limits and never whole past its size limit. */

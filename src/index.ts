@@ -42,4 +42,5 @@ export type {
   UnknownEventPolicy,
 } from './receive/event-handlers.js';
 export type { StandardSchema, StandardSchemaIssue, StandardSchemaOutput } from './receive/standard-schema.js';
+export type { StoreErrorCallback } from './receive/store-error-report.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';

@@ -1,5 +1,4 @@
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
-import { callSafely } from './call-safely.js';
 import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import { WebhookVerificationError } from '../core/errors.js';
@@ -9,6 +8,8 @@ import type { WebhookPayload } from '../core/payload.js';
 import type { WebhookSecret } from '../core/secret.js';
 import type { VerifiedDelivery } from '../core/verify-delivery.js';
 import { Webhook } from '../core/webhook.js';
+import { holdClaim } from './settle-claim.js';
+import { logStoreError, type StoreErrorCallback } from './store-error-report.js';
 
 /** Options shared by every adapter: the verifier's, plus exactly-once processing. */
 export interface ReceiverOptions extends VerifyOptions {
@@ -32,9 +33,20 @@ export interface ReceiverOptions extends VerifyOptions {
   /**
    * How long a delivery holds its claim while the handler runs. Longer than
    * the sender's 10 s answer window, so a slow handler is not run twice.
+   * The lease is renewed while the route runs; it is also how long a retry
+   * waits for the event after the process holding it died.
    * @default 60000
    */
   readonly leaseMs?: number;
+  /**
+   * The longest a delivery holds its claim, renewals included: renewal
+   * stops this long after the claim, so a route that never ends its
+   * response leaves its event to the sender's retries (which go on for
+   * about three days). A route that runs longer may be run again by a retry.
+   * At least `leaseMs`.
+   * @default 600000 (ten minutes), or `leaseMs` if that is longer
+   */
+  readonly maxClaimMs?: number;
   /**
    * How long a processed id is remembered. Longer than the sender's retry
    * window of about three days.
@@ -49,11 +61,13 @@ export interface ReceiverOptions extends VerifyOptions {
    */
   readonly onDedupError?: 'reject' | 'process';
   /**
-   * Told about a store failure that no response can carry any more (a failed
-   * `complete` or `release` after the handler ran).
+   * Told about a store failure that no response can carry any more: a
+   * `complete` or `release` after the handler ran, or a `renew` while it
+   * runs, that still failed when the lease was about to end. Awaited; what
+   * it throws is logged and changes nothing.
    * @default logs one line with console.error
    */
-  readonly onStoreError?: (error: unknown) => void;
+  readonly onStoreError?: StoreErrorCallback;
 }
 
 /** A response the adapter sends: `body` as JSON, or no body when it is `undefined` (a handler's 204). */
@@ -67,7 +81,9 @@ export interface WebhookResponse {
 export type Reception =
   /**
    * Run the route. `settle` is present when a dedup claim waits for the
-   * outcome: call it once with the status the route answered.
+   * outcome: call it with the status the route answered. It never rejects
+   * and may take up to a lease while the store fails, so do not hold the
+   * response for it.
    */
   | { readonly action: 'process'; readonly delivery: VerifiedDelivery; readonly settle?: (status: number) => Promise<void> }
   /**
@@ -91,16 +107,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     throw new TypeError('svc-webhooks: options with a secret are required');
   }
   const { secret, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
-  const { onStoreError = defaultStoreErrorLog, bodyTimeoutMs = 10_000 } = options;
+  const { maxClaimMs = Math.max(600_000, leaseMs), onStoreError = logStoreError, bodyTimeoutMs = 10_000 } = options;
   const webhook = new Webhook(secret, options);
   const { maxPayloadBytes, now } = resolveVerifyOptions(options);
   const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
   if (dedup !== undefined && !isDedupStore(dedup)) {
-    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete and release) or false');
+    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
   }
   checkDuration('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
-  checkDuration('leaseMs', leaseMs);
+  // Renewal sets a timer for a third of the lease.
+  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
   checkDuration('retentionMs', retentionMs);
+  checkDuration('maxClaimMs', maxClaimMs);
+  if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
   if (onDedupError !== 'reject' && onDedupError !== 'process') {
     throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
   }
@@ -120,6 +139,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (dedup === undefined) return { action: 'process', delivery };
 
       let claim: BeginResult;
+      const claimedAt = Date.now();
       try {
         claim = await dedup.begin(delivery.id, leaseMs);
         if (!isBeginResult(claim)) throw new TypeError('the dedup store answered begin() with no known state');
@@ -135,19 +155,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         return refusal(error, { 'retry-after': retryAfter });
       }
       const { token } = claim;
-      return {
-        action: 'process',
-        delivery,
-        settle: async (status) => {
-          try {
-            // Only a 2xx tells the sender to stop; anything else must leave the event to its retry.
-            if (status >= 200 && status < 300) await dedup.complete(delivery.id, token, retentionMs);
-            else await dedup.release(delivery.id, token);
-          } catch (error) {
-            callSafely(onStoreError, error);
-          }
-        },
-      };
+      const lease = { store: dedup, id: delivery.id, token, leaseMs, claimedAt, maxClaimMs };
+      return { action: 'process', delivery, settle: holdClaim({ ...lease, retentionMs, onStoreError }) };
     },
   };
 }
@@ -182,11 +191,7 @@ function isDedupStore(value: unknown): value is DedupStore {
     store !== null &&
     typeof store.begin === 'function' &&
     typeof store.complete === 'function' &&
-    typeof store.release === 'function'
+    typeof store.release === 'function' &&
+    typeof store.renew === 'function'
   );
-}
-
-function defaultStoreErrorLog(error: unknown): void {
-  const reason = error instanceof Error ? error.message : String(error);
-  console.error(`svc-webhooks: the dedup store failed after the handler ran (${reason}); the lease will expire`);
 }

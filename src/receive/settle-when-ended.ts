@@ -13,6 +13,7 @@ export function settleWhenEnded(response: ServerResponse, settle: (status: numbe
   const end = response.end;
   response.end = function (this: ServerResponse, ...args: unknown[]) {
     response.end = end;
+    // settle never rejects, and the response must not wait for its store retries.
     void settle(response.statusCode);
     return (end as (...endArgs: unknown[]) => ServerResponse).apply(this, args);
   } as ServerResponse['end'];

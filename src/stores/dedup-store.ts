@@ -2,9 +2,10 @@
  * The storage side of exactly-once processing, keyed on the event id.
  *
  * Lifecycle of an id: absent -> (begin) leased -> (complete) done, or
- * leased -> (release, or the lease running out) absent again. A lease is
- * held under a token, so a delivery whose lease expired cannot complete or
- * release the claim of the delivery that took over.
+ * leased -> (release, or the lease running out) absent again; while leased,
+ * renew moves the lease's end. A lease is held under a token, so a delivery
+ * whose lease expired cannot renew, complete or release the claim of the
+ * delivery that took over.
  */
 
 /** The answer of `begin`. */
@@ -26,4 +27,10 @@ export interface DedupStore {
   complete(id: string, token: string, ttlMs: number): Promise<boolean>;
   /** Drops the lease so a retry is processed, if `token` still holds it. Answers whether it did. */
   release(id: string, token: string): Promise<boolean>;
+  /**
+   * Makes the lease end `leaseMs` milliseconds from now, if `token` still
+   * holds a live lease on `id`; answers whether it did. Never revives an
+   * expired lease, and never touches an id that is absent or done.
+   */
+  renew(id: string, token: string, leaseMs: number): Promise<boolean>;
 }

@@ -109,6 +109,15 @@ export class MemoryDedupStore implements DedupStore {
     return true;
   }
 
+  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+    checkDuration('leaseMs', leaseMs);
+    if (!this.#holds(id, token)) return false;
+    // Re-inserted last, so the first lease stays the one that ends soonest for eviction.
+    this.#leases.delete(id);
+    this.#leases.set(id, { token, expiresAt: this.#now() + leaseMs });
+    return true;
+  }
+
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
   close(): void {}
 

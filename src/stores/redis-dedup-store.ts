@@ -1,17 +1,21 @@
 /**
  * svc-webhooks/redis: a `DedupStore` in Redis, shared by every process that
  * receives the webhooks. It speaks to Redis through a `sendCommand`-style
- * function, so it works with ioredis and node-redis (v4 and later) and has
- * no dependency of its own. Each operation is one Lua script on one key,
- * hence atomic, also on a cluster.
+ * function, so it works with ioredis and node-redis (v4 and later), single
+ * servers and clusters, and has no dependency of its own. Each operation is
+ * one Lua script on one key, hence atomic, and on a cluster one hash slot.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from '../core/errors.js';
 
-/** Sends one command, e.g. `['GET', 'key']`, and resolves to its reply. */
-export type RedisSendCommand = (args: [command: string, ...args: string[]]) => Promise<unknown>;
+/**
+ * Sends one command, e.g. `['EVALSHA', sha, '1', key, token]`, and resolves
+ * to its reply. `key` is the one key the command touches, for a client that
+ * routes commands to cluster nodes by key.
+ */
+export type RedisSendCommand = (args: [command: string, ...args: string[]], key: string) => Promise<unknown>;
 
 /** The part of an ioredis client (`Redis` or `Cluster`) the store uses. */
 export interface IoredisClient {
@@ -23,8 +27,17 @@ export interface NodeRedisClient {
   sendCommand(args: [command: string, ...args: string[]]): Promise<unknown>;
 }
 
-/** A connection: an ioredis client, a node-redis client, or a function sending a command. */
-export type RedisConnection = RedisSendCommand | IoredisClient | NodeRedisClient;
+/**
+ * The part of a node-redis cluster (`createCluster()`, v4 and later) the
+ * store uses; `getSlotMaster` is how it tells a cluster from a client.
+ */
+export interface NodeRedisCluster {
+  sendCommand(firstKey: string, isReadonly: boolean, args: [command: string, ...args: string[]]): Promise<unknown>;
+  getSlotMaster(slot: number): unknown;
+}
+
+/** A connection: an ioredis client or cluster, a node-redis client or cluster, or a function sending a command. */
+export type RedisConnection = RedisSendCommand | IoredisClient | NodeRedisClient | NodeRedisCluster;
 
 /** Options of `new RedisDedupStore()`. */
 export interface RedisDedupStoreOptions {
@@ -58,15 +71,22 @@ end
 if value == '${DONE}' then return 2 end
 return 1`;
 
-const COMPLETE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+// The first line of COMPLETE, RELEASE and RENEW: only the token of a live lease acts (the marker is no token).
+const UNLESS_HELD = `if ARGV[1] == '${DONE}' or redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end`;
+
+const COMPLETE = `${UNLESS_HELD}
 redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2])
 return 1`;
 
-const RELEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+const RELEASE = `${UNLESS_HELD}
 redis.call('DEL', KEYS[1])
 return 1`;
 
-/** What every script answers: BEGIN 0 to 2, COMPLETE and RELEASE 0 or 1. */
+const RENEW = `${UNLESS_HELD}
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+/** What every script answers: BEGIN 0 to 2, COMPLETE, RELEASE and RENEW 0 or 1. */
 type ScriptReply = 0 | 1 | 2;
 
 interface Script {
@@ -78,7 +98,7 @@ function script(source: string): Script {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
-const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE) };
+const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE), renew: script(RENEW) };
 
 /**
  * Keys are `keyPrefix + id`; a key holds the lease's token while leased and
@@ -92,9 +112,11 @@ export class RedisDedupStore implements DedupStore {
   readonly #timeoutMs: number;
 
   /**
-   * `connection` is an ioredis client, a node-redis client, or a function:
-   * `(args) => client.call(...args)` (ioredis) or `(args) => client.sendCommand(args)`
-   * (node-redis). Checks its arguments once; throws `TypeError`.
+   * `connection` is an ioredis client or `Cluster`, a node-redis client or
+   * `createCluster()`, or a function: `(args) => client.call(...args)`
+   * (ioredis), `(args) => client.sendCommand(args)` (node-redis), or for a
+   * cluster client that routes by key, e.g. `(args, key) => cluster.sendCommand(key, false, args)`.
+   * Checks its arguments once; throws `TypeError`.
    */
   constructor(connection: RedisConnection, options: RedisDedupStoreOptions = {}) {
     this.#send = toSendCommand(connection);
@@ -131,15 +153,20 @@ export class RedisDedupStore implements DedupStore {
     return (await this.#run(SCRIPTS.release, id, token)) === 1;
   }
 
+  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+    checkDuration('leaseMs', leaseMs);
+    return (await this.#run(SCRIPTS.renew, id, token, String(leaseMs))) === 1;
+  }
+
   /** Runs a script on the id's key: EVALSHA, and EVAL once if Redis lost its script cache. */
   async #run(code: Script, id: string, ...args: string[]): Promise<ScriptReply> {
     const key = this.#keyPrefix + id;
     let reply: unknown;
     try {
-      reply = await this.#timed(['EVALSHA', code.sha, '1', key, ...args]);
+      reply = await this.#timed(['EVALSHA', code.sha, '1', key, ...args], key);
     } catch (error) {
       if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-      reply = await this.#timed(['EVAL', code.source, '1', key, ...args]);
+      reply = await this.#timed(['EVAL', code.source, '1', key, ...args], key);
     }
     // Some client settings answer integers as strings; anything else (a nil, say) must not read as 0, a claim.
     if (reply === 0 || reply === 1 || reply === 2) return reply;
@@ -147,7 +174,7 @@ export class RedisDedupStore implements DedupStore {
     throw new WebhookVerificationError('dedup_unavailable', 'Redis answered the dedup script unexpectedly');
   }
 
-  async #timed(args: [command: string, ...args: string[]]): Promise<unknown> {
+  async #timed(args: [command: string, ...args: string[]], key: string): Promise<unknown> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -155,7 +182,7 @@ export class RedisDedupStore implements DedupStore {
       }, this.#timeoutMs);
     });
     try {
-      return await Promise.race([this.#send(args), timeout]);
+      return await Promise.race([this.#send(args, key), timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -171,9 +198,14 @@ function toSendCommand(connection: RedisConnection): RedisSendCommand {
       return (args) => client.call(...args);
     }
     if ('sendCommand' in connection && typeof connection.sendCommand === 'function') {
+      // A node-redis cluster's sendCommand takes the key it routes by first.
+      if ('getSlotMaster' in connection) {
+        const cluster = connection;
+        return (args, key) => cluster.sendCommand(key, false, args);
+      }
       const client = connection;
       return (args) => client.sendCommand(args);
     }
   }
-  throw new TypeError('svc-webhooks: RedisDedupStore needs an ioredis client, a node-redis client or a sendCommand function');
+  throw new TypeError('svc-webhooks: RedisDedupStore needs an ioredis or node-redis client or cluster, or a sendCommand function');
 }

@@ -4,6 +4,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, fetchHarness, listen, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { EXPRESS_MAJORS } from '../helpers/host-majors.js';
@@ -45,6 +46,7 @@ async function buildHarness(express: Express, spec: HarnessSpec, ...before: expr
 describe.each(EXPRESS_MAJORS)('express adapter on %s over HTTP', (_major, express) => {
   adapterContract((spec) => buildHarness(express, spec));
   disconnectContract((spec) => buildHarness(express, spec));
+  settleContract((spec) => buildHarness(express, spec));
 
   it.each([
     ['express.raw() left a Buffer', express.raw({ type: '*/*' })],

@@ -11,6 +11,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
+import { settleContract } from '../helpers/settle-contract.js';
 import { fetchHarness, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { FASTIFY_MAJORS } from '../helpers/host-majors.js';
@@ -76,6 +77,7 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s through inject()', (_major,
 describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastify) => {
   adapterContract(async (spec) => listeningHarness(await webhookApp(Fastify, spec)));
   disconnectContract(async (spec) => listeningHarness(await webhookApp(Fastify, spec)));
+  settleContract(async (spec) => listeningHarness(await webhookApp(Fastify, spec)));
 
   it('answers 413 while a chunked body past the limit is still being sent', async () => {
     const route = new RouteSpy();

@@ -13,6 +13,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
+import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
@@ -71,6 +72,7 @@ describe('hono adapter through app.request()', () => {
 describe('hono adapter over HTTP with @hono/node-server', () => {
   adapterContract((spec) => nodeServerHarness(webhookApp(spec)));
   disconnectContract((spec) => nodeServerHarness(webhookApp(spec)));
+  settleContract((spec) => nodeServerHarness(webhookApp(spec)));
 
   it('answers 413 while a chunked body past the limit is still being sent', async () => {
     const route = new RouteSpy();

@@ -6,7 +6,13 @@ import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 /** A real store with some operations replaced. */
 function storeWith(overrides: Partial<DedupStore>): DedupStore {
   const store = new MemoryDedupStore({ now });
-  return { begin: store.begin.bind(store), complete: store.complete.bind(store), release: store.release.bind(store), ...overrides };
+  return {
+    begin: store.begin.bind(store),
+    complete: store.complete.bind(store),
+    release: store.release.bind(store),
+    renew: store.renew.bind(store),
+    ...overrides,
+  };
 }
 
 const refused = async (): Promise<never> => {
@@ -28,6 +34,10 @@ describe('createReceiver', () => {
     ['a zero body timeout', { secret: SECRET, bodyTimeoutMs: 0 }],
     ['a body timeout past the longest timer', { secret: SECRET, bodyTimeoutMs: 2 ** 31 }],
     ['a zero lease', { secret: SECRET, leaseMs: 0 }],
+    ['a lease past the longest timer', { secret: SECRET, leaseMs: 2 ** 31 }],
+    ['a store without renew', { secret: SECRET, dedup: { begin: refused, complete: refused, release: refused } }],
+    ['a maxClaimMs shorter than the lease', { secret: SECRET, leaseMs: 60_000, maxClaimMs: 59_999 }],
+    ['a fractional maxClaimMs', { secret: SECRET, maxClaimMs: 600_000.5 }],
     ['a fractional retention', { secret: SECRET, retentionMs: 1.5 }],
     ['an unknown onDedupError', { secret: SECRET, onDedupError: 'ignore' }],
     ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }],
@@ -102,16 +112,17 @@ describe('createReceiver', () => {
     expect(await deliver({ dedup: storeWith({ begin: async () => answer as never }) })).toMatchObject({ action: 'respond', response: { status: 503 } });
   });
 
-  it('reports a store failure after the handler ran to onStoreError, without throwing', async () => {
+  it('reports a store failure after the handler ran to onStoreError once the lease is about to end, without throwing', async () => {
     const seen: unknown[] = [];
-    const reception = await deliver({ dedup: storeWith({ complete: refused }), onStoreError: (error) => seen.push(error) });
+    const options = { dedup: storeWith({ complete: refused }), leaseMs: 200, onStoreError: (error: unknown) => seen.push(error) };
+    const reception = await deliver(options);
     if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
     await expect(reception.settle(200)).resolves.toBe(undefined);
     expect(seen).toEqual([new Error('connection refused')]);
   });
 
   it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
-    const reception = await deliver({ dedup: storeWith({ release: refused }), onStoreError });
+    const reception = await deliver({ dedup: storeWith({ release: refused }), leaseMs: 200, onStoreError });
     if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
     await expect(reception.settle(500)).resolves.toBe(undefined);
   });

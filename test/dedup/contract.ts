@@ -133,6 +133,70 @@ export function describeDedupContract(name: string, harness: () => Promise<Dedup
       expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(49);
     });
 
+    it('renews a lease past its first end, and the holder still completes it', async () => {
+      const h = await harness();
+      const token = await claim(h.store, 'evt_1', SHORT_LEASE);
+      expect(await h.store.renew('evt_1', token, LONG)).toBe(true);
+      await h.advance(PAST_SHORT);
+      expect(await h.store.begin('evt_1', LONG)).toEqual({ state: 'in_progress' });
+      expect(await h.store.complete('evt_1', token, LONG)).toBe(true);
+      expect(await h.store.begin('evt_1', LONG)).toEqual({ state: 'done' });
+    });
+
+    it('renews to leaseMs from now, so a renewal may also shorten the lease', async () => {
+      const h = await harness();
+      const token = await claim(h.store, 'evt_1', LONG);
+      expect(await h.store.renew('evt_1', token, SHORT_LEASE)).toBe(true);
+      await h.advance(PAST_SHORT);
+      expect((await h.store.begin('evt_1', LONG)).state).toBe('claimed');
+    });
+
+    it('refuses to renew with a wrong or stale token, and leaves the holder its lease', async () => {
+      const h = await harness();
+      const stale = await claim(h.store, 'evt_1', SHORT_LEASE);
+      await h.advance(PAST_SHORT);
+      const current = await claim(h.store, 'evt_1', SHORT_LEASE);
+      expect(await h.store.renew('evt_1', stale, LONG)).toBe(false);
+      expect(await h.store.renew('evt_1', 'done', LONG)).toBe(false);
+      // Neither refusal lengthened the holder's short lease.
+      await h.advance(PAST_SHORT);
+      expect(await h.store.complete('evt_1', current, LONG)).toBe(false);
+      expect((await h.store.begin('evt_1', LONG)).state).toBe('claimed');
+    });
+
+    it('never revives an expired lease by renewing it', async () => {
+      const h = await harness();
+      const token = await claim(h.store, 'evt_1', SHORT_LEASE);
+      await h.advance(PAST_SHORT);
+      expect(await h.store.renew('evt_1', token, LONG)).toBe(false);
+      expect(await h.store.complete('evt_1', token, LONG)).toBe(false);
+      expect((await h.store.begin('evt_1', LONG)).state).toBe('claimed');
+    });
+
+    it('leaves a done id and an absent id as they are when asked to renew them', async () => {
+      const h = await harness();
+      const token = await claim(h.store, 'evt_1');
+      expect(await h.store.complete('evt_1', token, SHORT_LEASE)).toBe(true);
+      expect(await h.store.renew('evt_1', token, LONG)).toBe(false);
+      expect(await h.store.renew('evt_1', 'done', LONG)).toBe(false);
+      expect(await h.store.renew('evt_absent', 'some-token', LONG)).toBe(false);
+      expect(await h.store.begin('evt_1', LONG)).toEqual({ state: 'done' });
+      // The done id is still forgotten on its own schedule, and the absent one was never created.
+      await h.advance(PAST_SHORT);
+      expect((await h.store.begin('evt_1', LONG)).state).toBe('claimed');
+      expect((await h.store.begin('evt_absent', LONG)).state).toBe('claimed');
+    });
+
+    it('rejects a renewal for a duration that is not a positive integer with a TypeError, keeping the lease', async () => {
+      const { store } = await harness();
+      const token = await claim(store, 'evt_1');
+      for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+        await expect(store.renew('evt_1', token, bad)).rejects.toThrow(TypeError);
+      }
+      expect(await store.begin('evt_1', LONG)).toEqual({ state: 'in_progress' });
+      expect(await store.complete('evt_1', token, LONG)).toBe(true);
+    });
+
     it('rejects durations that are not positive integers with a TypeError', async () => {
       const { store } = await harness();
       for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {

@@ -1,5 +1,5 @@
 /**
- * Random sequences of begin, complete, release and clock moves on
+ * Random sequences of begin, complete, release, renew and clock moves on
  * MemoryDedupStore, checked step by step against a plain reference model.
  */
 import fc from 'fast-check';
@@ -10,6 +10,7 @@ type Step =
   | { readonly op: 'begin'; readonly id: number; readonly ms: number }
   | { readonly op: 'complete'; readonly id: number; readonly pick: number; readonly ms: number }
   | { readonly op: 'release'; readonly id: number; readonly pick: number }
+  | { readonly op: 'renew'; readonly id: number; readonly pick: number; readonly ms: number }
   | { readonly op: 'advance'; readonly ms: number };
 
 const ms = fc.integer({ min: 1, max: 100 });
@@ -21,6 +22,7 @@ const steps = fc.array(
     { weight: 3, arbitrary: fc.record({ op: fc.constant('begin' as const), id, ms }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('complete' as const), id, pick, ms }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('release' as const), id, pick }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('renew' as const), id, pick, ms }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 150 }) }) },
   ) as fc.Arbitrary<Step>,
   // 'max': the default size would keep sequences too short to fill the store.
@@ -54,12 +56,13 @@ class Model {
     return entry === undefined ? ['claimed', 'dedup_unavailable'] : ['done', 'claimed', 'dedup_unavailable'];
   }
 
-  /** Follows the store's answer: a claim, a completion or a release. */
+  /** Follows the store's answer: a claim, a completion, a release or a renewal. */
   apply(step: Exclude<Step, { op: 'advance' }>, key: string, answer: unknown, token: string, now: number): void {
     if (step.op === 'begin') {
       if (answer === 'claimed') this.#entries.set(key, { kind: 'leased', token, until: now + step.ms });
     } else if (answer === true) {
       if (step.op === 'complete') this.#entries.set(key, { kind: 'done', until: now + step.ms });
+      else if (step.op === 'renew') this.#entries.set(key, { kind: 'leased', token, until: now + step.ms });
       else this.#entries.delete(key);
     }
   }
@@ -90,6 +93,8 @@ async function runAgainstModel(sequence: readonly Step[], maxEntries: number, bo
         }
       } else if (step.op === 'complete') {
         answer = await store.complete(key, token, step.ms);
+      } else if (step.op === 'renew') {
+        answer = await store.renew(key, token, step.ms);
       } else {
         answer = await store.release(key, token);
       }

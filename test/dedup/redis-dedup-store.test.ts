@@ -2,8 +2,8 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BeginResult } from '../../src/stores/dedup-store.js';
 import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
-import { claim, describeDedupContract, type DedupHarness } from './contract.js';
-import { connectIoredis, connectNodeRedis, randomPrefix, redisUrl, type NodeRedis } from './redis-clients.js';
+import { claim, describeDedupContract } from './contract.js';
+import { connectIoredis, connectNodeRedis, randomPrefix, redisStoreHarness, redisUrl, type NodeRedis } from './redis-clients.js';
 
 const url = redisUrl();
 let ioredis: Redis;
@@ -19,16 +19,8 @@ afterAll(async () => {
   await nodeRedis?.close();
 });
 
-/** A store on the shared server, with keys of its own; time passes for real. */
-function harness(connection: () => RedisConnection): () => Promise<DedupHarness> {
-  return async () => ({
-    store: new RedisDedupStore(connection(), { keyPrefix: randomPrefix() }),
-    advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  });
-}
-
-describeDedupContract('RedisDedupStore via ioredis', harness(() => ioredis));
-describeDedupContract('RedisDedupStore via node-redis', harness(() => nodeRedis));
+describeDedupContract('RedisDedupStore via ioredis', redisStoreHarness(() => ioredis));
+describeDedupContract('RedisDedupStore via node-redis', redisStoreHarness(() => nodeRedis));
 
 describe('RedisDedupStore: connections', () => {
   it('works through the documented one-liners', async () => {

@@ -20,7 +20,7 @@ beforeAll(async () => {
 }, 15_000);
 
 afterAll(async () => {
-  await redis?.kill();
+  await redis?.close();
 });
 
 interface Client {

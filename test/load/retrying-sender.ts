@@ -1,10 +1,14 @@
 /**
- * The service's side of the test: it delivers each signed event, some of them
- * as two copies sent at the same moment (to two instances, or twice to one),
- * and retries a copy until it gets a 2xx, with time compressed: a 409's
- * `Retry-After` second lasts a few milliseconds, and a 5xx waits a few more
- * per attempt. At most `workers` events are delivered at once, so at most
- * twice as many requests are in flight; fetch keeps connections alive.
+ * The service's side of the test, as the service behaves: it delivers each
+ * signed event, some of them as two copies sent at the same moment (to two
+ * instances, or twice to one), and each copy is a delivery of its own: it
+ * is retried until it gets its own 2xx, whatever the other copy got. An
+ * attempt not answered within the answer window counts as failed and is
+ * retried, though the receiver may still be running it. Time is compressed:
+ * a 409's `Retry-After` second lasts a few milliseconds, and a failed
+ * attempt waits a few more per attempt. At most `workers` events are
+ * delivered at once, so at most twice as many requests are in flight;
+ * fetch keeps connections alive.
  */
 import type { SignedRequest } from '../helpers/signed-request.js';
 
@@ -22,15 +26,10 @@ export interface SenderOptions {
   readonly maxAttempts: number;
   /** How long one second of `Retry-After` lasts. */
   readonly msPerRetryAfterSecond: number;
-  /** The wait after a 5xx, times the attempt number (at most 8). */
+  /** The wait after a failed attempt (5xx or no answer in time), times the attempt number (at most 8). */
   readonly backoffMs: number;
-  /**
-   * `'each-copy'`: every copy retries until it got its own 2xx, as two
-   * independent deliveries of one event would. `'event'`: the copies stop
-   * once any of them got a 2xx, as a sender does that no longer retries an
-   * event it has an answer for.
-   */
-  readonly retryUntil: 'each-copy' | 'event';
+  /** An attempt answered later than this counts as failed (the service's 10 s); the sender hangs up. */
+  readonly answerWindowMs: number;
 }
 
 /** What the receivers answered, over every attempt. */
@@ -46,6 +45,8 @@ export class SenderCounts {
   unavailable = 0;
   /** 500: the handler failed. */
   handlerFailures = 0;
+  /** No answer within the answer window: the sender hung up. */
+  late = 0;
   /** The most attempts any copy needed. */
   maxAttempts = 0;
 }
@@ -56,58 +57,62 @@ export async function deliverAll(deliveries: readonly Delivery[], options: Sende
   const worker = async (): Promise<void> => {
     while (next < deliveries.length) {
       const delivery = deliveries[next++]!;
-      const event = { answered: false };
-      await Promise.all(delivery.copies.map((url) => deliverCopy(url, delivery, event, counts, options)));
+      await Promise.all(delivery.copies.map((url) => deliverCopy(url, delivery, counts, options)));
     }
   };
   await Promise.all(Array.from({ length: options.workers }, worker));
   return counts;
 }
 
-async function deliverCopy(
-  url: string,
-  { id, request }: Delivery,
-  event: { answered: boolean },
-  counts: SenderCounts,
-  options: SenderOptions,
-): Promise<void> {
-  const stopped = (): boolean => options.retryUntil === 'event' && event.answered;
+async function deliverCopy(url: string, { id, request }: Delivery, counts: SenderCounts, options: SenderOptions): Promise<void> {
   for (let attempt = 1; attempt <= options.maxAttempts; attempt++) {
     counts.maxAttempts = Math.max(counts.maxAttempts, attempt);
     counts.requests += 1;
-    const response = await fetch(url, { method: 'POST', body: request.body, headers: request.headers });
-    const body = await response.text();
-    if (response.ok) {
-      if (response.status === 204) counts.processed += 1;
-      else if (response.status === 200 && isDoneAnswer(body)) counts.doneAnswers += 1;
-      else throw new Error(`${id}: unexpected ${response.status} ${body}`);
-      event.answered = true;
+    const answer = await post(url, request, options.answerWindowMs);
+    if (answer.status >= 200 && answer.status < 300) {
+      if (answer.status === 204) counts.processed += 1;
+      else if (answer.status === 200 && isDoneAnswer(answer.body)) counts.doneAnswers += 1;
+      else throw new Error(`${id}: unexpected ${answer.status} ${answer.body}`);
       return;
     }
-    const wait = waitBeforeRetry(response, body, attempt, options, id, counts);
-    if (stopped()) return;
-    await sleep(wait);
-    if (stopped()) return;
+    await sleep(waitBeforeRetry(answer, attempt, options, id, counts));
   }
   throw new Error(`${id} was lost: no 2xx from ${url} after ${options.maxAttempts} attempts`);
 }
 
-/** Counts the refusal and answers how long to wait before the next attempt. */
-function waitBeforeRetry(
-  response: Response,
-  body: string,
-  attempt: number,
-  options: SenderOptions,
-  id: string,
-  counts: SenderCounts,
-): number {
-  switch (response.status) {
+interface Answer {
+  /** The HTTP status, or LATE. */
+  readonly status: number;
+  readonly retryAfter: string | null;
+  readonly body: string;
+}
+
+/** The status of an attempt not answered within the window. */
+const LATE = 0;
+
+/** One attempt: the whole answer, or status LATE if it did not come within `windowMs`. */
+async function post(url: string, { body, headers }: SignedRequest, windowMs: number): Promise<Answer> {
+  try {
+    const response = await fetch(url, { method: 'POST', body, headers, signal: AbortSignal.timeout(windowMs) });
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text() };
+  } catch (error) {
+    if (error instanceof DOMException && error.name === 'TimeoutError') return { status: LATE, retryAfter: null, body: '' };
+    throw error;
+  }
+}
+
+/** Counts the failed attempt and answers how long to wait before the next one. */
+function waitBeforeRetry(answer: Answer, attempt: number, options: SenderOptions, id: string, counts: SenderCounts): number {
+  switch (answer.status) {
     case 409: {
       counts.inProgress += 1;
-      const seconds = Number(response.headers.get('retry-after'));
+      const seconds = Number(answer.retryAfter);
       if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`${id}: 409 without a Retry-After in seconds`);
       return seconds * options.msPerRetryAfterSecond;
     }
+    case LATE:
+      counts.late += 1;
+      break;
     case 503:
       counts.unavailable += 1;
       break;
@@ -115,7 +120,7 @@ function waitBeforeRetry(
       counts.handlerFailures += 1;
       break;
     default:
-      throw new Error(`${id}: unexpected ${response.status} ${body}`);
+      throw new Error(`${id}: unexpected ${answer.status} ${answer.body}`);
   }
   return options.backoffMs * Math.min(attempt, 8);
 }
