@@ -68,8 +68,6 @@ export function verifyWebhook(options: ExpressWebhookOptions): RequestHandler {
         if (req.destroyed) return;
         throw error;
       }
-      // The rest of the body is left unread: close the connection rather than drain it.
-      if (error.code === 'payload_too_large') res.setHeader('connection', 'close');
       return respond(errorResponse(error), error, req, res, next);
     }
     const reception = await receiver.receive(payload, req.headers);

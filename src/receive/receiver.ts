@@ -137,12 +137,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
 /**
  * The JSON response for a refused request: `{ error: { code, message } }`
- * with the error's status. Anything but a `WebhookVerificationError` is
- * re-thrown, since it is a bug rather than a bad request.
+ * with the error's status. A 413 also closes the connection. Anything but a
+ * `WebhookVerificationError` is re-thrown, since it is a bug rather than a
+ * bad request.
  */
 export function errorResponse(error: unknown, headers: Readonly<Record<string, string>> = {}): WebhookResponse {
   if (!(error instanceof WebhookVerificationError)) throw error;
-  return { status: error.status, headers, body: { error: { code: error.code, message: error.message } } };
+  // The rest of a body past the limit is left unread: close the connection rather than drain it.
+  const closing: Readonly<Record<string, string>> = error.code === 'payload_too_large' ? { connection: 'close' } : {};
+  return { status: error.status, headers: { ...headers, ...closing }, body: { error: { code: error.code, message: error.message } } };
 }
 
 function refusal(error: unknown, headers?: Readonly<Record<string, string>>): Reception {
