@@ -1,0 +1,74 @@
+/** MemoryDedupStore: what its TypeErrors name, its sweep timer in-process, and what a sweep keeps. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
+import { claim } from './contract.js';
+
+const open: MemoryDedupStore[] = [];
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const store of open.splice(0)) store.close();
+});
+
+function store(options?: ConstructorParameters<typeof MemoryDedupStore>[0]): MemoryDedupStore {
+  const created = new MemoryDedupStore(options);
+  open.push(created);
+  return created;
+}
+
+describe('MemoryDedupStore option checks', () => {
+  it.each([
+    ['null options', null, 'MemoryDedupStore options must be an object'],
+    ['options that are a string', 'small', 'MemoryDedupStore options must be an object'],
+    ['a zero maxEntries', { maxEntries: 0 }, 'maxEntries must be a positive integer'],
+    ['a zero sweep interval', { sweepIntervalMs: 0 }, 'sweepIntervalMs must be a whole number of milliseconds from 1 to 2147483647'],
+    ['a clock that is no function', { now: 1 }, 'now must be a function'],
+  ])('refuses %s, naming it', (_name, options, says) => {
+    expect(() => store(options as never)).toThrow(new TypeError(`svc-webhooks: ${says}`));
+  });
+
+  it('refuses a zero lease or time to live, naming it', async () => {
+    const memory = store();
+    await expect(memory.begin('evt_1', 0)).rejects.toThrow(new TypeError('svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 9007199254740991'));
+    const token = await claim(memory, 'evt_1');
+    await expect(memory.complete('evt_1', token, 0)).rejects.toThrow(
+      new TypeError('svc-webhooks: ttlMs must be a whole number of milliseconds from 1 to 9007199254740991'),
+    );
+  });
+
+  it('says why it refuses a claim when full of live leases', async () => {
+    const memory = store({ maxEntries: 1 });
+    await claim(memory, 'evt_1');
+    await expect(memory.begin('evt_2', 1_000)).rejects.toThrow('the memory dedup store is full of live leases; retry later');
+  });
+});
+
+describe('MemoryDedupStore sweep timer', () => {
+  it('unrefs its Node timer', () => {
+    const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
+    store({ sweepIntervalMs: 1_000 });
+    const timer = setIntervalSpy.mock.results[0]?.value as NodeJS.Timeout;
+    expect(setIntervalSpy).toHaveBeenCalledWith(expect.any(Function), 1_000);
+    expect(timer.hasRef()).toBe(false);
+  });
+
+  it.each([
+    ['a number, as on Workers', 7],
+    ['an object without unref', {}],
+  ])('takes a timer that is %s', (_name, timer) => {
+    vi.spyOn(globalThis, 'setInterval').mockReturnValue(timer as never);
+    vi.spyOn(globalThis, 'clearInterval').mockImplementation(() => {});
+    expect(() => store()).not.toThrow();
+  });
+
+  it('keeps done ids and leases that have not expired', async () => {
+    let now = 1_700_000_000_000;
+    const memory = store({ sweepIntervalMs: 5, now: () => now });
+    await memory.complete('expired', await claim(memory, 'expired'), 1_000);
+    await memory.complete('kept', await claim(memory, 'kept'), 60_000);
+    await claim(memory, 'leased', 60_000);
+    now += 1_000;
+    await vi.waitFor(() => expect(memory.size).toBe(2), { timeout: 2_000, interval: 5 });
+    expect(await memory.begin('kept', 1_000)).toEqual({ state: 'done' });
+    expect(await memory.begin('leased', 1_000)).toEqual({ state: 'in_progress' });
+  });
+});
