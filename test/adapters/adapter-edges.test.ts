@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
@@ -71,18 +71,28 @@ describe('express: a body that is not the raw stream', () => {
   });
 });
 
-describe('express: a sender gone mid-body', () => {
-  it('is left unanswered: the middleware settles without an error and the route never runs', async () => {
+describe('express: a body that fails while being read', () => {
+  /**
+   * Starts a signed request whose body never completes on a route behind
+   * verifyWebhook, and hands `interrupt` the server's request once the
+   * middleware reads it. Answers the middleware's promise and what reached
+   * the app's error handler and the route.
+   */
+  async function interrupted(interrupt: (req: express.Request, socket: Socket) => void) {
     const route = new RouteSpy();
     const errors: unknown[] = [];
     const middleware = expressWebhook({ secret: SECRET, now });
     // Boxed: a promise resolved with a promise would wait for it.
-    let started!: (box: { reading: Promise<void> }) => void;
-    const handled = new Promise<{ reading: Promise<void> }>((resolve) => (started = resolve));
+    let started!: (box: { reading: Promise<void>; req: express.Request }) => void;
+    const handled = new Promise<{ reading: Promise<void>; req: express.Request }>((resolve) => (started = resolve));
     const app = express();
     app.post(
       '/webhooks',
-      (req, res, next) => started({ reading: middleware(req, res, next) as Promise<void> }),
+      (req, res, next) => {
+        const reading = middleware(req, res, next) as Promise<void>;
+        started({ reading, req });
+        return reading;
+      },
       async (req, res) => {
         res.status(await route.handle(req.webhook, req.webhookId)).end();
       },
@@ -100,14 +110,26 @@ describe('express: a sender gone mid-body', () => {
       const { headers } = signedRequest();
       const head = Object.entries({ host: '127.0.0.1', ...headers, 'content-length': '1000' }).map(([name, value]) => `${name}: ${value}\r\n`);
       socket.write(`POST /webhooks HTTP/1.1\r\n${head.join('')}\r\n${' '.repeat(10)}`);
-      const { reading } = await handled;
+      const { reading, req } = await handled;
+      interrupt(req, socket);
+      const outcome = await reading.then(
+        () => 'settled',
+        (error: unknown) => error,
+      );
       socket.destroy();
-      await expect(reading).resolves.toBe(undefined);
-      expect(errors).toEqual([]);
-      expect(route.calls).toEqual([]);
+      return { outcome, errors, calls: route.calls };
     } finally {
       await closeServer(server);
     }
+  }
+
+  it('is left unanswered when the sender hung up: the middleware settles and the route never runs', async () => {
+    expect(await interrupted((_req, socket) => socket.destroy())).toEqual({ outcome: 'settled', errors: [], calls: [] });
+  });
+
+  it('passes any other read failure on to Express', async () => {
+    const failure = new Error('the stream broke');
+    expect(await interrupted((req) => req.emit('error', failure))).toEqual({ outcome: failure, errors: [failure], calls: [] });
   });
 });
 

@@ -42,6 +42,23 @@ describe('MemoryDedupStore option checks', () => {
   });
 });
 
+describe('MemoryDedupStore expiry', () => {
+  it('ends a lease and a done id at exactly their end', async () => {
+    let now = 1_700_000_000_000;
+    const memory = store({ now: () => now });
+    const token = await claim(memory, 'leased', 1_000);
+    await memory.complete('done', await claim(memory, 'done'), 1_000);
+    now += 999;
+    expect(await memory.begin('leased', 1_000)).toEqual({ state: 'in_progress' });
+    expect(await memory.begin('done', 1_000)).toEqual({ state: 'done' });
+    now += 1;
+    // The lease ran out: its token completes nothing, and the id is claimable again.
+    expect(await memory.complete('leased', token, 60_000)).toBe(false);
+    expect((await memory.begin('leased', 1_000)).state).toBe('claimed');
+    expect((await memory.begin('done', 1_000)).state).toBe('claimed');
+  });
+});
+
 describe('MemoryDedupStore sweep timer', () => {
   it('unrefs its Node timer', () => {
     const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
