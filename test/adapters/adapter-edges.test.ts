@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import express from 'express';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
@@ -134,9 +134,15 @@ describe('express: a body that fails while being read', () => {
 });
 
 describe('fastify: the plugin scope', () => {
-  it('declares itself to Fastify as svc-webhooks, for Fastify 5', async () => {
+  /** An app with verifyWebhook registered, its scope's routes set up by `routes`. */
+  async function fastifyApp(routes: (webhooks: FastifyInstance) => void): Promise<FastifyInstance> {
     const app = Fastify();
-    await app.register(fastifyWebhook({ secret: SECRET, now, routes: () => {} }));
+    await app.register(fastifyWebhook({ secret: SECRET, now, routes }));
+    return app;
+  }
+
+  it('declares itself to Fastify as svc-webhooks, for Fastify 5', async () => {
+    const app = await fastifyApp(() => {});
     expect(app.hasPlugin('svc-webhooks')).toBe(true);
     await app.close();
 
@@ -149,20 +155,13 @@ describe('fastify: the plugin scope', () => {
 
   it('declares webhook and webhookId on requests, unset until verification', async () => {
     const seen: unknown[] = [];
-    const app = Fastify();
-    await app.register(
-      fastifyWebhook({
-        secret: SECRET,
-        now,
-        routes(webhooks) {
-          expect([webhooks.hasRequestDecorator('webhook'), webhooks.hasRequestDecorator('webhookId')]).toEqual([true, true]);
-          webhooks.addHook('onRequest', async (request) => {
-            seen.push({ webhook: request.webhook, webhookId: request.webhookId });
-          });
-          webhooks.post('/webhooks', async (request, reply) => reply.code(200).send({ id: request.webhookId }));
-        },
-      }),
-    );
+    const app = await fastifyApp((webhooks) => {
+      expect([webhooks.hasRequestDecorator('webhook'), webhooks.hasRequestDecorator('webhookId')]).toEqual([true, true]);
+      webhooks.addHook('onRequest', async (request) => {
+        seen.push({ webhook: request.webhook, webhookId: request.webhookId });
+      });
+      webhooks.post('/webhooks', async (request, reply) => reply.code(200).send({ id: request.webhookId }));
+    });
     try {
       const { body, headers } = signedRequest();
       const response = await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers });
@@ -175,16 +174,9 @@ describe('fastify: the plugin scope', () => {
 
   it('verifies a request without a body as an empty one', async () => {
     const route = new RouteSpy();
-    const app = Fastify();
-    await app.register(
-      fastifyWebhook({
-        secret: SECRET,
-        now,
-        routes(webhooks) {
-          webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
-        },
-      }),
-    );
+    const app = await fastifyApp((webhooks) => {
+      webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+    });
     try {
       // Signed over no bytes at all: the signature holds, and the envelope check refuses it.
       const { 'content-type': _type, ...headers } = signedRequest({ body: '' }).headers;
