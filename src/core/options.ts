@@ -44,7 +44,7 @@ export function resolveVerifyOptions(options: VerifyOptions | undefined): Resolv
     now = DEFAULT_VERIFY_OPTIONS.now,
     maxPayloadBytes = DEFAULT_VERIFY_OPTIONS.maxPayloadBytes,
   } = options;
-  if (typeof toleranceSeconds !== 'number' || !(toleranceSeconds >= 0) || !Number.isFinite(toleranceSeconds)) {
+  if (!Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
     throw new TypeError('svc-webhooks: toleranceSeconds must be a finite number >= 0');
   }
   checkCallback('now', now);

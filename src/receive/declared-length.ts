@@ -6,5 +6,6 @@ import { tooLarge } from '../core/payload.js';
  * absent header passes: the reader then enforces the limit as it reads.
  */
 export function checkDeclaredLength(contentLength: string | null | undefined, maxBytes: number): void {
-  if (contentLength !== null && contentLength !== undefined && Number(contentLength) > maxBytes) throw tooLarge(maxBytes);
+  // An absent header is Number(undefined) or Number(null): NaN or 0, and either passes.
+  if (Number(contentLength) > maxBytes) throw tooLarge(maxBytes);
 }

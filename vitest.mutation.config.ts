@@ -1,0 +1,13 @@
+/**
+ * The suites mutation testing runs: the core, receiver and adapter tests and
+ * the memory store's. Left out: the load and outage runs (minutes each, and
+ * they test the stores rather than the mutated code) and everything that
+ * needs Redis, whose store is not mutated.
+ */
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/core/**/*.test.ts', 'test/adapters/**/*.test.ts', 'test/dedup/memory-dedup-store*.test.ts'],
+  },
+});
