@@ -26,4 +26,6 @@ export interface DedupStore {
   complete(id: string, token: string, ttlMs: number): Promise<boolean>;
   /** Drops the lease so a retry is processed, if `token` still holds it. Answers whether it did. */
   release(id: string, token: string): Promise<boolean>;
+  /** Extends the lease to `leaseMs` milliseconds from now, if `token` still holds it. Answers whether it did. */
+  renew(id: string, token: string, leaseMs: number): Promise<boolean>;
 }

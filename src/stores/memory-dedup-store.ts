@@ -106,6 +106,13 @@ export class MemoryDedupStore implements DedupStore {
     return true;
   }
 
+  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+    checkDuration('leaseMs', leaseMs);
+    if (!this.#holds(id, token)) return false;
+    this.#leases.set(id, { token, expiresAt: this.#now() + leaseMs });
+    return true;
+  }
+
   /** Stops the background sweep. The store still answers; expired ids then leave memory only when touched or evicted. */
   close(): void {
     clearInterval(this.#timer);

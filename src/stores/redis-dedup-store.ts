@@ -66,7 +66,11 @@ const RELEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`;
 
-/** What every script answers: BEGIN 0 to 2, COMPLETE and RELEASE 0 or 1. */
+const RENEW = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+/** What every script answers: BEGIN 0 to 2, the others 0 or 1. */
 type ScriptReply = 0 | 1 | 2;
 
 interface Script {
@@ -78,7 +82,7 @@ function script(source: string): Script {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
-const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE) };
+const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: script(RELEASE), renew: script(RENEW) };
 
 /**
  * Keys are `keyPrefix + id`; a key holds the lease's token while leased and
@@ -129,6 +133,11 @@ export class RedisDedupStore implements DedupStore {
 
   async release(id: string, token: string): Promise<boolean> {
     return (await this.#run(SCRIPTS.release, id, token)) === 1;
+  }
+
+  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+    checkDuration('leaseMs', leaseMs);
+    return (await this.#run(SCRIPTS.renew, id, token, String(leaseMs))) === 1;
   }
 
   /** Runs a script on the id's key: EVALSHA, and EVAL once if Redis lost its script cache. */

@@ -5,7 +5,13 @@ import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 /** A real store with some operations replaced. */
 function storeWith(overrides: Partial<DedupStore>): DedupStore {
   const store = new MemoryDedupStore({ now });
-  return { begin: store.begin.bind(store), complete: store.complete.bind(store), release: store.release.bind(store), ...overrides };
+  return {
+    begin: store.begin.bind(store),
+    complete: store.complete.bind(store),
+    release: store.release.bind(store),
+    renew: store.renew.bind(store),
+    ...overrides,
+  };
 }
 
 const refused = async (): Promise<never> => {

@@ -29,6 +29,12 @@ export class TestDedupStore implements DedupStore {
     return this.#settle('release', id, token, () => this.#entries.delete(id));
   }
 
+  async renew(id: string, token: string): Promise<boolean> {
+    this.#checkUp();
+    const entry = this.#entries.get(id);
+    return entry?.state === 'leased' && entry.token === token;
+  }
+
   /** The state recorded for `id`: absent, leased or done. */
   stateOf(id: string): 'absent' | Entry['state'] {
     return this.#entries.get(id)?.state ?? 'absent';
