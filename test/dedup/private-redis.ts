@@ -4,7 +4,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
+import { freePort } from '../helpers/free-port.js';
 
 export class PrivateRedis {
   #process: ChildProcess | undefined;
@@ -50,17 +51,6 @@ export class PrivateRedis {
     const child = this.#process;
     return child !== undefined && child.exitCode === null && child.signalCode === null;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Polls with PING until the server answers PONG, for at most `timeoutMs`. */
