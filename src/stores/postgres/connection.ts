@@ -18,23 +18,23 @@ export type PostgresRow = Record<string, unknown>;
 export type PostgresQueryFunction = (
   text: string,
   params: string[],
-) => PromiseLike<{ readonly rows: readonly PostgresRow[] } | readonly PostgresRow[]>;
+) => PromiseLike<{ readonly rows: readonly unknown[] } | readonly unknown[]>;
 
 /** The part of a pg `Pool`, `Client` or `PoolClient` used here. */
 export interface PgQueryable {
-  query(text: string, values: string[]): PromiseLike<{ readonly rows: readonly PostgresRow[] }>;
+  query(text: string, values: string[]): PromiseLike<{ readonly rows: readonly unknown[] }>;
 }
 
 /** The part of a postgres.js `sql` used here. */
 export interface PostgresJsSql {
-  unsafe(text: string, params: string[]): PromiseLike<readonly PostgresRow[]>;
+  unsafe(text: string, params: string[]): PromiseLike<readonly unknown[]>;
 }
 
 /** A pg client or pool, a postgres.js `sql`, or a function running one statement. */
 export type PostgresConnection = PgQueryable | PostgresJsSql | PostgresQueryFunction;
 
-/** Runs one statement on a connection and resolves to its rows. */
-export type RunStatement = (text: string, params: string[]) => Promise<readonly PostgresRow[]>;
+/** Runs one statement on a connection and resolves to its rows (or whatever a client put in their place). */
+export type RunStatement = (text: string, params: string[]) => Promise<ReadonlyArray<PostgresRow | null | undefined>>;
 
 /**
  * A statement runner for `db`, whatever client it is; `user` names the caller
