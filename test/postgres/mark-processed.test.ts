@@ -149,6 +149,23 @@ describe('markProcessed in a postgres.js transaction', () => {
     expect(await effectCount(effects, 'evt_1')).toBe(1);
   });
 
+  it('prepares its statement, as postgres.js does its own, unless the client was made with prepare: false', async () => {
+    const { table } = await tablesFor();
+    const unprepared = postgresJs(database.url, { max: 1, prepare: false });
+    try {
+      const preparedCount = (client: postgres.Sql) =>
+        client.begin(async (tx) => {
+          await markProcessed(tx, `evt_${Math.random()}`, { table });
+          const counted = await tx`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE strpos(statement, ${table}) > 0`;
+          return counted[0]!.n as number;
+        });
+      expect(await preparedCount(sql)).toBeGreaterThan(0);
+      expect(await preparedCount(unprepared)).toBe(0);
+    } finally {
+      await unprepared.end();
+    }
+  });
+
   it('makes a concurrent transaction wait, then answer false once the first committed', async () => {
     const { table } = await tablesFor();
     let releaseFirst!: () => void;

@@ -27,7 +27,7 @@ export interface PgQueryable {
 
 /** The part of a postgres.js `sql` used here. */
 export interface PostgresJsSql {
-  unsafe(text: string, params: string[]): PromiseLike<readonly unknown[]>;
+  unsafe(text: string, params: string[], options: { prepare: boolean }): PromiseLike<readonly unknown[]>;
 }
 
 /** A pg client or pool, a postgres.js `sql`, or a function running one statement. */
@@ -64,7 +64,9 @@ export function isPool(db: PostgresConnection): boolean {
 function sender(db: PostgresConnection, user: string): (text: string, params: string[]) => PromiseLike<unknown> {
   if ((typeof db === 'function' || typeof db === 'object') && db !== null) {
     // postgres.js `sql` is a function too: test for unsafe first.
-    if ('unsafe' in db && typeof db.unsafe === 'function') return (text, params) => db.unsafe(text, params);
+    // Prepared, as its tagged templates are: unprepared, a statement with parameters costs postgres.js
+    // a second round trip. A client created with `prepare: false` (for PgBouncer) still wins.
+    if ('unsafe' in db && typeof db.unsafe === 'function') return (text, params) => db.unsafe(text, params, { prepare: true });
     if ('query' in db && typeof db.query === 'function') return (text, params) => db.query(text, params);
     if (typeof db === 'function') return db;
   }
