@@ -12,5 +12,4 @@ export { markProcessed } from './mark-processed.js';
 export { migrate } from './migrate.js';
 export { PostgresDedupStore, type PostgresDedupStoreOptions } from './postgres-dedup-store.js';
 export type { ProcessedEventsOptions } from './processed-events-options.js';
-export { MIN_RETENTION_MS, purgeProcessed, type PurgeProcessedOptions } from './purge-processed.js';
-export { DEDUP_TABLE, PROCESSED_EVENTS_TABLE } from './schema.js';
+export { purgeProcessed, type PurgeProcessedOptions } from './purge-processed.js';
