@@ -1,38 +1,19 @@
-import type pg from 'pg';
-import type postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createReceiver } from '../../src/receive/receiver.js';
 import type { BeginResult } from '../../src/stores/dedup-store.js';
 import type { PostgresConnection } from '../../src/stores/postgres/connection.js';
 import { PostgresDedupStore } from '../../src/stores/postgres/postgres-dedup-store.js';
 import { freePort } from '../helpers/free-port.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
-import { dropTables, pgPool, postgresJs, uniqueTable } from '../postgres/clients.js';
-import { testDatabase, type TestDatabase } from '../postgres/test-database.js';
+import { pgPool } from '../postgres/clients.js';
+import { postgresSuite } from '../postgres/postgres-suite.js';
 import { claim, describeDedupContract, type DedupHarness } from './contract.js';
 
 const LONG = 60_000;
-let database: TestDatabase;
-let pool: pg.Pool;
-let sql: postgres.Sql;
-const tables: string[] = [];
-
-beforeAll(async () => {
-  database = await testDatabase();
-  pool = pgPool(database.url);
-  sql = postgresJs(database.url);
-}, 60_000);
-
-afterAll(async () => {
-  await dropTables(pool, tables);
-  await sql?.end();
-  await pool?.end();
-  await database?.close();
-});
+const suite = postgresSuite();
 
 /** A store on a table of its own, created by the store. */
-async function migratedStore(connection: PostgresConnection, table = uniqueTable('dedup')): Promise<PostgresDedupStore> {
-  tables.push(table);
+async function migratedStore(connection: PostgresConnection, table = suite.table('dedup')): Promise<PostgresDedupStore> {
   const store = new PostgresDedupStore(connection, { table });
   await store.migrate();
   return store;
@@ -43,13 +24,13 @@ function harness(connection: () => PostgresConnection): () => Promise<DedupHarne
   return async () => ({ store: await migratedStore(connection()), advance: sleep });
 }
 
-describeDedupContract('PostgresDedupStore via pg', harness(() => pool));
-describeDedupContract('PostgresDedupStore via postgres.js', harness(() => sql));
-describeDedupContract('PostgresDedupStore via a query function', harness(() => (text, params) => pool.query(text, params)));
+describeDedupContract('PostgresDedupStore via pg', harness(() => suite.pool));
+describeDedupContract('PostgresDedupStore via postgres.js', harness(() => suite.sql));
+describeDedupContract('PostgresDedupStore via a query function', harness(() => (text, params) => suite.pool.query(text, params)));
 
 describe('PostgresDedupStore: renew', () => {
   it('extends a live lease, so it outlives its first expiry and still completes', async () => {
-    const store = await migratedStore(pool);
+    const store = await migratedStore(suite.pool);
     const token = await claim(store, 'evt_1', 300);
     expect(await store.renew('evt_1', token, LONG)).toBe(true);
     await sleep(500);
@@ -58,7 +39,7 @@ describe('PostgresDedupStore: renew', () => {
   });
 
   it('can shorten a lease too: the lease ends leaseMs from the renewal', async () => {
-    const store = await migratedStore(sql);
+    const store = await migratedStore(suite.sql);
     const token = await claim(store, 'evt_1', LONG);
     expect(await store.renew('evt_1', token, 100)).toBe(true);
     await sleep(250);
@@ -66,7 +47,7 @@ describe('PostgresDedupStore: renew', () => {
   });
 
   it('refuses a lease that expired, was taken over, completed or released, and a wrong or unknown token', async () => {
-    const store = await migratedStore(sql);
+    const store = await migratedStore(suite.sql);
     const expired = await claim(store, 'evt_expired', 100);
     await sleep(250);
     expect(await store.renew('evt_expired', expired, LONG)).toBe(false);
@@ -89,7 +70,7 @@ describe('PostgresDedupStore: renew', () => {
   });
 
   it('rejects durations that are not positive integers with a TypeError and leaves the lease alone', async () => {
-    const store = await migratedStore(pool);
+    const store = await migratedStore(suite.pool);
     const token = await claim(store, 'evt_1', 300);
     for (const bad of [0, -1, 1.5, Number.NaN]) await expect(store.renew('evt_1', token, bad)).rejects.toThrow(TypeError);
     await sleep(500);
@@ -99,11 +80,11 @@ describe('PostgresDedupStore: renew', () => {
 
 describe('PostgresDedupStore: the table', () => {
   it('holds the token with the lease end while leased, then NULL with the retention end once done', async () => {
-    const table = uniqueTable('dedup');
-    const store = await migratedStore(pool, table);
+    const table = suite.table('dedup');
+    const store = await migratedStore(suite.pool, table);
     const token = await claim(store, 'evt_1', 30_000);
     const row = async () =>
-      (await pool.query(`SELECT token, extract(epoch FROM expires_at - now()) * 1000 AS ms FROM ${table} WHERE id = 'evt_1'`)).rows[0];
+      (await suite.pool.query(`SELECT token, extract(epoch FROM expires_at - now()) * 1000 AS ms FROM ${table} WHERE id = 'evt_1'`)).rows[0];
     expect(await row()).toMatchObject({ token });
     expect(Number((await row()).ms)).toBeGreaterThan(20_000);
     await store.complete('evt_1', token, 4 * 24 * 3600_000);
@@ -112,15 +93,15 @@ describe('PostgresDedupStore: the table', () => {
   });
 
   it('deleteExpired removes expired leases and forgotten done ids, nothing live', async () => {
-    const table = uniqueTable('dedup');
-    const store = await migratedStore(sql, table);
+    const table = suite.table('dedup');
+    const store = await migratedStore(suite.sql, table);
     await claim(store, 'evt_lease_expired', 50);
     await store.complete('evt_done_expired', await claim(store, 'evt_done_expired'), 50);
     await claim(store, 'evt_lease_live');
     await store.complete('evt_done_live', await claim(store, 'evt_done_live'), LONG);
     await sleep(200);
     expect(await store.deleteExpired()).toBe(2);
-    const ids = (await pool.query(`SELECT id FROM ${table} ORDER BY id`)).rows.map((r: { id: string }) => r.id);
+    const ids = (await suite.pool.query(`SELECT id FROM ${table} ORDER BY id`)).rows.map((r: { id: string }) => r.id);
     expect(ids).toEqual(['evt_done_live', 'evt_lease_live']);
     expect(await store.deleteExpired()).toBe(0);
   });
@@ -136,20 +117,19 @@ describe('PostgresDedupStore: the table', () => {
   });
 
   it('migrates idempotently, also from several connections at once', async () => {
-    const table = uniqueTable('dedup');
-    tables.push(table);
-    const stores = Array.from({ length: 6 }, (_, i) => new PostgresDedupStore(i % 2 === 0 ? pool : sql, { table }));
+    const table = suite.table('dedup');
+    const stores = Array.from({ length: 6 }, (_, i) => new PostgresDedupStore(i % 2 === 0 ? suite.pool : suite.sql, { table }));
     await Promise.all(stores.map((store) => store.migrate()));
     await stores[0]!.migrate();
-    const indexes = (await pool.query('SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname', [table])).rows;
+    const indexes = (await suite.pool.query('SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname', [table])).rows;
     expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual([`${table}_expires_at_idx`, `${table}_pkey`]);
   });
 });
 
 describe('PostgresDedupStore: concurrency', () => {
   it('gives exactly one claim to concurrent begins from many connections of both clients', async () => {
-    const table = uniqueTable('dedup');
-    const stores = [await migratedStore(pool, table), new PostgresDedupStore(sql, { table })];
+    const table = suite.table('dedup');
+    const stores = [await migratedStore(suite.pool, table), new PostgresDedupStore(suite.sql, { table })];
     for (let round = 0; round < 20; round++) {
       const id = `evt_${round}`;
       const results: BeginResult[] = await Promise.all(stores.flatMap((store) => Array.from({ length: 8 }, () => store.begin(id, LONG))));
@@ -159,8 +139,8 @@ describe('PostgresDedupStore: concurrency', () => {
   });
 
   it('gives exactly one claim when many begins meet an expired lease', async () => {
-    const table = uniqueTable('dedup');
-    const stores = [await migratedStore(pool, table), new PostgresDedupStore(sql, { table })];
+    const table = suite.table('dedup');
+    const stores = [await migratedStore(suite.pool, table), new PostgresDedupStore(suite.sql, { table })];
     for (let round = 0; round < 5; round++) {
       const id = `evt_${round}`;
       await claim(stores[0]!, id, 50);
@@ -177,11 +157,11 @@ describe('PostgresDedupStore: connections and options', () => {
       expect(() => new PostgresDedupStore(bad as unknown as PostgresConnection)).toThrow(TypeError);
     }
     for (const table of ['', 'Dedup', '1dedup', 'a-b', 'a.b.c', 'a'.repeat(47), 'x; DROP TABLE y', 5, null]) {
-      expect(() => new PostgresDedupStore(pool, { table: table as string })).toThrow(TypeError);
+      expect(() => new PostgresDedupStore(suite.pool, { table: table as string })).toThrow(TypeError);
     }
-    expect(() => new PostgresDedupStore(pool, null as unknown as object)).toThrow(TypeError);
-    expect(() => new PostgresDedupStore(pool, { table: 'a'.repeat(46) })).not.toThrow();
-    expect(() => new PostgresDedupStore(pool, Object.freeze({ table: 'webhooks.dedup' }))).not.toThrow();
+    expect(() => new PostgresDedupStore(suite.pool, null as unknown as object)).toThrow(TypeError);
+    expect(() => new PostgresDedupStore(suite.pool, { table: 'a'.repeat(46) })).not.toThrow();
+    expect(() => new PostgresDedupStore(suite.pool, Object.freeze({ table: 'webhooks.dedup' }))).not.toThrow();
   });
 
   it('rejects an answer it does not expect rather than reading it as a claim', async () => {

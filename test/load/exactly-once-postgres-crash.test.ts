@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { PrivatePostgres } from '../postgres/private-postgres.js';
-import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, report } from './load-run.js';
+import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, midRun, report } from './load-run.js';
 import { startPostgresReceivers, uniqueApplicationName } from './postgres-receivers.js';
 import { deliverAll } from './retrying-sender.js';
 import { replayableSeed } from './seeded-random.js';
@@ -34,10 +34,7 @@ describe('exactly once in the transaction, across a Postgres crash', () => {
     const deliveries = buildDeliveries(seed, EVENTS, 0.35, receivers.urls);
     const started = performance.now();
     const sending = deliverAll(deliveries, { workers: 32, maxAttempts: 400, msPerRetryAfterSecond: 5, backoffMs: 5, retryUntil: 'each-copy' });
-    await Promise.race([
-      until(() => ledger.handlerCalls >= EVENTS / 3),
-      sending.then(() => Promise.reject(new Error('the sender finished before the crash'))),
-    ]);
+    await midRun(sending, () => ledger.handlerCalls >= EVENTS / 3);
     await server.kill();
     const callsAtCrash = ledger.handlerCalls;
     await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
@@ -56,7 +53,3 @@ describe('exactly once in the transaction, across a Postgres crash', () => {
     expect(counts.handlerFailures).toBeGreaterThan(ledger.handlerFailures);
   }, 120_000);
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}

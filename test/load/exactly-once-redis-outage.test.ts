@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { RedisDedupStore } from '../../src/stores/redis-dedup-store.js';
 import { PrivateRedis } from '../dedup/private-redis.js';
 import { connectIoredis, connectNodeRedis, randomPrefix } from '../dedup/redis-clients.js';
-import { buildDeliveries, closeAfterAll, expectEachProcessedOnce, report } from './load-run.js';
+import { buildDeliveries, closeAfterAll, expectEachProcessedOnce, midRun, report } from './load-run.js';
 import { startReceiverInstance } from './receiver-instance.js';
 import { deliverAll } from './retrying-sender.js';
 import { replayableSeed } from './seeded-random.js';
@@ -67,10 +67,7 @@ describe('exactly once across a Redis outage', () => {
       backoffMs: 5,
       retryUntil: 'event',
     });
-    await Promise.race([
-      until(() => ledger.eventsProcessed >= EVENTS / 3),
-      sending.then(() => Promise.reject(new Error('the sender finished before the outage'))),
-    ]);
+    await midRun(sending, () => ledger.eventsProcessed >= EVENTS / 3);
     await redis.kill();
     await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
     const processedBeforeRestart = ledger.eventsProcessed;
@@ -86,7 +83,3 @@ describe('exactly once across a Redis outage', () => {
     expect(counts.unavailable).toBeGreaterThan(0);
   }, 60_000);
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}

@@ -10,15 +10,11 @@ import { verifyWebhook } from '../../adapters/express.js';
 import type { DedupStore } from '../../src/index.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { SECRET, now } from '../helpers/signed-request.js';
-import { draw } from './seeded-random.js';
+import { handlerFate } from './handler-fate.js';
 import type { SideEffectLedger } from './side-effect-ledger.js';
 
 /** Longer than any handler run here, short enough that an orphaned lease is not waited on long. */
 const LEASE_MS = 2000;
-/** Share of handler calls that throw; as many again answer 500. */
-const THROW_RATE = 0.1;
-const ANSWER_500_RATE = 0.1;
-const MAX_DELAY_MS = 3;
 
 export interface ReceiverInstanceOptions {
   readonly dedup: DedupStore;
@@ -39,16 +35,7 @@ export async function startReceiverInstance(options: ReceiverInstanceOptions): P
   const app = express();
   app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup, leaseMs: LEASE_MS, onStoreError }), async (req, res) => {
     const id = req.webhookId;
-    const call = ledger.call(id);
-    await new Promise((resolve) => setTimeout(resolve, Math.floor(draw(seed, 'delay', id, call) * (MAX_DELAY_MS + 1))));
-    const fate = draw(seed, 'fate', id, call);
-    if (fate < THROW_RATE) {
-      ledger.thrown += 1;
-      // Express answers 500 for a rejected handler.
-      throw new Error('the handler failed');
-    }
-    if (fate < THROW_RATE + ANSWER_500_RATE) {
-      ledger.answered500 += 1;
+    if ((await handlerFate(seed, id, ledger.call(id), ledger)) === 'fail') {
       res.status(500).end();
       return;
     }

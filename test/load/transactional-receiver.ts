@@ -2,9 +2,10 @@
  * A receiver whose side effect is a database write: a real Express server on
  * 127.0.0.1 with the webhook route behind `verifyWebhook` (no lease store),
  * which in one transaction records the event id with `markProcessed`, writes
- * a side-effect row if the id is new, waits a moment so concurrent copies
- * meet on the id, then fails at random before commit, by throwing or by
- * rolling back, or commits. The transaction comes from a runner per client.
+ * a side-effect row if the id is new, then meets its seeded fate before
+ * commit (handler-fate.ts): its pause lets concurrent copies meet on the id,
+ * and it fails by throwing or by rolling back, or commits. The transaction
+ * comes from a runner per client.
  */
 import { createServer } from 'node:http';
 import express from 'express';
@@ -13,13 +14,8 @@ import type { PostgresConnection } from '../../src/stores/postgres/connection.js
 import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { now, SECRET } from '../helpers/signed-request.js';
-import { draw } from './seeded-random.js';
+import { handlerFate } from './handler-fate.js';
 import type { SideEffectLedger } from './side-effect-ledger.js';
-
-/** Share of handler calls that throw before commit; as many again roll back and answer 500. */
-const THROW_RATE = 0.1;
-const ROLLBACK_RATE = 0.1;
-const MAX_DELAY_MS = 3;
 
 /** What the transaction's work decided: commit it (an event processed, or a duplicate), or roll it back. */
 export type Outcome = 'processed' | 'duplicate' | 'rollback';
@@ -65,17 +61,8 @@ export async function startTransactionalReceiver(options: TransactionalReceiverO
     const outcome = await runner.run(async (tx) => {
       const first = await markProcessed(tx.db, id, { table });
       if (first) await tx.query(`INSERT INTO ${effects} (event_id) VALUES ($1)`, [id]);
-      await new Promise((resolve) => setTimeout(resolve, Math.floor(draw(seed, 'delay', id, call) * (MAX_DELAY_MS + 1))));
-      const fate = draw(seed, 'fate', id, call);
-      if (fate < THROW_RATE) {
-        ledger.thrown += 1;
-        // Express answers 500 for a rejected handler.
-        throw new Error('the handler failed before commit');
-      }
-      if (fate < THROW_RATE + ROLLBACK_RATE) {
-        ledger.answered500 += 1;
-        return 'rollback';
-      }
+      // Before commit: a throw rolls the transaction back, a failure rolls it back and answers 500.
+      if ((await handlerFate(seed, id, call, ledger)) === 'fail') return 'rollback';
       return first ? 'processed' : 'duplicate';
     });
     if (outcome === 'rollback') res.status(500).end();

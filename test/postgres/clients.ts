@@ -19,8 +19,3 @@ export function pgPool(url: string, options: pg.PoolConfig = {}): pg.Pool {
 export function postgresJs(url: string, options: postgres.Options<Record<string, never>> = {}): postgres.Sql {
   return postgres(url, { max: 8, onnotice: () => {}, ...options });
 }
-
-/** Drops the tables, quietly if they are gone. */
-export async function dropTables(pool: pg.Pool, tables: readonly string[]): Promise<void> {
-  for (const table of tables) await pool.query(`DROP TABLE IF EXISTS ${table}`);
-}

@@ -1,45 +1,28 @@
 import pg from 'pg';
 import type postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PostgresConnection } from '../../src/stores/postgres/connection.js';
 import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
 import { migrate } from '../../src/stores/postgres/migrate.js';
 import { PostgresDedupStore } from '../../src/stores/postgres/postgres-dedup-store.js';
 import { purgeProcessed } from '../../src/stores/postgres/purge-processed.js';
-import { dropTables, pgPool, postgresJs, uniqueTable } from './clients.js';
-import { testDatabase, type TestDatabase } from './test-database.js';
+import { postgresJs } from './clients.js';
+import { postgresSuite } from './postgres-suite.js';
 
-let database: TestDatabase;
-let pool: pg.Pool;
-let sql: postgres.Sql;
-const tables: string[] = [];
-
-beforeAll(async () => {
-  database = await testDatabase();
-  pool = pgPool(database.url);
-  sql = postgresJs(database.url);
-}, 60_000);
-
-afterAll(async () => {
-  await dropTables(pool, tables);
-  await sql?.end();
-  await pool?.end();
-  await database?.close();
-});
+const suite = postgresSuite();
 
 /** A fresh processed-events table with a side-effect table beside it. */
 async function tablesFor(): Promise<{ table: string; effects: string }> {
-  const table = uniqueTable('processed');
-  const effects = `${table}_effects`;
-  tables.push(table, effects);
-  await migrate(pool, { table });
-  await pool.query(`CREATE TABLE ${effects} (event_id text NOT NULL)`);
+  const table = suite.table('processed');
+  const effects = suite.table('effects');
+  await migrate(suite.pool, { table });
+  await suite.pool.query(`CREATE TABLE ${effects} (event_id text NOT NULL)`);
   return { table, effects };
 }
 
 /** Runs `work` in a transaction on a client of its own; commits unless told to roll back. */
 async function inPgTransaction<T>(work: (client: pg.PoolClient) => Promise<T>, end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> {
-  const client = await pool.connect();
+  const client = await suite.pool.connect();
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -53,8 +36,20 @@ async function inPgTransaction<T>(work: (client: pg.PoolClient) => Promise<T>, e
   }
 }
 
+/** Two clients of their own for `work`, released after it. */
+async function withTwoClients(work: (first: pg.PoolClient, second: pg.PoolClient) => Promise<void>): Promise<void> {
+  const first = await suite.pool.connect();
+  const second = await suite.pool.connect();
+  try {
+    await work(first, second);
+  } finally {
+    first.release();
+    second.release();
+  }
+}
+
 async function effectCount(effects: string, id: string): Promise<number> {
-  return (await pool.query(`SELECT count(*)::int AS n FROM ${effects} WHERE event_id = $1`, [id])).rows[0].n;
+  return (await suite.pool.query(`SELECT count(*)::int AS n FROM ${effects} WHERE event_id = $1`, [id])).rows[0].n;
 }
 
 describe('markProcessed in a pg transaction', () => {
@@ -94,9 +89,7 @@ describe('markProcessed in a pg transaction', () => {
   for (const end of ['COMMIT', 'ROLLBACK'] as const) {
     it(`makes a concurrent transaction wait on the same id, then answer ${end === 'COMMIT' ? 'false after the first commits' : 'true after the first rolls back'}`, async () => {
       const { table } = await tablesFor();
-      const first = await pool.connect();
-      const second = await pool.connect();
-      try {
+      await withTwoClients(async (first, second) => {
         await first.query('BEGIN');
         await second.query('BEGIN');
         expect(await markProcessed(first, 'evt_1', { table })).toBe(true);
@@ -106,18 +99,13 @@ describe('markProcessed in a pg transaction', () => {
         await first.query(end);
         expect(await answer).toBe(end === 'ROLLBACK');
         await second.query('COMMIT');
-      } finally {
-        first.release();
-        second.release();
-      }
+      });
     });
   }
 
   it('fails the second of two REPEATABLE READ transactions with a serialization error, as documented', async () => {
     const { table } = await tablesFor();
-    const first = await pool.connect();
-    const second = await pool.connect();
-    try {
+    await withTwoClients(async (first, second) => {
       await first.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await second.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await second.query('SELECT 1'); // takes the snapshot before the first commits
@@ -125,11 +113,8 @@ describe('markProcessed in a pg transaction', () => {
       await first.query('COMMIT');
       await expect(markProcessed(second, 'evt_1', { table })).rejects.toMatchObject({ code: '40001' });
       await second.query('ROLLBACK');
-      expect(await inPgTransaction((client) => markProcessed(client, 'evt_1', { table }))).toBe(false);
-    } finally {
-      first.release();
-      second.release();
-    }
+    });
+    expect(await inPgTransaction((client) => markProcessed(client, 'evt_1', { table }))).toBe(false);
   });
 });
 
@@ -137,7 +122,7 @@ describe('markProcessed in a postgres.js transaction', () => {
   it('answers true, then false after commit; a rolled-back record leaves the event to the retry', async () => {
     const { table, effects } = await tablesFor();
     const deliver = (id: string, fail = false) =>
-      sql.begin(async (tx) => {
+      suite.sql.begin(async (tx) => {
         const first = await markProcessed(tx, id, { table });
         if (first) await tx.unsafe(`INSERT INTO ${effects} (event_id) VALUES ($1)`, [id]);
         if (fail) throw new Error('the handler failed before commit');
@@ -151,7 +136,7 @@ describe('markProcessed in a postgres.js transaction', () => {
 
   it('prepares its statement, as postgres.js does its own, unless the client was made with prepare: false', async () => {
     const { table } = await tablesFor();
-    const unprepared = postgresJs(database.url, { max: 1, prepare: false });
+    const unprepared = postgresJs(suite.url, { max: 1, prepare: false });
     try {
       const preparedCount = (client: postgres.Sql) =>
         client.begin(async (tx) => {
@@ -159,7 +144,7 @@ describe('markProcessed in a postgres.js transaction', () => {
           const counted = await tx`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE strpos(statement, ${table}) > 0`;
           return counted[0]!.n as number;
         });
-      expect(await preparedCount(sql)).toBeGreaterThan(0);
+      expect(await preparedCount(suite.sql)).toBeGreaterThan(0);
       expect(await preparedCount(unprepared)).toBe(0);
     } finally {
       await unprepared.end();
@@ -172,7 +157,7 @@ describe('markProcessed in a postgres.js transaction', () => {
     const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
     let firstMarked!: () => void;
     const marked = new Promise<void>((resolve) => (firstMarked = resolve));
-    const first = sql.begin(async (tx) => {
+    const first = suite.sql.begin(async (tx) => {
       const answer = await markProcessed(tx, 'evt_1', { table });
       firstMarked();
       await firstHolds;
@@ -180,7 +165,7 @@ describe('markProcessed in a postgres.js transaction', () => {
     });
     await marked;
     let secondPid = 0;
-    const second = sql.begin(async (tx) => {
+    const second = suite.sql.begin(async (tx) => {
       secondPid = (await tx`SELECT pg_backend_pid() AS pid`)[0]!.pid as number;
       return markProcessed(tx, 'evt_1', { table });
     });
@@ -226,12 +211,12 @@ describe('markProcessed through a query function', () => {
 
 describe('markProcessed: arguments', () => {
   it('refuses a pool or a postgres.js top-level sql, whose statements would run outside the transaction', () => {
-    expect(() => markProcessed(pool, 'evt_1')).toThrow(/transaction/);
-    expect(() => markProcessed(sql, 'evt_1')).toThrow(TypeError);
+    expect(() => markProcessed(suite.pool, 'evt_1')).toThrow(/transaction/);
+    expect(() => markProcessed(suite.sql, 'evt_1')).toThrow(TypeError);
   });
 
   it('refuses an empty or non-string id, a bad table, and anything that is no client', async () => {
-    const client = await pool.connect();
+    const client = await suite.pool.connect();
     try {
       for (const id of ['', 5, null, undefined]) expect(() => markProcessed(client, id as string)).toThrow(TypeError);
       for (const table of ['', 'Processed', 'a b', 'a.b.c', 7]) expect(() => markProcessed(client, 'evt_1', { table: table as string })).toThrow(TypeError);
@@ -263,7 +248,7 @@ describe('markProcessed: arguments', () => {
 /** Waits until the backend `pid` waits on a lock: the unique index's, held by the other transaction. */
 async function waitUntilBlocked(pid: number): Promise<void> {
   await until(async () => {
-    const { rows } = await pool.query('SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [pid]);
+    const { rows } = await suite.pool.query('SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [pid]);
     return rows[0]?.wait_event_type === 'Lock';
   });
 }

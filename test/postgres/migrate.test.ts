@@ -1,72 +1,42 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import type postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
 import { migrate } from '../../src/stores/postgres/migrate.js';
 import { PostgresDedupStore } from '../../src/stores/postgres/postgres-dedup-store.js';
 import { MIN_RETENTION_MS, purgeProcessed } from '../../src/stores/postgres/purge-processed.js';
 import { renderSchemaFile, SCHEMA_FILE } from '../../sql/schema-file.js';
 import { claim } from '../dedup/contract.js';
-import { dropTables, pgPool, postgresJs, uniqueTable } from './clients.js';
-import { testDatabase, type TestDatabase } from './test-database.js';
+import { postgresSuite } from './postgres-suite.js';
 
 const DAY_MS = 24 * 3600_000;
-let database: TestDatabase;
-let pool: pg.Pool;
-let sql: postgres.Sql;
-const tables: string[] = [];
-const schemas: string[] = [];
-
-beforeAll(async () => {
-  database = await testDatabase();
-  pool = pgPool(database.url);
-  sql = postgresJs(database.url);
-}, 60_000);
-
-afterAll(async () => {
-  await dropTables(pool, tables);
-  for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await sql?.end();
-  await pool?.end();
-  await database?.close();
-});
+const suite = postgresSuite();
 
 async function indexesOf(table: string, schema = 'public'): Promise<string[]> {
-  const { rows } = await pool.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname', [schema, table]);
+  const { rows } = await suite.pool.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname', [schema, table]);
   return rows.map((row: { indexname: string }) => row.indexname);
-}
-
-async function newSchema(): Promise<string> {
-  const schema = uniqueTable('schema');
-  schemas.push(schema);
-  await pool.query(`CREATE SCHEMA ${schema}`);
-  return schema;
 }
 
 describe('migrate', () => {
   it('creates the table with its primary key and processed_at index, and changes nothing the second time', async () => {
-    const table = uniqueTable('processed');
-    tables.push(table);
-    await migrate(pool, { table });
-    await pool.query(`INSERT INTO ${table} (id) VALUES ('evt_kept')`);
-    await migrate(sql, { table });
+    const table = suite.table('processed');
+    await migrate(suite.pool, { table });
+    await suite.pool.query(`INSERT INTO ${table} (id) VALUES ('evt_kept')`);
+    await migrate(suite.sql, { table });
     expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
-    expect((await pool.query(`SELECT id FROM ${table}`)).rows).toEqual([{ id: 'evt_kept' }]);
+    expect((await suite.pool.query(`SELECT id FROM ${table}`)).rows).toEqual([{ id: 'evt_kept' }]);
   });
 
   it('succeeds from many connections at once on a table nobody created yet', async () => {
-    const table = uniqueTable('processed');
-    tables.push(table);
-    await Promise.all(Array.from({ length: 8 }, (_, i) => migrate(i % 2 === 0 ? pool : sql, { table })));
+    const table = suite.table('processed');
+    await Promise.all(Array.from({ length: 8 }, (_, i) => migrate(i % 2 === 0 ? suite.pool : suite.sql, { table })));
     expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
   });
 
   it('sends no "already exists" notices to the client', async () => {
-    const table = uniqueTable('processed');
-    tables.push(table);
+    const table = suite.table('processed');
     const notices: unknown[] = [];
-    const client = new pg.Client({ connectionString: database.url });
+    const client = new pg.Client({ connectionString: suite.url });
     client.on('notice', (notice) => notices.push(notice));
     await client.connect();
     try {
@@ -79,19 +49,19 @@ describe('migrate', () => {
   });
 
   it('creates a schema-qualified table in that schema', async () => {
-    const schema = await newSchema();
-    await migrate(pool, { table: `${schema}.processed` });
+    const schema = await suite.schema();
+    await migrate(suite.pool, { table: `${schema}.processed` });
     expect(await indexesOf('processed', schema)).toEqual(['processed_pkey', 'processed_processed_at_idx']);
-    const store = new PostgresDedupStore(pool, { table: `${schema}.dedup` });
+    const store = new PostgresDedupStore(suite.pool, { table: `${schema}.dedup` });
     await store.migrate();
     expect(await indexesOf('dedup', schema)).toEqual(['dedup_expires_at_idx', 'dedup_pkey']);
   });
 
   it('throws a TypeError for bad options', () => {
     for (const table of ['', 'UPPER', '9lives', 'a-b', 'a.b.c', '"quoted"', 'a'.repeat(47), 3]) {
-      expect(() => migrate(pool, { table: table as string })).toThrow(TypeError);
+      expect(() => migrate(suite.pool, { table: table as string })).toThrow(TypeError);
     }
-    expect(() => migrate(pool, 'svc' as unknown as object)).toThrow(TypeError);
+    expect(() => migrate(suite.pool, 'svc' as unknown as object)).toThrow(TypeError);
   });
 });
 
@@ -101,8 +71,8 @@ describe('the shipped SQL file', () => {
   });
 
   it('creates tables that markProcessed and PostgresDedupStore work on, with their default names', async () => {
-    const schema = await newSchema();
-    const client = new pg.Client({ connectionString: database.url });
+    const schema = await suite.schema();
+    const client = new pg.Client({ connectionString: suite.url });
     await client.connect();
     try {
       await client.query(`SET search_path TO ${schema}`);
@@ -123,24 +93,23 @@ describe('the shipped SQL file', () => {
 
 describe('purgeProcessed', () => {
   it('deletes the ids older than the age, four days by default, and answers how many', async () => {
-    const table = uniqueTable('processed');
-    tables.push(table);
-    await migrate(pool, { table });
+    const table = suite.table('processed');
+    await migrate(suite.pool, { table });
     const ageDays = { evt_new: 0, evt_3d: 3.5, evt_5d: 5, evt_9d: 9 };
     for (const [id, days] of Object.entries(ageDays)) {
-      await pool.query(`INSERT INTO ${table} (id, processed_at) VALUES ($1, now() - $2::float8 * interval '1 day')`, [id, days]);
+      await suite.pool.query(`INSERT INTO ${table} (id, processed_at) VALUES ($1, now() - $2::float8 * interval '1 day')`, [id, days]);
     }
-    expect(await purgeProcessed(sql, { table, olderThanMs: 6 * DAY_MS })).toBe(1);
-    expect(await purgeProcessed(pool, { table })).toBe(1);
-    expect(await purgeProcessed(pool, { table, olderThanMs: MIN_RETENTION_MS })).toBe(1);
-    const { rows } = await pool.query(`SELECT id FROM ${table}`);
+    expect(await purgeProcessed(suite.sql, { table, olderThanMs: 6 * DAY_MS })).toBe(1);
+    expect(await purgeProcessed(suite.pool, { table })).toBe(1);
+    expect(await purgeProcessed(suite.pool, { table, olderThanMs: MIN_RETENTION_MS })).toBe(1);
+    const { rows } = await suite.pool.query(`SELECT id FROM ${table}`);
     expect(rows).toEqual([{ id: 'evt_new' }]);
   });
 
   it('refuses an age shorter than the three-day retry window, or no duration, with a TypeError', () => {
     for (const olderThanMs of [MIN_RETENTION_MS - 1, DAY_MS, 0, -1, 1.5, Number.NaN]) {
-      expect(() => purgeProcessed(pool, { olderThanMs })).toThrow(TypeError);
+      expect(() => purgeProcessed(suite.pool, { olderThanMs })).toThrow(TypeError);
     }
-    expect(() => purgeProcessed(pool, { table: 'No' })).toThrow(TypeError);
+    expect(() => purgeProcessed(suite.pool, { table: 'No' })).toThrow(TypeError);
   });
 });

@@ -6,31 +6,18 @@
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
 import { migrate } from '../../src/stores/postgres/migrate.js';
-import { dropTables, pgPool, uniqueTable } from './clients.js';
-import { testDatabase, type TestDatabase } from './test-database.js';
+import { postgresSuite } from './postgres-suite.js';
 
-let database: TestDatabase;
-let pool: pg.Pool;
-let table: string;
-let effects: string;
+const suite = postgresSuite();
+const table = suite.table('processed');
+const effects = suite.table('effects');
 
 beforeAll(async () => {
-  database = await testDatabase();
-  pool = pgPool(database.url);
-  table = uniqueTable('processed');
-  effects = `${table}_effects`;
-  await migrate(pool, { table });
-  await pool.query(`CREATE TABLE ${effects} (event_id text NOT NULL)`);
-}, 60_000);
-
-afterAll(async () => {
-  await dropTables(pool, [table, effects]);
-  await pool?.end();
-  await database?.close();
+  await migrate(suite.pool, { table });
+  await suite.pool.query(`CREATE TABLE ${effects} (event_id text NOT NULL)`);
 });
 
 /** Delivers each event twice and once more with a failure before commit; each must leave one row. */
@@ -38,13 +25,13 @@ async function expectOncePerEvent(deliver: (id: string, fail: boolean) => Promis
   await expect(deliver(`${prefix}_1`, true)).rejects.toThrow('the handler failed');
   expect(await deliver(`${prefix}_1`, false)).toBe(true);
   expect(await deliver(`${prefix}_1`, false)).toBe(false);
-  const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${effects} WHERE event_id = $1`, [`${prefix}_1`]);
+  const { rows } = await suite.pool.query(`SELECT count(*)::int AS n FROM ${effects} WHERE event_id = $1`, [`${prefix}_1`]);
   expect(rows[0].n).toBe(1);
 }
 
 describe('markProcessed with an ORM transaction', () => {
   it('Drizzle (node-postgres)', async () => {
-    const db = drizzle(pool);
+    const db = drizzle(suite.pool);
     await expectOncePerEvent(
       (id, fail) =>
         db.transaction(async (tx) => {
@@ -63,7 +50,7 @@ describe('markProcessed with an ORM transaction', () => {
   });
 
   it('Kysely', async () => {
-    const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool: suite.pool }) });
     await expectOncePerEvent(
       (id, fail) =>
         db.transaction().execute(async (trx) => {
