@@ -1,14 +1,14 @@
 /**
  * Mutation testing (`npm run test:mutation`): src/ and adapters/ against the
- * suites of vitest.mutation.config.ts. The Redis store is left out: its
- * tests need a Redis server and are not in that config. Reports go to
+ * suites of vitest.mutation.config.ts. The Redis and Postgres stores are left
+ * out: their tests need a server and are not in that config. Reports go to
  * reports/mutation/ (git-ignored).
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts' },
-  mutate: ['src/**/*.ts', 'adapters/**/*.ts', '!src/stores/redis-dedup-store.ts'],
+  mutate: ['src/**/*.ts', 'adapters/**/*.ts', '!src/stores/redis-dedup-store.ts', '!src/stores/postgres/**'],
   coverageAnalysis: 'perTest',
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

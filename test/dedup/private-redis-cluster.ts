@@ -6,7 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { freePort, isFree, PrivateRedis } from './private-redis.js';
+import { freePort, isFree } from '../helpers/free-port.js';
+import { PrivateRedis } from './private-redis.js';
 
 const run = promisify(execFile);
 const MASTERS = 3;

@@ -9,9 +9,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../helpers/free-port.js';
 
 export interface PrivateRedisOptions {
   /** Keep an append-only file with `appendfsync always`, which a restart reads back. */
@@ -84,30 +85,6 @@ export class PrivateRedis {
     const child = this.#process;
     return child !== undefined && child.exitCode === null && child.signalCode === null;
   }
-}
-
-/** A port nothing listens on at the moment. */
-export async function freePort(): Promise<number> {
-  const port = await tryListening(0);
-  if (port === undefined) throw new Error('no free port');
-  return port;
-}
-
-/** Whether nothing listens on 127.0.0.1:`port` at the moment. */
-export async function isFree(port: number): Promise<boolean> {
-  return (await tryListening(port)) !== undefined;
-}
-
-/** Listens on 127.0.0.1:`port` (0: any) and closes again; answers the port, or undefined if it was taken. */
-function tryListening(port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(undefined));
-    server.listen(port, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : undefined));
-    });
-  });
 }
 
 /** Polls with PING until the server answers PONG, for at most `timeoutMs`. */

@@ -49,6 +49,26 @@ export function report(scenario: string, deliveries: readonly Delivery[], counts
 }
 
 /**
+ * Waits, while the sender runs, until `reached()` holds: the moment to break
+ * something mid-run. Fails if the sender finished first, with its own error
+ * if it failed.
+ */
+export async function midRun(sending: Promise<unknown>, reached: () => boolean): Promise<void> {
+  let finished = false;
+  sending.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
+  while (!reached()) {
+    if (finished) {
+      await sending;
+      throw new Error('the sender finished before the moment to break something');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
  * Registers an `afterAll` that runs, last first, every close handed to the
  * returned function. A server closes once its running routes end, which for
  * a slow route takes a few leases.

@@ -4,7 +4,8 @@
  * none. `npm test` on a fresh clone depends on it.
  */
 import { describe, expect, it } from 'vitest';
-import { freePort, pings } from '../dedup/private-redis.js';
+import { pings } from '../dedup/private-redis.js';
+import { freePort } from '../helpers/free-port.js';
 import { redisUrl } from '../dedup/redis-clients.js';
 import { NoRedisError, redisForTests } from './redis-for-tests.js';
 

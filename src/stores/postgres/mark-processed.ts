@@ -1,0 +1,38 @@
+/**
+ * Exactly once, when the side effect is a database write: the event id is
+ * recorded in the caller's own transaction, so the record commits or rolls
+ * back with the caller's writes.
+ */
+import { isPool, statementRunner, type PostgresConnection } from './connection.js';
+import { processedEventsTable, type ProcessedEventsOptions } from './processed-events-options.js';
+
+/**
+ * Records `eventId` as processed, inside the caller's open transaction on
+ * `db`. Resolves to true the first time, false if the event was processed
+ * before: then skip the side effect.
+ *
+ * `INSERT … ON CONFLICT DO NOTHING` on the table's primary key: if another
+ * open transaction inserted the same id, this one waits for it, then answers
+ * false if it committed and true if it rolled back. (Under REPEATABLE READ or
+ * SERIALIZABLE the waiting transaction fails with a serialization error
+ * instead; its retry answers false.)
+ *
+ * `db` is the transaction's connection: a pg `Client` or `PoolClient` after
+ * `BEGIN`, the `sql` that postgres.js' `sql.begin()` hands its callback, or a
+ * function running a statement in the transaction. Throws `TypeError` for a
+ * pool or a postgres.js top-level `sql`, whose statements would run outside
+ * the transaction, for an empty id, or for bad options.
+ */
+export function markProcessed(db: PostgresConnection, eventId: string, options?: ProcessedEventsOptions): Promise<boolean> {
+  const run = statementRunner(db, 'markProcessed');
+  if (isPool(db)) {
+    throw new TypeError(
+      "svc-webhooks: markProcessed runs in the caller's transaction: pass the transaction's client " +
+        '(pg: the client of pool.connect() after BEGIN; postgres.js: the sql that sql.begin() hands you), not a pool',
+    );
+  }
+  if (typeof eventId !== 'string' || eventId === '') throw new TypeError('svc-webhooks: eventId must be a non-empty string');
+  const table = processedEventsTable(options);
+  const text = `INSERT INTO ${table.sql} (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING true AS inserted`;
+  return run(text, [eventId]).then((rows) => rows.length === 1);
+}

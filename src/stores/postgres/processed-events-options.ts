@@ -1,0 +1,19 @@
+/** The options shared by `markProcessed`, `migrate` and `purgeProcessed`. */
+import { tableName, type TableName } from './table-name.js';
+import { PROCESSED_EVENTS_TABLE } from './schema.js';
+
+export interface ProcessedEventsOptions {
+  /**
+   * The processed-events table: `table` or `schema.table`, lower case.
+   * @default 'svc_webhooks_processed_events'
+   */
+  readonly table?: string;
+}
+
+/** The table the options name; throws `TypeError` for bad options. */
+export function processedEventsTable(options: ProcessedEventsOptions | undefined): TableName {
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw new TypeError('svc-webhooks: options must be an object');
+  }
+  return tableName('table', options?.table, PROCESSED_EVENTS_TABLE);
+}

@@ -1,0 +1,33 @@
+/**
+ * The two tables, as SQL: the one source of both `migrate()` and the shipped
+ * `sql/svc-webhooks-postgres.sql`. Each is created only if absent.
+ */
+import type { TableName } from './table-name.js';
+
+/** The default table of `markProcessed`. */
+export const PROCESSED_EVENTS_TABLE = 'svc_webhooks_processed_events';
+/** The default table of `PostgresDedupStore`. */
+export const DEDUP_TABLE = 'svc_webhooks_dedup';
+
+/**
+ * One row per processed event id, stamped with the start of the transaction
+ * that recorded it; the index serves the retention clean-up.
+ */
+export function processedEventsSchema(table: TableName): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${table.sql} (\n  id text PRIMARY KEY,\n  processed_at timestamptz NOT NULL DEFAULT now()\n)`,
+    `CREATE INDEX IF NOT EXISTS ${table.index('processed_at')} ON ${table.sql} (processed_at)`,
+  ];
+}
+
+/**
+ * One row per claimed id: `token` holds the lease's token, or NULL once the
+ * event is done; `expires_at` is when the lease ends or the done id is
+ * forgotten. A row past `expires_at` counts as absent.
+ */
+export function dedupSchema(table: TableName): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${table.sql} (\n  id text PRIMARY KEY,\n  token text,\n  expires_at timestamptz NOT NULL\n)`,
+    `CREATE INDEX IF NOT EXISTS ${table.index('expires_at')} ON ${table.sql} (expires_at)`,
+  ];
+}
