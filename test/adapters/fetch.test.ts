@@ -20,7 +20,7 @@ import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 const options = { secret: SECRET, now } as const;
 /** Only the timers: the body streams and isSettled run on real I/O callbacks. */
-const TIMERS = { toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] } as const;
+const TIMERS: Parameters<typeof vi.useFakeTimers>[0] = { toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] };
 
 function webhookHandler({ options, route, customErrors }: HarnessSpec): FetchWebhook {
   const onError: FetchWebhookOptions['onError'] = customErrors
