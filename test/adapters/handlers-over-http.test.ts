@@ -7,15 +7,11 @@
 import Fastify from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
+import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { WebhookVerificationError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from '../helpers/adapter-contract.js';
-import {
-  serveExpressHandlers,
-  serveFastifyHandlers,
-  serveFetchHandlers,
-  serveHonoHandlers,
-  serveLambdaHandlers,
-} from '../helpers/adapter-servers.js';
+import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
 import { handlerContract } from '../helpers/handler-contract.js';
 import { LAMBDA_SOURCES } from '../helpers/lambda-events.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
@@ -45,25 +41,30 @@ describe('hono adapter with on, over HTTP', () => {
 
 describe('fetch entry with on, served by Node', () => {
   handlerContract((options, onError) =>
-    serveFetchHandlers({
-      ...options,
-      on: options.on!,
-      onError: onError === 'custom' ? (error) => Response.json(customBody(error), { status: CUSTOM_ERROR_STATUS }) : onError && broken,
-    }),
+    serveFetch(
+      fetchWebhook({
+        ...options,
+        on: options.on!,
+        onError: onError === 'custom' ? (error) => Response.json(customBody(error), { status: CUSTOM_ERROR_STATUS }) : onError && broken,
+      }),
+    ),
   );
 });
 
 for (const source of LAMBDA_SOURCES) {
   describe(`lambda entry with on, behind ${source}`, () => {
     handlerContract((options, onError) =>
-      serveLambdaHandlers(source, {
-        ...options,
-        on: options.on!,
-        onError:
-          onError === 'custom'
-            ? (error) => ({ statusCode: CUSTOM_ERROR_STATUS, headers: { 'content-type': 'application/json' }, body: JSON.stringify(customBody(error)) })
-            : onError && broken,
-      }),
+      serveLambda(
+        source,
+        lambdaWebhook({
+          ...options,
+          on: options.on!,
+          onError:
+            onError === 'custom'
+              ? (error) => ({ statusCode: CUSTOM_ERROR_STATUS, headers: { 'content-type': 'application/json' }, body: JSON.stringify(customBody(error)) })
+              : onError && broken,
+        }),
+      ),
     );
   });
 }

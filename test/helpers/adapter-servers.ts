@@ -14,10 +14,10 @@ import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook, type FastifyHandlersOptions, type FastifyRoutesOptions } from '../../adapters/fastify.js';
-import { verifyWebhook as fetchWebhook, type FetchWebhookOptions } from '../../adapters/fetch.js';
+import type { FetchWebhook, FetchWebhookContext } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
-import { verifyWebhook as lambdaWebhook, type LambdaWebhookOptions } from '../../adapters/lambda.js';
-import type { EventHandlers, EventSchemas } from '../../src/index.js';
+import type { LambdaWebhook, LambdaWebhookContext } from '../../adapters/lambda.js';
+import type { EventSchemas, WebhookEvent } from '../../src/index.js';
 import type { RouteSpy } from './adapter-contract.js';
 import { closeServer, listen } from './http-harness.js';
 import { httpResponseOf, lambdaContext, lambdaEvent, type LambdaSource } from './lambda-events.js';
@@ -83,24 +83,30 @@ export async function serveFastifyHandlers<S extends EventSchemas>(options: Omit
   return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };
 }
 
-/** The Fetch entry with `on`, served by Node's HTTP server. */
-export function serveFetchHandlers<S extends EventSchemas>(options: FetchWebhookOptions<S> & { readonly on: EventHandlers<S> }): Promise<ServedApp> {
-  return serveNode(createAdaptorServer({ fetch: fetchWebhook(options) }) as Server);
+/** A Fetch entry, served by Node's HTTP server. */
+export function serveFetch(webhook: FetchWebhook): Promise<ServedApp> {
+  return serveNode(createAdaptorServer({ fetch: webhook }) as Server);
 }
 
-/** The Lambda entry with `on`, each request handed to it as the event `source` would send. */
-export function serveLambdaHandlers<S extends EventSchemas>(
-  source: LambdaSource,
-  options: LambdaWebhookOptions<S> & { readonly on: EventHandlers<S> },
-): Promise<ServedApp> {
-  const handler = lambdaWebhook(options);
+/** A Lambda entry, each request handed to it as the event `source` would send. */
+export function serveLambda(source: LambdaSource, webhook: LambdaWebhook): Promise<ServedApp> {
   const server = createServer(async (req, res) => {
     const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
-    const response = httpResponseOf(await handler(lambdaEvent(source, { body: await bodyOf(req), headers }), lambdaContext));
+    const response = httpResponseOf(await webhook(lambdaEvent(source, { body: await bodyOf(req), headers }), lambdaContext));
     res.writeHead(response.status, Object.fromEntries(response.headers)).end(Buffer.from(await response.arrayBuffer()));
   });
   return serveNode(server);
 }
+
+/** A Fetch entry answering the status `route` gives. */
+export const fetchRoute = (route: RouteSpy) => async (event: WebhookEvent, { id }: FetchWebhookContext) =>
+  new Response(null, { status: await route.handle(event, id) });
+
+/** A Lambda entry answering the status `route` gives. */
+export const lambdaRoute = (route: RouteSpy) => async (event: WebhookEvent, { id }: LambdaWebhookContext) => ({
+  statusCode: await route.handle(event, id),
+  body: '',
+});
 
 async function bodyOf(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
