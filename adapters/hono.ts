@@ -18,6 +18,7 @@ import { readWebBody } from '../src/receive/read-web-body.js';
 import type { EventSchemas, HandlerOptions } from '../src/receive/event-handlers.js';
 import { createHandlingReceiver } from '../src/receive/handling-receiver.js';
 import type { ReceiverOptions, WebhookResponse } from '../src/receive/receiver.js';
+import { isResponse, withMissingHeaders } from '../src/receive/web-response.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -48,7 +49,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
   const respond = async (response: WebhookResponse, error: WebhookVerificationError | undefined, c: Context): Promise<Response> => {
     for (const [name, value] of Object.entries(response.headers)) c.header(name, value);
     const answer = error && onError ? await runOnError(async () => responseOf(await onError(error, c)), onErrorTimeoutMs) : undefined;
-    if (answer) return withHeaders(answer.value, response.headers);
+    if (answer) return withMissingHeaders(answer.value, response.headers);
     if (response.body === undefined) return c.body(null, response.status as StatusCode);
     return c.json(response.body, response.status as ContentfulStatusCode);
   };
@@ -97,24 +98,7 @@ async function rawBody(c: Context, limits: BodyLimits): Promise<ArrayBuffer> {
   return body;
 }
 
-/**
- * `value` if it is a Response. Not `instanceof`: @hono/node-server swaps in
- * a global Response of which `Response.json()`'s results are no instances.
- */
 function responseOf(value: unknown): Response {
-  const response = value as Partial<Response> | null;
-  if (typeof response !== 'object' || response === null || typeof response.status !== 'number' || !(response.headers instanceof Headers)) {
-    throw new TypeError('it answered no Response');
-  }
-  return response as Response;
-}
-
-/** `response` with those of `headers` it lacks: Hono drops what c.header() set once a handler returns its own Response. */
-function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
-  const missing = Object.entries(headers).filter(([name]) => !response.headers.has(name));
-  if (missing.length === 0) return response;
-  // A copy: the headers of a Response from fetch() cannot change.
-  const copy = new Response(response.body, response);
-  for (const [name, value] of missing) copy.headers.set(name, value);
-  return copy;
+  if (!isResponse(value)) throw new TypeError('it answered no Response');
+  return value;
 }

@@ -1,15 +1,17 @@
 /**
- * svc-webhooks/lambda: `verifyWebhook(options, handler)` returns an async AWS
- * Lambda handler, `(event, context) => Promise<result>`, for API Gateway REST
- * APIs (payload 1.0, `multiValueHeaders` included), HTTP APIs (payload 2.0),
- * Function URLs and Application Load Balancers. It decodes a body sent with
+ * svc-webhooks/lambda: `verifyWebhook(options)` with `on`, or
+ * `verifyWebhook(options, handler)`, returns an async AWS Lambda handler,
+ * `(event, context) => Promise<result>`, for API Gateway REST APIs (payload
+ * 1.0, `multiValueHeaders` included), HTTP APIs (payload 2.0), Function URLs
+ * and Application Load Balancers. It decodes a body sent with
  * `isBase64Encoded`, reads headers in any letter case (repeated values joined
- * as Node joins them), verifies, claims the event when `dedup` is set, and
- * calls `handler(event, { id, timestamp, request, context })`. The handler's
- * result is returned as it is; returning nothing answers 204. A refused
- * request is answered with `{ error: { code, message } }`, a throwing handler
- * with a fixed 500, and the claim is settled by that outcome before the
- * function returns (Lambda freezes whatever runs after).
+ * as Node joins them), verifies, claims the event, and runs the handler of
+ * the event's type in `on`, or calls `handler(event, { id, timestamp,
+ * request, context })`, whose result is returned as it is (nothing answers
+ * 204). A refused request is answered with `{ error: { code, message } }` or
+ * by `onError`, a throwing handler with a fixed 500, and the claim is settled
+ * by that outcome, waited for (within a bound) before the function returns,
+ * since Lambda freezes whatever runs after.
  */
 import { Buffer } from 'node:buffer';
 import type {
@@ -24,8 +26,8 @@ import type {
 import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { HeaderRecord } from '../src/core/headers.js';
-import { checkCallback } from '../src/core/option-checks.js';
-import { createDeliveryHandling, type DeliveryOptions, type Refusal } from '../src/receive/handle-delivery.js';
+import { createAnsweringEntry, type AnsweringOptions, type WithoutHandlerOptions } from '../src/receive/answering-entry.js';
+import type { EventHandlers, EventSchemas } from '../src/receive/event-handlers.js';
 
 /** The HTTP events a webhook reaches Lambda by. A Function URL sends the HTTP API (2.0) shape. */
 export type LambdaWebhookEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
@@ -51,10 +53,11 @@ export type LambdaWebhookHandler = (
   context: LambdaWebhookContext,
 ) => LambdaWebhookResult | void | Promise<LambdaWebhookResult | void>;
 
-export interface LambdaWebhookOptions extends DeliveryOptions {
+export interface LambdaWebhookOptions<S extends EventSchemas = {}> extends AnsweringOptions<S> {
   /**
-   * Answers a refused request instead of the default JSON response. The
-   * handler is not called either way.
+   * Answers a refused request instead of the default JSON response, within
+   * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
+   * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
   readonly onError?: (error: WebhookVerificationError, request: LambdaWebhookEvent) => LambdaWebhookResult | Promise<LambdaWebhookResult>;
@@ -62,27 +65,30 @@ export interface LambdaWebhookOptions extends DeliveryOptions {
 
 export type LambdaWebhook = (event: LambdaWebhookEvent, context: Context) => Promise<LambdaWebhookResult>;
 
-export function verifyWebhook(options: LambdaWebhookOptions, handler: LambdaWebhookHandler): LambdaWebhook {
-  const handling = createDeliveryHandling(options);
+const results = { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode };
+
+/** Answers each request by itself with the handler of its event's type in `on`. */
+export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S> & { readonly on: EventHandlers<S> }): LambdaWebhook;
+/** Calls `handler` for each verified event and returns what it returns. */
+export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
+export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handler?: LambdaWebhookHandler): LambdaWebhook {
+  const entry = createAnsweringEntry<LambdaWebhookResult, LambdaWebhookContext>(options, handler, results);
   const { onError } = options;
-  checkCallback('onError', onError);
-  if (typeof handler !== 'function') throw new TypeError('svc-webhooks: verifyWebhook needs a handler function');
 
   return async (request, context) => {
-    const result = await handling.handle<LambdaWebhookResult>({
+    const result = await entry.answer({
       body: bodyOf(request),
       headers: headersOf(request),
-      run: async ({ id, timestamp, event }) => resultOrNothing(await handler(event, { id, timestamp, request, context })),
-      statusOf: statusCodeOf,
+      contextOf: ({ id, timestamp }) => ({ id, timestamp, request, context }),
+      onError: onError && ((error) => onError(error, request)),
+      withHeaders: (answer, headers) => withMissingHeaders(answer, headers, request),
     });
     if ('answer' in result) return result.answer;
-    const { response, refusal } = result;
-    if (refusal && onError) return withHeaders(await onError(refusal.error, request), refusal.headers, request);
-    return { statusCode: response.status, ...headersField(response.headers, request), body: response.body ?? '', isBase64Encoded: false };
+    const { status, headers, body } = result.response;
+    const sent = body === undefined ? { headers, body: '' } : { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+    return { statusCode: status, ...headersField(sent.headers, request), body: sent.body, isBase64Encoded: false };
   };
 }
-
-const statusCodeOf = (result: LambdaWebhookResult): number => result.statusCode;
 
 function bodyOf({ body, isBase64Encoded }: LambdaWebhookEvent): string | Buffer {
   if (body === undefined || body === null) return '';
@@ -104,12 +110,9 @@ function headersOf(request: LambdaWebhookEvent): HeaderRecord {
   return merged;
 }
 
-function resultOrNothing(answer: unknown): LambdaWebhookResult | undefined {
-  const result = answer as Partial<LambdaWebhookResult> | null | undefined;
-  if (result === undefined || (typeof result === 'object' && result !== null && Number.isInteger(result.statusCode))) {
-    return result as LambdaWebhookResult | undefined;
-  }
-  throw new TypeError('svc-webhooks: the webhook handler must return { statusCode, ... } or nothing');
+function isResult(value: unknown): value is LambdaWebhookResult {
+  const result = value as Partial<LambdaWebhookResult> | null;
+  return typeof result === 'object' && result !== null && Number.isInteger(result.statusCode);
 }
 
 /** An ALB that sends `multiValueHeaders` takes only those back; every other source takes `headers`. */
@@ -126,8 +129,8 @@ function headersField(
   return { multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])) };
 }
 
-/** Headers such as Retry-After apply whoever writes the body. */
-function withHeaders(answer: LambdaWebhookResult, headers: Refusal['headers'], request: LambdaWebhookEvent): LambdaWebhookResult {
+/** `answer` with those of `headers` it lacks: Retry-After and the like apply whoever wrote the body. */
+function withMissingHeaders(answer: LambdaWebhookResult, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent): LambdaWebhookResult {
   if (Object.keys(headers).length === 0) return answer;
   const field = headersField(headers, request);
   if ('headers' in field) return { ...answer, headers: { ...field.headers, ...answer.headers } };

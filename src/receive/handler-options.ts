@@ -1,8 +1,7 @@
 /** Checks the handler options once, at creation, into a snapshot the caller can no longer change. */
-import { WebhookVerificationError } from '../core/errors.js';
-import { isKnownEventType, KNOWN_EVENT_TYPES, type UnknownWebhookEvent, type WebhookEvent } from '../core/event.js';
-import { checkCallback } from '../core/option-checks.js';
+import { isKnownEventType, KNOWN_EVENT_TYPES, type UnknownWebhookEvent } from '../core/event.js';
 import type { EventHandler, EventSchemas, HandlerErrorCallback, HandlerOptions } from './event-handlers.js';
+import { checkOnHandlerError } from './handler-failure.js';
 import type { StandardSchema } from './standard-schema.js';
 
 /** The handler of one event type, and its schema if it has one. */
@@ -19,16 +18,18 @@ export interface CheckedHandlerOptions {
 }
 
 /**
- * The checked options, or `undefined` without `on` (the route answers then).
- * Throws `TypeError` for a caller mistake: a handler that is no function, a
- * key of `on` or `schemas` that is not a known event type, a schema without
- * `~standard`, a schema whose type has no handler, the other handler options
- * without `on`.
+ * The checked options, or `undefined` without `on` (the route or the single
+ * handler answers then). Throws `TypeError` for a caller mistake: a handler
+ * that is no function, a key of `on` or `schemas` that is not a known event
+ * type, a schema without `~standard`, a schema whose type has no handler, the
+ * other handler options without `on`. `singleHandler`: the entry was given
+ * one handler for every event instead, which `onHandlerError` serves too.
  */
-export function checkHandlerOptions<S extends EventSchemas>(options: HandlerOptions<S>): CheckedHandlerOptions | undefined {
-  const { on, schemas, onUnknown = 'accept', onHandlerError = logHandlerError } = options;
+export function checkHandlerOptions<S extends EventSchemas>(options: HandlerOptions<S>, singleHandler = false): CheckedHandlerOptions | undefined {
+  const { on, schemas, onUnknown = 'accept' } = options;
   if (on === undefined) {
-    const stray = (['schemas', 'onUnknown', 'onHandlerError'] as const).find((name) => options[name] !== undefined);
+    const onlyWithOn = singleHandler ? (['schemas', 'onUnknown'] as const) : (['schemas', 'onUnknown', 'onHandlerError'] as const);
+    const stray = onlyWithOn.find((name) => options[name] !== undefined);
     if (stray !== undefined) throw new TypeError(`svc-webhooks: ${stray} takes effect only with on`);
     return undefined;
   }
@@ -50,8 +51,7 @@ export function checkHandlerOptions<S extends EventSchemas>(options: HandlerOpti
   if (onUnknown !== 'accept' && onUnknown !== 'reject' && typeof onUnknown !== 'function') {
     throw new TypeError("svc-webhooks: onUnknown must be 'accept', 'reject' or a function");
   }
-  checkCallback('onHandlerError', onHandlerError);
-  return { routes, onUnknown, onHandlerError };
+  return { routes, onUnknown, onHandlerError: checkOnHandlerError(options.onHandlerError) };
 }
 
 /** The entries of `on` or `schemas`, each key a known event type; values read once. */
@@ -76,13 +76,4 @@ function isStandardSchema(value: unknown): value is StandardSchema {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
   const props = (value as Partial<StandardSchema>)['~standard'];
   return typeof props === 'object' && props !== null && props.version === 1 && typeof props.validate === 'function';
-}
-
-/** One line, without the error's message: a handler's message may quote the event. */
-function logHandlerError(error: unknown, event: WebhookEvent): void {
-  const what =
-    error instanceof WebhookVerificationError && error.code === 'invalid_event_data'
-      ? error.message
-      : `the handler failed (${error instanceof Error ? error.name : typeof error})`;
-  console.error(`svc-webhooks: event ${JSON.stringify(event.id)} of type ${JSON.stringify(event.type)}: ${what}; the sender will retry it`);
 }

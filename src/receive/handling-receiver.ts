@@ -1,13 +1,15 @@
 /**
- * The receiver every adapter builds. Without `on` it is `createReceiver`'s:
- * a verified delivery goes to the route. With `on` it answers every request
- * itself: it runs the handler of the event's type under the dedup claim and
- * hands the adapter the answer as `action: 'respond'`, a refusal with its
- * error, so the adapter's `onError` takes over these refusals too.
+ * The receiver the middleware adapters build. Without `on` it is
+ * `createReceiver`'s: a verified delivery goes to the route. With `on` it
+ * answers every request itself: it runs the handler of the event's type under
+ * the dedup claim and hands the adapter the answer as `action: 'respond'`, a
+ * refusal with its error, so the adapter's `onError` takes over these
+ * refusals too.
  */
-import { createDispatcher, type Dispatcher, type ProcessReception } from './dispatch.js';
+import { answerUnderClaim } from './answer-under-claim.js';
+import { createDispatcher } from './dispatch.js';
 import type { EventSchemas, HandlerOptions } from './event-handlers.js';
-import { createReceiver, type Receiver, type ReceiverOptions, type Reception } from './receiver.js';
+import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
 
 /** Checks the receiver and handler options once; throws `TypeError`. */
 export function createHandlingReceiver<S extends EventSchemas>(options: ReceiverOptions & HandlerOptions<S>): Receiver {
@@ -19,12 +21,9 @@ export function createHandlingReceiver<S extends EventSchemas>(options: Receiver
     bodyTimeoutMs: receiver.bodyTimeoutMs,
     async receive(payload, headers) {
       const reception = await receiver.receive(payload, headers);
-      return reception.action === 'respond' ? reception : answered(dispatcher, reception);
+      if (reception.action === 'respond') return reception;
+      const { error, ...response } = await answerUnderClaim(reception, ({ event }) => dispatcher.dispatch(event), ({ status }) => status);
+      return { action: 'respond', response, error };
     },
   };
-}
-
-async function answered(dispatcher: Dispatcher, reception: ProcessReception): Promise<Reception> {
-  const { status, headers, body, error } = await dispatcher.answer(reception);
-  return { action: 'respond', response: { status, headers, body }, error };
 }

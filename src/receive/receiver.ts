@@ -92,6 +92,9 @@ export type Reception =
    */
   | { readonly action: 'respond'; readonly response: WebhookResponse; readonly error?: WebhookVerificationError };
 
+/** A delivery the receiver let through, with its dedup claim if any. */
+export type ProcessReception = Extract<Reception, { readonly action: 'process' }>;
+
 export interface Receiver {
   /** The body limit in force, for adapters that read the body themselves. */
   readonly maxPayloadBytes: number;

@@ -2,7 +2,8 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { Server } from 'node:http';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook, type FetchWebhook, type FetchWebhookContext, type FetchWebhookOptions } from '../../adapters/fetch.js';
-import type { WebhookEvent } from '../../src/index.js';
+import type { DedupStore, WebhookEvent } from '../../src/index.js';
+import { SETTLE_WAIT_MS } from '../../src/receive/answer-under-claim.js';
 import {
   adapterContract,
   CUSTOM_ERROR_STATUS,
@@ -14,10 +15,12 @@ import {
 } from '../helpers/adapter-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { NOW_SECONDS, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
-import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 const options = { secret: SECRET, now } as const;
+/** Only the timers: the body streams and isSettled run on real I/O callbacks. */
+const TIMERS: Parameters<typeof vi.useFakeTimers>[0] = { toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] };
 
 function webhookHandler({ options, route, customErrors }: HarnessSpec): FetchWebhook {
   const onError: FetchWebhookOptions['onError'] = customErrors
@@ -90,22 +93,52 @@ describe('fetch adapter', () => {
     expect(response.status).toBe(204);
   });
 
-  it("answers at once and hands the settling to ctx.waitUntil, a Worker's third argument", async () => {
-    const { dedup, open } = heldStore();
-    const handler = verifyWebhook({ ...options, dedup }, () => undefined);
-    const waiting: Promise<unknown>[] = [];
-    const ctx = {
-      // Checks it is called as a method, as workerd requires.
-      waitUntil(this: unknown, promise: Promise<unknown>) {
-        if (this !== ctx) throw new TypeError('Illegal invocation');
-        waiting.push(promise);
-      },
-    };
-    const response = await handler(requestOf(signedRequest()), { WEBHOOK_SECRET: 'env' }, ctx);
-    expect([response.status, dedup.stateOf('evt_1'), waiting.length]).toEqual([204, 'leased', 1]);
-    open();
-    await waiting[0];
-    expect(dedup.stateOf('evt_1')).toBe('done');
+  it("waits for the settling at most SETTLE_WAIT_MS and hands it to ctx.waitUntil, a Worker's third argument", async () => {
+    vi.useFakeTimers(TIMERS);
+    try {
+      const { dedup, open } = heldStore();
+      const handler = verifyWebhook({ ...options, dedup }, () => undefined);
+      const waiting: Promise<unknown>[] = [];
+      const ctx = {
+        // Checks it is called as a method, as workerd requires.
+        waitUntil(this: unknown, promise: Promise<unknown>) {
+          if (this !== ctx) throw new TypeError('Illegal invocation');
+          waiting.push(promise);
+        },
+      };
+      const answer = handler(requestOf(signedRequest()), { WEBHOOK_SECRET: 'env' }, ctx);
+      await vi.advanceTimersByTimeAsync(SETTLE_WAIT_MS - 1);
+      expect(await isSettled(answer)).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect([(await answer).status, dedup.stateOf('evt_1'), waiting.length]).toEqual([204, 'leased', 1]);
+      open();
+      await waiting[0];
+      expect(dedup.stateOf('evt_1')).toBe('done');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it.each([
+    ['a handler', (dedup: DedupStore, onStoreError: () => void) => verifyWebhook({ ...options, dedup, onStoreError }, () => undefined)],
+    ['on', (dedup: DedupStore, onStoreError: () => void) => verifyWebhook({ ...options, dedup, onStoreError, on: { 'call.missed': () => {} } })],
+  ])('answers after SETTLE_WAIT_MS, with %s, while the store keeps failing to record the outcome until the lease ends', async (_name, create) => {
+    vi.useFakeTimers(TIMERS);
+    try {
+      const dedup = new TestDedupStore();
+      dedup.complete = () => Promise.reject(new Error('the store is down'));
+      const onStoreError = vi.fn();
+      const answer = create(dedup, onStoreError)(requestOf(signedRequest()));
+      await vi.advanceTimersByTimeAsync(SETTLE_WAIT_MS);
+      expect(await isSettled(answer)).toBe(true);
+      expect((await answer).status).toBe(204);
+      expect(onStoreError).not.toHaveBeenCalled();
+      // The settle goes on after the answer, retrying until shortly before the default 60 s lease ends.
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(onStoreError).toHaveBeenCalledOnce();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('answers a throwing handler 500 with a fixed error, releases the claim, and tells onHandlerError', async () => {
@@ -118,8 +151,8 @@ describe('fetch adapter', () => {
     const response = await handler(requestOf(signedRequest()));
     expect(response.status).toBe(500);
     expect(response.headers.get('content-type')).toBe('application/json');
-    expect(await response.json()).toEqual({ error: { code: 'handler_failed', message: 'the webhook handler failed' } });
-    expect(onHandlerError).toHaveBeenCalledWith(failure);
+    expect(await response.json()).toEqual({ error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } });
+    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1' });
     expect(dedup.stateOf('evt_1')).toBe('absent');
   });
 
@@ -131,7 +164,7 @@ describe('fetch adapter', () => {
       });
       expect((await handler(requestOf(signedRequest()))).status).toBe(500);
       expect(log).toHaveBeenCalledTimes(1);
-      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: the webhook handler failed \(RangeError: out of range\)/);
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(RangeError\)/);
     } finally {
       log.mockRestore();
     }

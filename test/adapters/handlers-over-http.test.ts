@@ -1,15 +1,19 @@
 /**
  * `on` on every adapter, over a real listening server: the shared handler
- * contract per adapter, then what only Fastify has (`path` instead of
- * `routes`).
+ * contract per adapter (the Fetch entry served by Node, the Lambda entry
+ * behind a bridge per HTTP source), then what only Fastify has (`path`
+ * instead of `routes`).
  */
 import Fastify from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
+import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { WebhookVerificationError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from '../helpers/adapter-contract.js';
-import { serveExpressHandlers, serveFastifyHandlers, serveHonoHandlers } from '../helpers/adapter-servers.js';
+import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
 import { handlerContract } from '../helpers/handler-contract.js';
+import { LAMBDA_SOURCES } from '../helpers/lambda-events.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
 const customBody = (error: WebhookVerificationError) => customErrorBody(error.code);
@@ -34,6 +38,36 @@ describe('hono adapter with on, over HTTP', () => {
     }),
   );
 });
+
+describe('fetch entry with on, served by Node', () => {
+  handlerContract((options, onError) =>
+    serveFetch(
+      fetchWebhook({
+        ...options,
+        on: options.on!,
+        onError: onError === 'custom' ? (error) => Response.json(customBody(error), { status: CUSTOM_ERROR_STATUS }) : onError && broken,
+      }),
+    ),
+  );
+});
+
+for (const source of LAMBDA_SOURCES) {
+  describe(`lambda entry with on, behind ${source}`, () => {
+    handlerContract((options, onError) =>
+      serveLambda(
+        source,
+        lambdaWebhook({
+          ...options,
+          on: options.on!,
+          onError:
+            onError === 'custom'
+              ? (error) => ({ statusCode: CUSTOM_ERROR_STATUS, headers: { 'content-type': 'application/json' }, body: JSON.stringify(customBody(error)) })
+              : onError && broken,
+        }),
+      ),
+    );
+  });
+}
 
 describe('fastify adapter with path and on, over HTTP', () => {
   handlerContract((options, onError) =>

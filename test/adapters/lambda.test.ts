@@ -85,7 +85,7 @@ describe('lambda adapter', () => {
     expect(dedup.stateOf('evt_1')).toBe('done');
   });
 
-  it('settles the claim before it returns, since Lambda freezes what runs after', async () => {
+  it('waits for the claim to settle before it returns, since Lambda freezes what runs after', async () => {
     const held = heldStore();
     const handler = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined);
     const result = await expectAnswerAfterSettling(held, handler(lambdaEvent('alb', signedRequest()), lambdaContext));
@@ -132,10 +132,10 @@ describe('lambda adapter', () => {
     expect(result).toEqual({
       statusCode: 500,
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ error: { code: 'handler_failed', message: 'the webhook handler failed' } }),
+      body: JSON.stringify({ error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } }),
       isBase64Encoded: false,
     });
-    expect(onHandlerError).toHaveBeenCalledWith(failure);
+    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1' });
     expect(dedup.stateOf('evt_1')).toBe('absent');
   });
 
@@ -146,7 +146,8 @@ describe('lambda adapter', () => {
       const result = await handler(lambdaEvent('function-url', signedRequest()), lambdaContext);
       expect(result.body).not.toContain('hunter2');
       expect(log).toHaveBeenCalledTimes(1);
-      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: the webhook handler failed \(Error: db password=hunter2 refused\)/);
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(Error\)/);
+      expect(log.mock.calls[0]!.join(' ')).not.toContain('hunter2');
     } finally {
       log.mockRestore();
     }

@@ -1,17 +1,28 @@
 /**
- * A user's `onError` on every adapter, over a real socket: whatever it does
+ * A user's `onError` on every adapter (the Fetch and Lambda entries served
+ * through their bridges), over a real socket: whatever it does
  * (throw, reject, never answer, answer too late, answer itself) the sender
  * gets an answer with its Retry-After, the process keeps serving, and a
  * failure is reported in one line.
  */
-import type { Context } from 'hono';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from '../../adapters/fastify.js';
-import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
+import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
+import { verifyWebhook as lambdaWebhook, type LambdaWebhookResult } from '../../adapters/lambda.js';
 import type { ReceiverOptions, WebhookVerificationError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy } from '../helpers/adapter-contract.js';
-import { serveExpress, serveFastify, serveHono, type ServedApp } from '../helpers/adapter-servers.js';
+import {
+  fetchRoute,
+  lambdaRoute,
+  serveExpress,
+  serveFastify,
+  serveFetch,
+  serveHono,
+  serveLambda,
+  type ServedApp,
+} from '../helpers/adapter-servers.js';
 import { EXPRESS_MAJORS, FASTIFY_MAJORS } from '../helpers/host-majors.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
@@ -25,6 +36,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const broken = (): never => {
   throw new Error('onError broke');
 };
+
+/** The onError of each behaviour for an adapter whose onError returns its answer (Hono, Fetch, Lambda). */
+function returningOnErrors<A>(answer: (error: WebhookVerificationError) => A, late: () => void): Record<Behaviour, (error: WebhookVerificationError) => A | Promise<A>> {
+  return {
+    answers: answer,
+    throws: broken,
+    rejects: async () => broken(),
+    'never answers': () => new Promise<A>(() => undefined),
+    'answers too late': async (error) => {
+      await sleep(LATE_MS);
+      late();
+      return answer(error);
+    },
+  };
+}
 
 interface Adapter {
   readonly name: string;
@@ -80,27 +106,38 @@ const fastifyAdapter = ([name, framework]: (typeof FASTIFY_MAJORS)[number]): Ada
   },
 });
 
+const jsonResponse = (error: WebhookVerificationError): Response => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS });
+
 const adapters: readonly Adapter[] = [
   ...EXPRESS_MAJORS.map(expressAdapter),
   {
     name: 'hono',
     serve(options, behaviour, late, route) {
-      const answer = (error: WebhookVerificationError) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS });
-      const onErrors: Record<Behaviour, NonNullable<HonoWebhookOptions['onError']>> = {
-        answers: answer,
-        throws: broken,
-        rejects: async () => broken(),
-        'never answers': () => new Promise<Response>(() => undefined),
-        'answers too late': async (error: WebhookVerificationError, _c: Context) => {
-          await sleep(LATE_MS);
-          late();
-          return answer(error);
-        },
-      };
+      const onErrors = returningOnErrors(jsonResponse, late);
       return serveHono({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, route);
     },
   },
   ...FASTIFY_MAJORS.map(fastifyAdapter),
+  {
+    name: 'fetch',
+    serve(options, behaviour, late, route) {
+      const onErrors = returningOnErrors(jsonResponse, late);
+      return serveFetch(fetchWebhook({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, fetchRoute(route)));
+    },
+  },
+  {
+    name: 'lambda',
+    serve(options, behaviour, late, route) {
+      const answer = (error: WebhookVerificationError): LambdaWebhookResult => ({
+        statusCode: CUSTOM_ERROR_STATUS,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(customErrorBody(error.code)),
+      });
+      const onErrors = returningOnErrors(answer, late);
+      const webhook = lambdaWebhook({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, lambdaRoute(route));
+      return serveLambda('http-api', webhook);
+    },
+  },
 ];
 
 describe.each(adapters)('$name with a user onError, over a socket', (adapter) => {
@@ -178,5 +215,7 @@ describe('onErrorTimeoutMs', () => {
     expect(() => expressWebhook(options)).toThrow(TypeError);
     expect(() => honoWebhook(options)).toThrow(TypeError);
     expect(() => fastifyWebhook({ ...options, routes: () => undefined })).toThrow(TypeError);
+    expect(() => fetchWebhook(options, () => undefined)).toThrow(TypeError);
+    expect(() => lambdaWebhook({ ...options, on: {} })).toThrow(TypeError);
   });
 });

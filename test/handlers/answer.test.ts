@@ -1,8 +1,8 @@
-/** Dispatcher#answer: what the adapters run, through createHandlingReceiver, for a delivery the receiver let through. */
+/** answerUnderClaim with the handlers of on: what the middleware adapters run, through createHandlingReceiver, for a delivery the receiver let through. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { EventSchemas, HandlerOptions, ReceiverOptions } from '../../src/index.js';
-import { SETTLE_WAIT_MS } from '../../src/receive/dispatch.js';
+import { SETTLE_WAIT_MS } from '../../src/receive/answer-under-claim.js';
 import { createHandlingReceiver } from '../../src/receive/handling-receiver.js';
 import type { WebhookResponse } from '../../src/receive/receiver.js';
 import { now, SECRET, signedRequest, type RequestSpec } from '../helpers/signed-request.js';
@@ -21,7 +21,7 @@ function handlingReceiver<S extends EventSchemas>(options: Partial<ReceiverOptio
 
 const quiet = { onHandlerError: () => {} };
 
-describe('Dispatcher#answer', () => {
+describe('answerUnderClaim with on', () => {
   it('runs the handler under the claim, then completes it: a retry meanwhile gets 409, one after gets the duplicate 200', async () => {
     const dedup = new TestDedupStore();
     const during: unknown[] = [];
@@ -100,7 +100,7 @@ describe('Dispatcher#answer', () => {
   });
 });
 
-describe('Dispatcher#answer and a slow store', () => {
+describe('answerUnderClaim with on and a slow store', () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   beforeEach(() => {
     vi.useFakeTimers();

@@ -2,19 +2,25 @@
  * Each adapter on a real listening server on 127.0.0.1, its webhook route at
  * /webhooks answering the status a `RouteSpy` gives, or, with `on`, the
  * adapter answering there by itself; the framework's own defaults everywhere
- * else (Hono's error handler, which logs, included).
+ * else (Hono's error handler, which logs, included). The Fetch entry is
+ * served through @hono/node-server's bridge, the Lambda entry through a
+ * bridge that turns each request into the event of a Lambda HTTP source.
  */
 import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Hono } from 'hono';
-import { createServer, type Server } from 'node:http';
+import { Buffer } from 'node:buffer';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook, type FastifyHandlersOptions, type FastifyRoutesOptions } from '../../adapters/fastify.js';
+import type { FetchWebhook, FetchWebhookContext } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
-import type { EventSchemas } from '../../src/index.js';
+import type { LambdaWebhook, LambdaWebhookContext } from '../../adapters/lambda.js';
+import type { EventSchemas, WebhookEvent } from '../../src/index.js';
 import type { RouteSpy } from './adapter-contract.js';
 import { closeServer, listen } from './http-harness.js';
+import { httpResponseOf, lambdaContext, lambdaEvent, type LambdaSource } from './lambda-events.js';
 
 export interface ServedApp {
   /** The server's base URL; the webhook route is `${url}/webhooks`. */
@@ -75,4 +81,35 @@ export async function serveFastifyHandlers<S extends EventSchemas>(options: Omit
   const app = Fastify();
   await app.register(fastifyWebhook({ ...options, path: '/webhooks' }));
   return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };
+}
+
+/** A Fetch entry, served by Node's HTTP server. */
+export function serveFetch(webhook: FetchWebhook): Promise<ServedApp> {
+  return serveNode(createAdaptorServer({ fetch: webhook }) as Server);
+}
+
+/** A Lambda entry, each request handed to it as the event `source` would send. */
+export function serveLambda(source: LambdaSource, webhook: LambdaWebhook): Promise<ServedApp> {
+  const server = createServer(async (req, res) => {
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
+    const response = httpResponseOf(await webhook(lambdaEvent(source, { body: await bodyOf(req), headers }), lambdaContext));
+    res.writeHead(response.status, Object.fromEntries(response.headers)).end(Buffer.from(await response.arrayBuffer()));
+  });
+  return serveNode(server);
+}
+
+/** A Fetch entry answering the status `route` gives. */
+export const fetchRoute = (route: RouteSpy) => async (event: WebhookEvent, { id }: FetchWebhookContext) =>
+  new Response(null, { status: await route.handle(event, id) });
+
+/** A Lambda entry answering the status `route` gives. */
+export const lambdaRoute = (route: RouteSpy) => async (event: WebhookEvent, { id }: LambdaWebhookContext) => ({
+  statusCode: await route.handle(event, id),
+  body: '',
+});
+
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -6,9 +6,14 @@ import { TestDedupStore } from './test-dedup-store.js';
 const options = { secret: SECRET, now };
 const handler = (): undefined => undefined;
 
-/** Creation mistakes, each a `TypeError` at `verifyWebhook(options, handler)`. */
+/** Creation mistakes, each a `TypeError` at `verifyWebhook(options, handler)` (`handler` undefined: `verifyWebhook(options)`). */
 export const creationMistakes: ReadonlyArray<readonly [name: string, options: unknown, handler: unknown]> = [
-  ['no handler', options, undefined],
+  ['neither on nor a handler', options, undefined],
+  ['both on and a handler', { ...options, on: {} }, handler],
+  ['a handler that is no function', options, 'handle'],
+  ['schemas with a handler', { ...options, schemas: {} }, handler],
+  ['onUnknown with a handler', { ...options, onUnknown: 'reject' }, handler],
+  ['an onErrorTimeoutMs that is no whole number of milliseconds', { ...options, onErrorTimeoutMs: 1.5 }, handler],
   ['an onError that is no function', { ...options, onError: 'log' }, handler],
   ['an onHandlerError that is no function', { ...options, onHandlerError: 'log' }, handler],
   ['no secret', {}, handler],
@@ -35,8 +40,9 @@ export function heldStore(): HeldStore {
 
 /**
  * Checks that `answer`, a delivery of evt_1 on `held`, waits for its claim to
- * complete: still pending while the store holds `complete`, then resolved
- * with the claim done. Answers what it resolved to.
+ * complete (for a store that answers within SETTLE_WAIT_MS): still pending
+ * while the store holds `complete`, then resolved with the claim done.
+ * Answers what it resolved to.
  */
 export async function expectAnswerAfterSettling<T>(held: HeldStore, answer: Promise<T>): Promise<T> {
   await vi.waitFor(() => expect(held.dedup.stateOf('evt_1')).toBe('leased'));

@@ -3,7 +3,7 @@
  * Bun.serve, Deno.serve, workerd's fetch) and reached over its transport.
  */
 import { MemoryDedupStore, sign, type WebhookEvent } from 'svc-webhooks';
-import { verifyWebhook, type FetchWebhookOptions } from 'svc-webhooks/fetch';
+import { verifyWebhook, type FetchWebhook, type FetchWebhookOptions } from 'svc-webhooks/fetch';
 import { assert, assertEqual, type ConformanceCase } from '../harness.js';
 import { serveFetch, type Served } from '../serve.js';
 
@@ -19,7 +19,7 @@ function signed(body = BODY, secret = SECRET): RequestInit {
 
 /** Serves a handler that records each event and answers `answer()`; runs `test`, then closes. */
 async function withServed(
-  options: Partial<FetchWebhookOptions>,
+  options: Omit<Partial<FetchWebhookOptions>, 'on' | 'schemas' | 'onUnknown'>,
   answer: () => Response | void,
   test: (served: Served, calls: WebhookEvent[]) => Promise<void>,
 ): Promise<void> {
@@ -28,9 +28,14 @@ async function withServed(
     calls.push(event);
     return answer();
   });
+  await withHandler(handler, (served) => test(served, calls));
+}
+
+/** Serves `handler`; runs `test`, then closes. */
+async function withHandler(handler: FetchWebhook, test: (served: Served) => Promise<void>): Promise<void> {
   const served = await serveFetch(handler);
   try {
-    await test(served, calls);
+    await test(served);
   } finally {
     await served.close();
   }
@@ -101,10 +106,34 @@ export const cases: readonly ConformanceCase[] = [
       };
       try {
         await withServed({ dedup, onHandlerError: () => undefined }, answer, async (served, calls) => {
-          const failed = { error: { code: 'handler_failed', message: 'the webhook handler failed' } };
+          const failed = { error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } };
           assertEqual(await answerOf(await deliver(served, () => signed())), [500, failed], 'failure');
           assertEqual(await answerOf(await deliver(served, () => signed())), [204, ''], 'retry');
           assertEqual(calls.length, 2, 'handler calls');
+        });
+      } finally {
+        dedup.close();
+      }
+    },
+  },
+  {
+    name: "fetch adapter with on: each type's handler runs once and answers 204, a throwing one 500 until its retry",
+    run: async () => {
+      const dedup = new MemoryDedupStore();
+      const calls: string[] = [];
+      let failures = 1;
+      const on = {
+        'message.received': (event: WebhookEvent) => {
+          calls.push(event.id);
+          if (failures-- > 0) throw new Error('secret detail');
+        },
+      };
+      try {
+        await withHandler(verifyWebhook({ secret: SECRET, dedup, on, onHandlerError: () => undefined }), async (served) => {
+          assertEqual((await answerOf(await deliver(served, () => signed())))[0], 500, 'failure');
+          assertEqual(await answerOf(await deliver(served, () => signed())), [204, ''], 'retry');
+          assertEqual(await answerOf(await deliver(served, () => signed())), [200, { received: true, duplicate: true }], 'repeat');
+          assertEqual(calls, [ID, ID], 'handler calls');
         });
       } finally {
         dedup.close();
