@@ -4,8 +4,8 @@
  * server is started for the test file; when none can be started either, the
  * suite fails with one line. It never skips.
  */
-import { createConnection } from 'node:net';
 import { PrivatePostgres } from './private-postgres.js';
+import { answers } from '../helpers/tcp-answers.js';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -27,21 +27,4 @@ export async function testDatabase(): Promise<TestDatabase> {
     throw new Error(`nothing answers at ${url} (DATABASE_URL) and no private Postgres could be started: ${reason}`);
   }
   return { url: server.url, close: () => server.destroy() };
-}
-
-/** Whether something accepts TCP connections at host:port within a second. */
-function answers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host, port });
-    socket.setTimeout(1_000);
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-    socket.on('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
 }

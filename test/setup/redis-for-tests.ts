@@ -11,9 +11,9 @@
  * are not, the run stops at once with one line saying what to install.
  */
 import { spawn } from 'node:child_process';
-import { createConnection } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { PrivateRedis } from '../dedup/private-redis.js';
+import { answers } from '../helpers/tcp-answers.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -40,7 +40,8 @@ export async function redisForTests(env: NodeJS.ProcessEnv = process.env, defaul
   }
   const named = env.REDIS_URL !== undefined && env.REDIS_URL !== '';
   const url = named ? env.REDIS_URL! : defaultUrl;
-  if (await answers(url)) return { url };
+  const { hostname, port } = new URL(url);
+  if (await answers(hostname, Number(port || 6379))) return { url };
   if (named) throw oneLine(`REDIS_URL=${url} does not answer: start that server, or unset REDIS_URL to let the tests start their own`);
   const redis = await PrivateRedis.start();
   return { url: redis.url, stop: () => redis.close() };
@@ -76,23 +77,5 @@ function runs(command: string, env: NodeJS.ProcessEnv): Promise<boolean> {
     const child = spawn(command, ['--version'], { env, stdio: 'ignore' });
     child.on('error', () => resolve(false));
     child.on('exit', (code) => resolve(code === 0));
-  });
-}
-
-/** Whether something accepts a TCP connection at the URL's host and port within a second. */
-function answers(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: hostname, port: Number(port || 6379) });
-    socket.setTimeout(1_000);
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-    socket.on('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
   });
 }
