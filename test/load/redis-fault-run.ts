@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import type { DedupStore } from '../../src/stores/dedup-store.js';
 import { PrivateRedis } from '../dedup/private-redis.js';
 import { randomPrefix } from '../dedup/redis-clients.js';
-import { buildDeliveries, report } from './load-run.js';
+import { buildDeliveries, midRun, report } from './load-run.js';
 import { startReceiversOnRedis } from './receivers-on-redis.js';
 import { deliverAll, type Delivery, type SenderCounts } from './retrying-sender.js';
 import { replayableSeed } from './seeded-random.js';
@@ -90,10 +90,7 @@ export async function runWithRedisKilled(
     // The service's 10 s, compressed: shorter than a slow route, so the sender hangs up on those and retries.
     answerWindowMs: 1_000,
   });
-  await Promise.race([
-    until(() => ledger.eventsProcessed >= EVENTS / 3),
-    sending.then(() => Promise.reject(new Error('the sender finished before the outage'))),
-  ]);
+  await midRun(sending, () => ledger.eventsProcessed >= EVENTS / 3);
   const processedBeforeKill = ledger.eventsProcessed;
   const killedAt = performance.now();
   await redis.kill();
@@ -129,8 +126,4 @@ function countingFailures(store: DedupStore, failures: Record<keyof FaultRun['st
     release: counted('release', (id: string, token: string) => store.release(id, token)),
     renew: counted('renew', (id: string, token: string, leaseMs: number) => store.renew(id, token, leaseMs)),
   };
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
