@@ -4,6 +4,7 @@
  */
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import { beforeDeadline } from './deadline.js';
+import { reasonOf } from './error-reason.js';
 
 /** The options every adapter adds to the receiver's for its `onError`. */
 export interface OnErrorOptions {
@@ -41,7 +42,7 @@ export async function runOnError<T>(
     const value = await call();
     await answered(value);
     return { value };
-  })().catch((error: unknown) => report(`failed (${error instanceof Error ? error.message : String(error)})`));
+  })().catch((error: unknown) => report(`failed (${reasonOf(error)})`));
   return beforeDeadline(outcome, timeoutMs, () => report(`did not answer within ${timeoutMs} ms`));
 }
 

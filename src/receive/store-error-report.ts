@@ -1,4 +1,5 @@
 /** Telling `onStoreError` about a claim the store could not renew or settle. */
+import { reasonOf } from './error-reason.js';
 
 /** The user's callback. What it answers is awaited, so it may be async; the value is ignored. */
 export type StoreErrorCallback = (error: unknown) => unknown;
@@ -25,13 +26,4 @@ export function logStoreError(error: unknown): void {
     `svc-webhooks: the dedup store failed until the claim's lease ran out (${reasonOf(error)}); ` +
       'a retry of that event may run the route again',
   );
-}
-
-/** A printable reason for anything thrown; even a value whose `message` or `toString` throws. */
-function reasonOf(error: unknown): string {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'an unprintable value';
-  }
 }
