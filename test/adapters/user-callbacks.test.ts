@@ -212,7 +212,7 @@ describe.each(adapters)('$name with a user onError, over a socket', (adapter) =>
 describe('onErrorTimeoutMs', () => {
   it.each([0, 1.5, 2 ** 31, '100'])('throws TypeError at creation for %s, on every adapter', (onErrorTimeoutMs) => {
     const options = { secret: SECRET, onErrorTimeoutMs: onErrorTimeoutMs as number };
-    expect(() => expressWebhook(options)).toThrow(TypeError);
+    expect(() => expressWebhook(options)).toThrow(new TypeError('svc-webhooks: onErrorTimeoutMs must be a whole number of milliseconds from 1 to 2147483647'));
     expect(() => honoWebhook(options)).toThrow(TypeError);
     expect(() => fastifyWebhook({ ...options, routes: () => undefined })).toThrow(TypeError);
     expect(() => fetchWebhook(options, () => undefined)).toThrow(TypeError);

@@ -150,5 +150,6 @@ describe('a store failure after the handler ran', () => {
     await reception.settle(200);
     expect(log).toHaveBeenCalledWith(expect.stringMatching(/^svc-webhooks: the dedup store failed/));
     expect(log).toHaveBeenCalledWith(expect.stringContaining(`(${said})`));
+    expect(log).toHaveBeenCalledWith(expect.stringMatching(/a retry of that event may run the route again$/));
   });
 });
