@@ -41,9 +41,9 @@ describe('parseCapturedRequest', () => {
     expect(parse('a: 1\n\nline\r\n\r\nline').body.toString()).toBe('line\r\n\r\nline');
   });
 
-  it('de-chunks when any Transfer-Encoding names chunked, a one-digit size first', () => {
-    const request = parse('transfer-encoding: gzip\r\ntransfer-encoding: Chunked\r\n\r\na\r\n0123456789\r\n0\r\n\r\n');
-    expect(request.body.toString()).toBe('0123456789');
+  it('de-chunks when any Transfer-Encoding names chunked, sizes of one hex digit or more', () => {
+    const request = parse('transfer-encoding: gzip\r\ntransfer-encoding: Chunked\r\n\r\na\r\n0123456789\r\n10\r\n0123456789abcdef\r\n0\r\n\r\n');
+    expect(request.body.toString()).toBe('01234567890123456789abcdef');
   });
 
   it.each([
