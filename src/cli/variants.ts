@@ -53,7 +53,8 @@ export interface BodyVariant {
 /** The body as given, then each changed body that differs from it. */
 export function bodyVariants(body: Buffer): BodyVariant[] {
   // The smallest change first: a body that gained a newline also re-serializes to the signed bytes.
-  const changed: BodyVariant[] = [{ change: 'final_newline_removed', bytes: Buffer.from(body.toString('latin1').replace(/\r?\n$/, ''), 'latin1') }];
+  const withoutFinalNewline = Buffer.from(body.toString('latin1').replace(/\r?\n$/, ''), 'latin1');
+  const changed: BodyVariant[] = [{ change: 'final_newline_removed', bytes: withoutFinalNewline }];
   for (const value of parseJson(body)) {
     changed.push(
       { change: 'compact_json', bytes: Buffer.from(JSON.stringify(value)) },
