@@ -21,7 +21,7 @@ export function parseCapturedRequest(capture: Buffer, source: string): CapturedR
   const [headEnd, bodyStart] = crlf !== -1 && (lf === -1 || crlf < lf) ? [crlf, crlf + 4] : [lf, lf + 2];
   if (headEnd === -1) throw new UsageError(`${source}: no blank line ends the headers`);
   const lines = capture.subarray(0, headEnd).toString('latin1').split(/\r?\n/);
-  if (REQUEST_LINE.test(lines[0] ?? '')) lines.shift();
+  if (REQUEST_LINE.test(lines[0]!)) lines.shift();
   const headers = parseHeaderText(lines.join('\n'), source);
   const rest = capture.subarray(bodyStart);
 

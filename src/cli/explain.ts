@@ -1,4 +1,5 @@
 /** A diagnosis in plain words: the verdict, the most likely cause, and the timestamp. */
+import type { WebhookVerificationError } from '../core/errors.js';
 import { TOLERANCE_SECONDS, type Diagnosis, type SignatureFinding } from './diagnose.js';
 import type { BodyChange, KeyMistake } from './variants.js';
 
@@ -80,22 +81,22 @@ function timestampLine(diagnosis: Diagnosis): string | undefined {
 }
 
 /** Why the request failed, the likeliest reason first. */
-function cause(diagnosis: Diagnosis): string {
-  const { error, missing, signature, behindSeconds } = diagnosis;
-  if (missing.length > 0) {
+function cause(diagnosis: Diagnosis, error: WebhookVerificationError): string {
+  const { missing, signature } = diagnosis;
+  // The signature is judged only when no header is missing.
+  if (signature === undefined) {
     return `the request has no ${missing.join(', ')} header${missing.length > 1 ? 's' : ''} (spec section 5): check that nothing on the way (a proxy, a framework) drops or renames headers.`;
   }
-  if (signature !== undefined && signature.kind !== 'valid') return signatureCause(signature);
-  if (error?.code === 'timestamp_too_old' || error?.code === 'timestamp_too_new') return clockCause(behindSeconds!, diagnosis.timestampHeader!);
-  if (error?.code === 'invalid_timestamp') return 'the signature is valid, but webhook-timestamp is not a plain integer of Unix seconds.';
-  return `the signature is valid, but ${error?.message ?? 'the request was refused'}.`;
+  if (signature.kind !== 'valid') return signatureCause(signature);
+  if (error.code === 'timestamp_too_old' || error.code === 'timestamp_too_new') return clockCause(diagnosis.behindSeconds!, diagnosis.timestampHeader!);
+  if (error.code === 'invalid_timestamp') return 'the signature is valid, but webhook-timestamp is not a plain integer of Unix seconds.';
+  return `the signature is valid, but ${error.message}.`;
 }
 
 /** The lines `verify` prints. */
 export function explain(diagnosis: Diagnosis): string[] {
-  const lines = diagnosis.error
-    ? [`invalid: ${diagnosis.error.code}: ${diagnosis.error.message}`, `cause: ${cause(diagnosis)}`]
-    : [`valid: ${diagnosis.event!.type} ${diagnosis.event!.id}`];
+  const { error, event } = diagnosis;
+  const lines = error ? [`invalid: ${error.code}: ${error.message}`, `cause: ${cause(diagnosis, error)}`] : [`valid: ${event!.type} ${event!.id}`];
   const timestamp = timestampLine(diagnosis);
   return timestamp === undefined ? lines : [...lines, timestamp];
 }

@@ -11,15 +11,39 @@ export interface CliIO {
   stdin(): Promise<Buffer>;
 }
 
+/** Standard input as the process holds it: a terminal says so with `isTTY`. */
+export type InputStream = NodeJS.ReadableStream & { readonly isTTY?: boolean };
+
+/** The three streams a `CliIO` reads and writes. */
+export interface Streams {
+  readonly stdin: InputStream;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+}
+
+/** A `CliIO` over three streams; `stdin` is looked up only when a command reads it. */
+export function streamIO(streams: Streams): CliIO {
+  const { stdout, stderr } = streams;
+  return {
+    out: (line) => stdout.write(`${line}\n`),
+    err: (line) => stderr.write(`${line}\n`),
+    async stdin() {
+      // Waiting on a terminal for a body nobody types looks like a hang.
+      const { stdin } = streams;
+      if (stdin.isTTY) throw new UsageError('standard input is a terminal: give the body with @file, or pipe it in');
+      const chunks: Buffer[] = [];
+      for await (const chunk of stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
+  };
+}
+
 /** The process's own streams. */
-export const processIO: CliIO = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-  async stdin() {
-    // Waiting on a terminal for a body nobody types looks like a hang.
-    if (process.stdin.isTTY) throw new UsageError('standard input is a terminal: give the body with @file, or pipe it in');
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+export const processIO: CliIO = streamIO({
+  // A getter: Node opens process.stdin on first access, and only a command that reads it should.
+  get stdin() {
+    return process.stdin;
   },
-};
+  stdout: process.stdout,
+  stderr: process.stderr,
+});

@@ -6,12 +6,10 @@
 import { processIO } from './io.js';
 import { runCli } from './run.js';
 
-runCli(process.argv.slice(2), processIO).then(
-  (status) => {
-    process.exitCode = status;
-  },
-  (error: unknown) => {
-    console.error(error);
-    process.exitCode = 70;
-  },
-);
+// Awaited at the top level, so that importing the bin finishes once the command has.
+try {
+  process.exitCode = await runCli(process.argv.slice(2), processIO);
+} catch (error) {
+  console.error(error);
+  process.exitCode = 70;
+}

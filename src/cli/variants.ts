@@ -21,16 +21,17 @@ export interface KeyVariant {
   readonly key: Buffer;
 }
 
-/** The spec's key for `secret`, then each mistaken key that differs from it. */
+/** The spec's key for `secret`, then each mistaken key that is not empty. */
 export function keyVariants(secret: string): KeyVariant[] {
   const spec = decodeSecret(secret);
   const mistakes: KeyVariant[] = secret.startsWith(PREFIX)
     ? [
-        { mistake: 'prefix_kept', key: Buffer.from(secret, 'utf8') },
-        { mistake: 'not_base64_decoded', key: Buffer.from(secret.slice(PREFIX.length), 'utf8') },
+        { mistake: 'prefix_kept', key: Buffer.from(secret) },
+        { mistake: 'not_base64_decoded', key: Buffer.from(secret.slice(PREFIX.length)) },
       ]
     : [{ mistake: 'base64_decoded', key: Buffer.from(secret, 'base64') }];
-  return [{ key: spec }, ...mistakes.filter(({ key }) => key.length > 0 && !key.equals(spec))];
+  // Base64 text is longer than the bytes it decodes to, so a mistaken key never equals the spec's; it may be empty.
+  return [{ key: spec }, ...mistakes.filter(({ key }) => key.length > 0)];
 }
 
 export type BodyChange =
@@ -52,24 +53,23 @@ export interface BodyVariant {
 /** The body as given, then each changed body that differs from it. */
 export function bodyVariants(body: Buffer): BodyVariant[] {
   // The smallest change first: a body that gained a newline also re-serializes to the signed bytes.
-  const changed: BodyVariant[] = [];
-  const trimmed = body.toString('latin1').replace(/\r?\n$/, '');
-  if (trimmed.length < body.length) changed.push({ change: 'final_newline_removed', bytes: Buffer.from(trimmed, 'latin1') });
-  const parsed = parseJson(body);
-  if (parsed !== undefined) {
+  const withoutFinalNewline = Buffer.from(body.toString('latin1').replace(/\r?\n$/, ''), 'latin1');
+  const changed: BodyVariant[] = [{ change: 'final_newline_removed', bytes: withoutFinalNewline }];
+  for (const value of parseJson(body)) {
     changed.push(
-      { change: 'compact_json', bytes: Buffer.from(JSON.stringify(parsed.value)) },
-      { change: 'pretty_json_2', bytes: Buffer.from(JSON.stringify(parsed.value, null, 2)) },
-      { change: 'pretty_json_4', bytes: Buffer.from(JSON.stringify(parsed.value, null, 4)) },
+      { change: 'compact_json', bytes: Buffer.from(JSON.stringify(value)) },
+      { change: 'pretty_json_2', bytes: Buffer.from(JSON.stringify(value, null, 2)) },
+      { change: 'pretty_json_4', bytes: Buffer.from(JSON.stringify(value, null, 4)) },
     );
   }
   return [{ bytes: body }, ...changed.filter(({ bytes }) => !bytes.equals(body))];
 }
 
-function parseJson(body: Buffer): { value: unknown } | undefined {
+/** The body's JSON value as a list of one, or no value when the body is not JSON. */
+function parseJson(body: Buffer): unknown[] {
   try {
-    return { value: JSON.parse(body.toString('utf8')) };
+    return [JSON.parse(body.toString('utf8'))];
   } catch {
-    return undefined;
+    return [];
   }
 }

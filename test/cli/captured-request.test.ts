@@ -27,13 +27,37 @@ describe('parseCapturedRequest', () => {
     expect(request.body.toString()).toBe('abc0123456789');
   });
 
+  it('reads the request line of HTTP/2 and of a capture saved with LF line ends', () => {
+    expect(parse('POST /hooks HTTP/2\r\na: 1\r\n\r\n').headers).toEqual({ a: ['1'] });
+    expect(parse('POST /hooks HTTP/1.1\na: 1\n\n').headers).toEqual({ a: ['1'] });
+  });
+
+  it('keeps a first header whose value looks like a request line', () => {
+    expect(parse('Via: POST /hooks HTTP/1.1\r\n\r\n').headers).toEqual({ via: ['POST /hooks HTTP/1.1'] });
+  });
+
+  it('ends the headers at the first blank line, CRLF or LF, whatever the body holds', () => {
+    expect(parse('a: 1\r\n\r\nline\n\nline').body.toString()).toBe('line\n\nline');
+    expect(parse('a: 1\n\nline\r\n\r\nline').body.toString()).toBe('line\r\n\r\nline');
+  });
+
+  it('de-chunks when any Transfer-Encoding names chunked, sizes of one hex digit or more', () => {
+    const request = parse('transfer-encoding: gzip\r\ntransfer-encoding: Chunked\r\n\r\na\r\n0123456789\r\n10\r\n0123456789abcdef\r\n0\r\n\r\n');
+    expect(request.body.toString()).toBe('01234567890123456789abcdef');
+  });
+
   it.each([
-    ['no blank line after the headers', 'POST / HTTP/1.1\r\na: 1\r\n'],
-    ['a body shorter than Content-Length', 'a: 1\r\ncontent-length: 10\r\n\r\nshort'],
-    ['a truncated chunk', 'transfer-encoding: chunked\r\n\r\nff\r\nabc'],
-    ['a chunk size that is not hex', 'transfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n'],
-    ['a header line without a colon', 'POST / HTTP/1.1\r\nnot a header\r\n\r\n'],
-  ])('refuses %s with a usage error', (_name, text) => {
-    expect(() => parse(text)).toThrow(UsageError);
+    ['no blank line after the headers', 'POST / HTTP/1.1\r\na: 1\r\n', 'capture: no blank line ends the headers'],
+    ['a body shorter than Content-Length', 'a: 1\r\ncontent-length: 10\r\n\r\nshort', 'capture: Content-Length is 10 but 5 bytes follow the headers'],
+    ['a signed Content-Length', 'content-length: +5\r\n\r\nhello', 'capture: Content-Length is +5 but 5 bytes follow the headers'],
+    ['a Content-Length with a fraction', 'content-length: 5.0\r\n\r\nhello', 'capture: Content-Length is 5.0 but 5 bytes follow the headers'],
+    ['a truncated chunk', 'transfer-encoding: chunked\r\n\r\nff\r\nabc', 'capture: a malformed or truncated chunk'],
+    ['a chunk running past the end', 'transfer-encoding: chunked\r\n\r\nff\r\nabc\r\n0\r\n\r\n', 'capture: a malformed or truncated chunk'],
+    ['a last chunk cut before its line end', 'transfer-encoding: chunked\r\n\r\n00', 'capture: a malformed or truncated chunk'],
+    ['a chunk size that is not hex', 'transfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 'capture: a malformed or truncated chunk'],
+    ['a header line without a colon', 'POST / HTTP/1.1\r\nnot a header\r\n\r\n', 'capture: not a "name: value" header line: not a header'],
+    ['a request line with more after the version', 'POST / HTTP/1.1 extra\r\n\r\n', 'capture: not a "name: value" header line: POST / HTTP/1.1 extra'],
+  ])('refuses %s with a usage error saying why', (_name, text, message) => {
+    expect(() => parse(text)).toThrow(new UsageError(message));
   });
 });

@@ -22,9 +22,9 @@ function diagnoseCase(one: CliCase): Diagnosis {
 /** What the diagnosis must hold for each cause named in cases.json. */
 function expectCause(diagnosis: Diagnosis, cause: string): void {
   const [kind, detail] = cause.split(':');
-  if (kind === 'body') expect(diagnosis.signature).toEqual({ kind: 'variant', change: detail });
-  else if (kind === 'key') expect(diagnosis.signature).toEqual({ kind: 'variant', mistake: detail });
-  else if (kind === 'other_secret') expect(diagnosis.signature).toEqual({ kind: 'other_secret' });
+  if (kind === 'body') expect(diagnosis.signature).toStrictEqual({ kind: 'variant', change: detail });
+  else if (kind === 'key') expect(diagnosis.signature).toStrictEqual({ kind: 'variant', mistake: detail });
+  else if (kind === 'other_secret') expect(diagnosis.signature).toStrictEqual({ kind: 'other_secret' });
   else if (kind === 'missing_header') expect([diagnosis.missing, diagnosis.signature]).toEqual([['webhook-signature'], undefined]);
   else {
     expect(diagnosis.signature).toEqual({ kind: 'valid' });
@@ -98,6 +98,18 @@ describe('diagnose', () => {
     expect(judge([secretOf(first), secretOf(second)], body, viaSecond)).toEqual({ kind: 'variant', mistake: 'prefix_kept' });
     const pair = signedWith(second, body, [signedWith(first, 'other body')['webhook-signature']!]);
     expect(judge(secretOf(second), body, pair)).toEqual({ kind: 'valid' });
+  });
+
+  it('prefers one thing wrong on the body to one on the key', () => {
+    const key = Buffer.alloc(32, 3);
+    const compact = '{"a":1}';
+    const pretty = JSON.stringify(JSON.parse(compact), null, 2);
+    const both = signedWith(key, compact, [signedWith(Buffer.from(secretOf(key)), pretty)['webhook-signature']!]);
+    expect(judge(secretOf(key), pretty, both)).toStrictEqual({ kind: 'variant', change: 'compact_json' });
+  });
+
+  it("lets a caller's mistake through rather than calling it a verdict", () => {
+    expect(() => diagnose({ body: Buffer.from('{}'), headers: {}, secrets: ['whsec_!'], nowMs: 0 })).toThrow(TypeError);
   });
 
   it('says when webhook-signature holds no v1 entry at all', () => {

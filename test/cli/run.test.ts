@@ -31,6 +31,26 @@ describe('runCli', () => {
     expect([none.status, none.out, none.err]).toEqual([2, '', expect.stringMatching(/^Usage: svc-webhooks <command>/)]);
   });
 
+  it('lists the commands with their summaries, for --help, -h, help and help with an unknown command', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['help', 'deliver']]) {
+      const { status, out } = await run(...args);
+      expect(status).toBe(0);
+      expect(out).toMatch(/\n\nCommands:\n {2}send {4}\S.*\n {2}check {3}\S.*\n/);
+      expect(out).toContain(
+        '\n  sign    print the three signature headers for a body' +
+          '\n  verify  verify a received request, and say why it fails' +
+          '\n\nRun "svc-webhooks <command> --help" for a command\'s options.',
+      );
+    }
+  });
+
+  it.each([new Error('EIO: standard input failed'), new TypeError('not one of ours')])('lets an unexpected error through: %s', async (error) => {
+    const err: string[] = [];
+    const io: CliIO = { out: () => {}, err: (line) => err.push(line), stdin: () => Promise.reject(error) };
+    await expect(runCli(['sign', '--secret', SECRET, '--id', 'msg_1'], io)).rejects.toBe(error);
+    expect(err).toEqual([]);
+  });
+
   it.each([
     [['deliver'], /unknown command "deliver"/],
     [['send', '--secret', SECRET], /<url> is missing/],
