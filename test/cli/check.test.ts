@@ -9,6 +9,8 @@ import { startHandWrittenReceiver } from './hand-written-receivers.js';
 import {
   ACCEPTANCE_CHECKS,
   checkJson,
+  hmac,
+  type Received,
   expectFaultFlagged,
   expectTableOfTimestampFaults,
   FAULT_SCENARIOS,
@@ -46,6 +48,12 @@ describe('svc-webhooks check, in process', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('refuses a command line without the URL, with exit 2', async () => {
+    const run = await inProcessCli()(['check', '--secret', SECRET]);
+    expect(run.stderr).toBe('svc-webhooks check: <url> is missing\nRun "svc-webhooks check --help" for usage.\n');
+    expect(run.code).toBe(2);
   });
 
   it('names the URL in its normalized form and each check in plain words', async () => {
@@ -120,6 +128,62 @@ describe('svc-webhooks check, in process', () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+/** How a recorded request was signed, judged with node:crypto alone. */
+function signing(request: Received) {
+  const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature } = request.headers;
+  const envelope = JSON.parse(request.body.toString()) as { id: string; type: string; data: { object: { id: string } } };
+  const entries = String(signature).split(' ');
+  const byTarget = (body: string) => entries.map((entry) => entry === `v1,${hmac(SECRET, String(id), String(timestamp), body)}`);
+  const restored = request.body.toString().replace(/_changed"/, '"');
+  return {
+    envelope,
+    missing: (['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const).filter((name) => request.headers[name] === undefined),
+    ageSeconds: Math.round(Date.now() / 1000 - Number(timestamp)),
+    verifies: byTarget(request.body.toString()),
+    verifiesRestored: restored === request.body.toString() ? [] : byTarget(restored),
+  };
+}
+
+describe('what check sends', () => {
+  it('one request per check (two for a redelivery, two copies), each a new msg_ event but for the repeats', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      await checkJson(inProcessCli(recordedTiming()), url);
+      expect(received).toHaveLength(FIRST_ROUND_REQUESTS + 1);
+      const sent = received.map(signing);
+      for (const request of received) expect([request.method, request.headers['content-type']]).toEqual(['POST', 'application/json']);
+      for (const { envelope } of sent) expect(envelope.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
+      for (const [i, request] of received.entries()) {
+        if (request.headers['webhook-id'] !== undefined) expect(request.headers['webhook-id']).toBe(sent[i]!.envelope.id);
+      }
+      // The redelivery and the two copies each repeat one event.
+      expect(new Set(sent.map(({ envelope }) => envelope.id)).size).toBe(received.length - 2);
+
+      const complete = sent.filter(({ missing }) => missing.length === 0);
+      expect(sent.filter(({ missing }) => missing.length > 0).map(({ missing }) => missing)).toEqual(
+        expect.arrayContaining([['webhook-id'], ['webhook-timestamp'], ['webhook-signature']]),
+      );
+      const fresh = complete.filter(({ ageSeconds }) => Math.abs(ageSeconds) < 60);
+      expect(complete.map(({ ageSeconds }) => Math.round(ageSeconds / 60))).toEqual(expect.arrayContaining([6, -6]));
+      for (const stale of complete.filter(({ ageSeconds }) => Math.abs(ageSeconds) >= 60)) expect(stale.verifies).toEqual([true]);
+
+      // Tampered: the signed body with data.object.id changed; wrong secret: a body as signed, by another key.
+      const unverified = fresh.filter(({ verifies }) => !verifies.includes(true));
+      expect(unverified).toHaveLength(2);
+      const tampered = unverified.find(({ verifiesRestored }) => verifiesRestored.includes(true));
+      expect(tampered?.envelope.data.object.id).toMatch(/^obj_[0-9A-HJKMNP-TV-Z]{26}_changed$/);
+      expect(unverified.filter((one) => one !== tampered).map(({ envelope }) => envelope.data.object.id)).toEqual([
+        expect.stringMatching(/^obj_[0-9A-HJKMNP-TV-Z]{26}$/),
+      ]);
+
+      expect(fresh.filter(({ verifies }) => verifies.length === 2).map(({ verifies }) => verifies)).toEqual([[false, true]]);
+      expect(fresh.map(({ envelope }) => envelope.type).sort()).toEqual([
+        'svc_webhooks_check.unknown_type',
+        ...Array<string>(fresh.length - 1).fill('webhook.test'),
+      ]);
+    });
   });
 });
 

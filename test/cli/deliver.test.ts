@@ -3,7 +3,7 @@
  * a node:http server whose paths each answer one way.
  */
 import { createServer } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deliver, delivered, describeAttempt, post, type Attempt } from '../../src/cli/deliver.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { recordingReceiver } from './delivery-scenarios.js';
@@ -88,6 +88,19 @@ describe('post', () => {
     const took = performance.now() - started;
     expect(ms).toBeGreaterThanOrEqual(0);
     expect(ms).toBeLessThanOrEqual(Math.ceil(took));
+  });
+
+  it('leaves no answer-window timer behind once answered, so a finished command exits at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      // The first fetch under these timers starts the HTTP client's own housekeeping timer; count after it.
+      await post(`${base}/empty`, '{}', {});
+      const timers = vi.getTimerCount();
+      await post(`${base}/empty`, '{}', {});
+      expect(vi.getTimerCount()).toBe(timers);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('gives up when the answer window closes', async () => {
