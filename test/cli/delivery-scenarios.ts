@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { closeServer, listen } from '../helpers/http-harness.js';
+import { startExample, type EXAMPLES } from './example-receivers.js';
 import { startHandWrittenReceiver, type Faults } from './hand-written-receivers.js';
 import type { CliRun } from './packed-cli.js';
 
@@ -309,6 +310,19 @@ export async function expectFaultFlagged(cli: RunCli, scenario: FaultScenario): 
     expect(report.checks.find((check) => check.id === id)?.detail).toMatch(detail);
   }
   expect(run.code).toBe(scenario.failing.length === 0 ? 0 : 1);
+}
+
+/** `check` passes the receiver of examples/<name>.ts, started as its README says. */
+export async function expectExamplePasses(cli: RunCli, name: (typeof EXAMPLES)[number]): Promise<void> {
+  const example = await startExample(name, SECRET);
+  try {
+    const { run, report, failing } = await checkJson(cli, example.url);
+    expect(failing).toEqual([]);
+    expect(report.checks.map((check) => check.id)).toEqual(CHECK_IDS);
+    expect(run.code).toBe(0);
+  } finally {
+    await example.stop();
+  }
 }
 
 /** `check` without --json: a table in plain words, one row per check, and exit 1 when one fails. */
