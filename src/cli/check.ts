@@ -1,5 +1,7 @@
 import { onePositional, parseCommandArgs, receiverUrl, secrets, UsageError } from './args.js';
 import { EXIT, type Command } from './command.js';
+import { SERVICE_TIMING, type DeliveryTiming } from './deliver.js';
+import type { CliIO } from './io.js';
 import { runReceiverChecks } from './receiver-checks.js';
 import { formatTable } from './table.js';
 
@@ -8,7 +10,7 @@ const options = {
   json: { type: 'boolean' },
 } as const;
 
-export const checkCommand: Command = {
+export const checkCommand = {
   name: 'check',
   summary: "grade a receiver (any, not only this library's) against spec sections 5 and 6",
   help: `Usage: svc-webhooks check <url> --secret S [--json]
@@ -31,12 +33,13 @@ Options:
   --json       print {"url", "passed", "checks": [{"id", "check", "passed", "detail"}]}
 
 Exit status: 0 every check passed, 1 a check failed, 2 bad arguments.`,
-  async run(args, io) {
+  /** `timing` is the service's unless a test shortens it. */
+  async run(args: readonly string[], io: CliIO, timing: DeliveryTiming = SERVICE_TIMING): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, options);
     const url = receiverUrl(onePositional(positionals, '<url>'));
     const [secret, ...others] = secrets(values.secret);
     if (others.length > 0) throw new UsageError('check takes one --secret: the one the receiver verifies with');
-    const results = await runReceiverChecks({ url, secret: secret! });
+    const results = await runReceiverChecks({ url, secret: secret! }, timing);
     const passed = results.every((result) => result.passed);
 
     if (values.json) {
@@ -50,4 +53,4 @@ Exit status: 0 every check passed, 1 a check failed, 2 bad arguments.`,
     }
     return passed ? EXIT.ok : EXIT.failed;
   },
-};
+} satisfies Command;

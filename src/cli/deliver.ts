@@ -1,12 +1,25 @@
 /**
  * One webhook delivery as the service makes it: a POST that counts as failed
  * unless a 2xx arrives within 10 seconds (spec section 6), retried with
- * backoff under the same webhook-id.
+ * backoff under the same webhook-id. The timing is injectable so that tests
+ * need not wait it out.
  */
 
-/** How long the service waits for a 2xx (spec sections 6 and 8). */
-const ANSWER_WINDOW_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
+
+/** How a sender waits: for the answer to one attempt, and between attempts. */
+export interface DeliveryTiming {
+  /** How long an attempt waits for its answer before it counts as failed. */
+  readonly answerWindowMs: number;
+  /** Waits `ms` before a retry. */
+  readonly pause: (ms: number) => Promise<void>;
+}
+
+/** The service's timing: a 2xx within 10 seconds (spec sections 6 and 8), retries after real waits. */
+export const SERVICE_TIMING: DeliveryTiming = {
+  answerWindowMs: 10_000,
+  pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 
 /** What one attempt got. */
 export interface Attempt {
@@ -25,19 +38,24 @@ export function delivered(attempt: Attempt): boolean {
   return attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
 }
 
-/** One attempt: POST `body` with `headers`, abandoned at the 10 s window. */
-export async function post(url: string, body: string, headers: Readonly<Record<string, string>>): Promise<Attempt> {
+/** One attempt: POST `body` with `headers`, abandoned when the answer window closes. */
+export async function post(
+  url: string,
+  body: string,
+  headers: Readonly<Record<string, string>>,
+  answerWindowMs = SERVICE_TIMING.answerWindowMs,
+): Promise<Attempt> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ANSWER_WINDOW_MS);
+  const timer = setTimeout(() => controller.abort(), answerWindowMs);
   try {
     const response = await fetch(url, { method: 'POST', body, headers, redirect: 'manual', signal: controller.signal });
     const text = await response.text();
     const errorCode = errorCodeOf(text);
     return { ms: elapsed(), status: response.status, ...(errorCode === undefined ? {} : { errorCode }) };
   } catch (error) {
-    if (controller.signal.aborted) return { ms: elapsed(), failure: `no answer within ${ANSWER_WINDOW_MS / 1000} s` };
+    if (controller.signal.aborted) return { ms: elapsed(), failure: `no answer within ${answerWindowMs / 1000} s` };
     const cause = (error as { cause?: { code?: unknown } }).cause;
     const code = typeof cause?.code === 'string' ? cause.code : (error as Error).message;
     return { ms: elapsed(), failure: `connection failed (${code})` };
@@ -78,19 +96,21 @@ export interface DeliveryPlan {
   readonly retryIf?: (attempt: Attempt) => boolean;
   /** Told of each attempt as it ends, with the wait before the next one (absent when none follows). */
   readonly onAttempt?: (attempt: Attempt, number: number, nextInMs: number | undefined) => void;
+  /** @default SERVICE_TIMING */
+  readonly timing?: DeliveryTiming;
 }
 
 /** Makes the delivery; answers every attempt, the last one delivered or out of retries. */
 export async function deliver(plan: DeliveryPlan): Promise<Attempt[]> {
-  const { retryIf = () => true } = plan;
+  const { retryIf = () => true, timing = SERVICE_TIMING } = plan;
   const attempts: Attempt[] = [];
   for (;;) {
-    const attempt = await post(plan.url, plan.body, plan.headers());
+    const attempt = await post(plan.url, plan.body, plan.headers(), timing.answerWindowMs);
     attempts.push(attempt);
     const retry = !delivered(attempt) && attempts.length <= plan.retries && retryIf(attempt);
     const waitMs = retry ? Math.min(plan.backoffMs * 2 ** (attempts.length - 1), MAX_BACKOFF_MS) : undefined;
     plan.onAttempt?.(attempt, attempts.length, waitMs);
     if (waitMs === undefined) return attempts;
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    await timing.pause(waitMs);
   }
 }

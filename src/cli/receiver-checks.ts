@@ -1,11 +1,12 @@
 /**
  * The checks `svc-webhooks check` runs against a receiver: spec sections 5
  * and 6, seen from the sender. Each sends its own new events, so they run
- * at once; each attempt is bounded by the 10 s answer window.
+ * at once; each attempt is bounded by the answer window (the service's 10 s
+ * unless a test shortens it).
  */
 import { randomBytes } from 'node:crypto';
 import { sign } from '../core/sign.js';
-import { deliver, delivered, describeAttempt, post, type Attempt } from './deliver.js';
+import { deliver, delivered, describeAttempt, post, SERVICE_TIMING, type Attempt, type DeliveryTiming } from './deliver.js';
 import { defaultData, eventEnvelope, newId } from './event-envelope.js';
 import { HEADER_NAMES } from './header-lines.js';
 
@@ -13,6 +14,11 @@ import { HEADER_NAMES } from './header-lines.js';
 export interface Target {
   readonly url: string;
   readonly secret: string;
+}
+
+/** A receiver under test, and how its attempts are timed. */
+interface Trial extends Target {
+  readonly timing: DeliveryTiming;
 }
 
 export interface CheckOutcome {
@@ -31,7 +37,7 @@ export interface CheckResult extends CheckOutcome {
 interface ReceiverCheck {
   readonly id: string;
   readonly check: string;
-  run(target: Target): Promise<CheckOutcome>;
+  run(trial: Trial): Promise<CheckOutcome>;
 }
 
 const SIX_MINUTES = 6 * 60;
@@ -76,19 +82,19 @@ function signedEvent(target: Target, spec: EventSpec = {}): SignedEvent {
   };
 }
 
-function send(target: Target, event: SignedEvent): Promise<Attempt> {
-  return post(target.url, event.body, event.headers());
+function send(trial: Trial, event: SignedEvent): Promise<Attempt> {
+  return post(trial.url, event.body, event.headers(), trial.timing.answerWindowMs);
 }
 
-async function expectAccepted(target: Target, spec?: EventSpec): Promise<CheckOutcome> {
-  const attempt = await send(target, signedEvent(target, spec));
+async function expectAccepted(trial: Trial, spec?: EventSpec): Promise<CheckOutcome> {
+  const attempt = await send(trial, signedEvent(trial, spec));
   return delivered(attempt)
     ? { passed: true, detail: `accepted: ${describeAttempt(attempt)}` }
     : { passed: false, detail: notAccepted(attempt) };
 }
 
-async function expectRefused(target: Target, spec: EventSpec): Promise<CheckOutcome> {
-  const attempt = await send(target, signedEvent(target, spec));
+async function expectRefused(trial: Trial, spec: EventSpec): Promise<CheckOutcome> {
+  const attempt = await send(trial, signedEvent(trial, spec));
   if (attempt.status === undefined) return { passed: false, detail: `no verdict: ${describeAttempt(attempt)}` };
   return delivered(attempt)
     ? { passed: false, detail: `accepted: ${describeAttempt(attempt)}` }
@@ -100,7 +106,7 @@ function notAccepted(attempt: Attempt): string {
 }
 
 function refusal(id: string, check: string, spec: () => EventSpec): ReceiverCheck {
-  return { id, check, run: (target) => expectRefused(target, spec()) };
+  return { id, check, run: (trial) => expectRefused(trial, spec()) };
 }
 
 const randomSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
@@ -109,7 +115,7 @@ const RECEIVER_CHECKS: readonly ReceiverCheck[] = [
   {
     id: 'valid_event',
     check: 'A valid event is answered 2xx within 10 s',
-    run: (target) => expectAccepted(target),
+    run: (trial) => expectAccepted(trial),
   },
   refusal('tampered_body', 'A body changed after signing is refused', () => ({ tamper: true })),
   refusal('wrong_secret', 'An event signed with another secret is refused', () => ({ signWith: randomSecret() })),
@@ -121,21 +127,21 @@ const RECEIVER_CHECKS: readonly ReceiverCheck[] = [
   {
     id: 'rotated_signatures',
     check: 'Two signatures (a rotation), only the second valid, are accepted',
-    run: (target) => expectAccepted(target, { signWith: [randomSecret(), target.secret] }),
+    run: (trial) => expectAccepted(trial, { signWith: [randomSecret(), trial.secret] }),
   },
   {
     id: 'unknown_type',
     check: 'An event of a type the spec does not list is answered 2xx',
-    run: (target) => expectAccepted(target, { type: 'svc_webhooks_check.unknown_type' }),
+    run: (trial) => expectAccepted(trial, { type: 'svc_webhooks_check.unknown_type' }),
   },
   {
     id: 'redelivery',
     check: 'A redelivery of an event already answered 2xx is answered 2xx',
-    async run(target) {
-      const event = signedEvent(target);
-      const first = await send(target, event);
+    async run(trial) {
+      const event = signedEvent(trial);
+      const first = await send(trial, event);
       if (!delivered(first)) return { passed: false, detail: `the first delivery was not accepted (${notAccepted(first)})` };
-      const again = await send(target, event);
+      const again = await send(trial, event);
       const detail = `first ${describeAttempt(first)}, redelivery ${describeAttempt(again)}`;
       return { passed: delivered(again), detail };
     },
@@ -143,14 +149,15 @@ const RECEIVER_CHECKS: readonly ReceiverCheck[] = [
   {
     id: 'concurrent_copies',
     check: 'Two copies of a new event sent at once both end in 2xx after retries',
-    async run(target) {
-      const event = signedEvent(target);
+    async run(trial) {
+      const event = signedEvent(trial);
       const copy = () =>
         deliver({
-          url: target.url,
+          url: trial.url,
           ...event,
           retries: COPY_RETRIES,
           backoffMs: COPY_BACKOFF_MS,
+          timing: trial.timing,
           // A copy left without an answer has already missed the window; only an answer is worth retrying.
           retryIf: (attempt) => attempt.status !== undefined,
         });
@@ -162,6 +169,7 @@ const RECEIVER_CHECKS: readonly ReceiverCheck[] = [
 ];
 
 /** Runs every check at once; answers them in the order above. */
-export function runReceiverChecks(target: Target): Promise<CheckResult[]> {
-  return Promise.all(RECEIVER_CHECKS.map(async ({ id, check, run }) => ({ id, check, ...(await run(target)) })));
+export function runReceiverChecks(target: Target, timing: DeliveryTiming = SERVICE_TIMING): Promise<CheckResult[]> {
+  const trial: Trial = { ...target, timing };
+  return Promise.all(RECEIVER_CHECKS.map(async ({ id, check, run }) => ({ id, check, ...(await run(trial)) })));
 }

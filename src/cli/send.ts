@@ -1,7 +1,7 @@
 import { sign } from '../core/sign.js';
 import { onePositional, parseCommandArgs, receiverUrl, secrets, UsageError, wholeNumber } from './args.js';
 import { EXIT, type Command } from './command.js';
-import { deliver, delivered, describeAttempt } from './deliver.js';
+import { deliver, delivered, describeAttempt, SERVICE_TIMING, type DeliveryTiming } from './deliver.js';
 import { defaultData, eventEnvelope, newId } from './event-envelope.js';
 import { readInput } from './input.js';
 import type { CliIO } from './io.js';
@@ -16,7 +16,7 @@ const options = {
 
 const BACKOFF_MS = 1000;
 
-export const sendCommand: Command = {
+export const sendCommand = {
   name: 'send',
   summary: 'sign and deliver one event to a receiver, as the service does',
   help: `Usage: svc-webhooks send <url> --secret S [--type T] [--data JSON|@file] [--id ID] [--retries N]
@@ -39,7 +39,8 @@ Options:
   --retries N   how many times a failed attempt is retried (default: 0)
 
 Exit status: 0 delivered, 1 no 2xx after the last attempt, 2 bad arguments.`,
-  async run(args, io) {
+  /** `timing` is the service's unless a test shortens it. */
+  async run(args: readonly string[], io: CliIO, timing: DeliveryTiming = SERVICE_TIMING): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, options);
     const url = receiverUrl(onePositional(positionals, '<url>'));
     const secret = secrets(values.secret);
@@ -56,16 +57,17 @@ Exit status: 0 delivered, 1 no 2xx after the last attempt, 2 bad arguments.`,
       headers: () => ({ 'content-type': 'application/json', ...sign(body, { id, timestamp: Math.floor(Date.now() / 1000), secret }) }),
       retries,
       backoffMs: BACKOFF_MS,
+      timing,
       onAttempt(attempt, number, nextInMs) {
         const next = nextInMs === undefined ? '' : `, retrying in ${nextInMs / 1000} s`;
         io.out(`attempt ${number}: ${describeAttempt(attempt)}${next}`);
       },
     });
     if (delivered(attempts.at(-1)!)) return EXIT.ok;
-    io.err(`svc-webhooks send: not delivered: no 2xx within 10 s in ${attempts.length} attempt(s)`);
+    io.err(`svc-webhooks send: not delivered: no 2xx within ${timing.answerWindowMs / 1000} s in ${attempts.length} attempt(s)`);
     return EXIT.failed;
   },
-};
+} satisfies Command;
 
 async function readData(spec: string, io: CliIO): Promise<unknown> {
   let data: unknown;

@@ -12,6 +12,14 @@ export interface Faults {
   readonly acceptsEverything?: boolean;
   /** Verifies the signature but never compares the timestamp with its clock. */
   readonly ignoresTimestamp?: boolean;
+  /** Refuses a timestamp too far behind its clock, but not one ahead of it. */
+  readonly acceptsFutureTimestamps?: boolean;
+  /** Compares only the first entry of webhook-signature, so a rotation's second key is refused. */
+  readonly checksFirstSignatureOnly?: boolean;
+  /** Answers 409 to a webhook-id it has already answered 2xx, instead of 2xx again. */
+  readonly refusesRedeliveries?: boolean;
+  /** Answers 503 to the first verified delivery of each webhook-id, as when its store is briefly down. */
+  readonly failsFirstAttempts?: boolean;
   /** Answers 500 to an event type outside the spec's list. */
   readonly failsUnknownTypes?: boolean;
   /** Answers a verified event only after this many milliseconds. */
@@ -27,13 +35,21 @@ export interface HandWrittenReceiver {
 
 export async function startHandWrittenReceiver(secret: string, faults: Faults = {}): Promise<HandWrittenReceiver> {
   const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
+  const answered = new Set<string>();
+  const seen = new Set<string>();
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     if (faults.acceptsEverything) return answer(res, 204);
     const refusal = refusalOf(req, body, key, faults);
     if (refusal !== undefined) return answer(res, 400, refusal);
-    const { type } = JSON.parse(body.toString('utf8')) as { type: string };
+    const { id, type } = JSON.parse(body.toString('utf8')) as { id: string; type: string };
     if (faults.failsUnknownTypes && !KNOWN_TYPES.includes(type)) return answer(res, 500, 'unknown_type');
+    if (faults.failsFirstAttempts && !seen.has(id)) {
+      seen.add(id);
+      return answer(res, 503, 'store_unavailable');
+    }
+    if (faults.refusesRedeliveries && answered.has(id)) return answer(res, 409, 'already_processed');
+    answered.add(id);
     if (faults.answersAfterMs === undefined) return answer(res, 204);
     const timer = setTimeout(() => answer(res, 204), faults.answersAfterMs);
     res.on('close', () => clearTimeout(timer));
@@ -48,9 +64,12 @@ function refusalOf(req: IncomingMessage, body: Buffer, key: Buffer, faults: Faul
   const timestamp = req.headers['webhook-timestamp'];
   const signatures = req.headers['webhook-signature'];
   if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string') return 'missing_header';
-  if (!faults.ignoresTimestamp && !(Math.abs(Date.now() / 1000 - Number(timestamp)) <= 300)) return 'stale_timestamp';
+  const behind = Date.now() / 1000 - Number(timestamp);
+  const skew = faults.acceptsFutureTimestamps ? behind : Math.abs(behind);
+  if (!faults.ignoresTimestamp && !(skew <= 300)) return 'stale_timestamp';
   const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
-  const matches = signatures.split(' ').some((entry) => {
+  const entries = signatures.split(' ');
+  const matches = (faults.checksFirstSignatureOnly ? entries.slice(0, 1) : entries).some((entry) => {
     const given = Buffer.from(entry.slice(3), 'base64');
     return entry.startsWith('v1,') && given.length === expected.length && timingSafeEqual(given, expected);
   });

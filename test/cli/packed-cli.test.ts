@@ -6,22 +6,28 @@
  * node:crypto alone; verify names the cause of each fixtures/cli request.
  * Tests run concurrently: the slow ones wait out the 10 s answer window.
  */
-import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CLI_FIXTURES_DIR, type CliCase } from '../../fixtures/cli/cases.js';
-import { closeServer, listen } from '../helpers/http-harness.js';
-import { EXAMPLES, startExample } from './example-receivers.js';
-import { startHandWrittenReceiver, type Faults } from './hand-written-receivers.js';
-import { installPackedCli, type CliRun, type PackedCli } from './packed-cli.js';
-
-const SECRET = `whsec_${Buffer.from('packed-cli-test-secret-012345678').toString('base64')}`;
-const OLD_SECRET = `whsec_${Buffer.from('packed-cli-test-secret-rotated-0').toString('base64')}`;
+import {
+  ACCEPTANCE_CHECKS,
+  checkHandWritten,
+  expectExamplePasses,
+  expectFaultFlagged,
+  expectTableOfTimestampFaults,
+  expectUnansweredSendFails,
+  FAULT_SCENARIOS,
+  hmac,
+  OLD_SECRET,
+  type RunCli,
+  SECRET,
+  SEND_SCENARIOS,
+} from './delivery-scenarios.js';
+import { EXAMPLES } from './example-receivers.js';
+import { installPackedCli, type PackedCli } from './packed-cli.js';
 
 // Most tests wait on a subprocess or a receiver's clock, not the CPU: let them all run at once.
 vi.setConfig({ maxConcurrency: 10 });
@@ -36,230 +42,29 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** The HMAC of the spec, from node:crypto alone. */
-function hmac(secret: string, id: string, timestamp: string, body: Buffer | string): string {
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
-}
-
-function v1Entries(header: string | string[] | undefined): string[] {
-  return String(header).split(' ').map((entry) => entry.replace(/^v1,/, ''));
-}
-
-interface CheckReport {
-  readonly passed: boolean;
-  readonly checks: readonly { readonly id: string; readonly check: string; readonly passed: boolean; readonly detail: string }[];
-}
-
-const REFUSAL_CHECKS = [
-  'tampered_body',
-  'wrong_secret',
-  'missing_webhook_id',
-  'missing_webhook_timestamp',
-  'missing_webhook_signature',
-  'timestamp_too_old',
-  'timestamp_too_new',
-];
-const ACCEPTANCE_CHECKS = ['valid_event', 'rotated_signatures', 'unknown_type', 'redelivery', 'concurrent_copies'];
-
-async function checkJson(url: string, through: 'bin' | 'npx' = 'bin'): Promise<{ run: CliRun; report: CheckReport; failing: string[] }> {
-  const run = await (through === 'npx' ? cli.npx : cli.run)(['check', url, '--secret', SECRET, '--json']);
-  const report = JSON.parse(run.stdout) as CheckReport;
-  return { run, report, failing: report.checks.filter((check) => !check.passed).map((check) => check.id) };
-}
-
-async function checkHandWritten(faults: Faults): Promise<Awaited<ReturnType<typeof checkJson>>> {
-  const receiver = await startHandWrittenReceiver(SECRET, faults);
-  try {
-    return await checkJson(receiver.url);
-  } finally {
-    await receiver.close();
-  }
-}
+// The installed bin once beforeAll has installed it.
+const bin: RunCli = (args, input) => cli.run(args, input);
+const npx: RunCli = (args, input) => cli.npx(args, input);
 
 describe.concurrent('svc-webhooks check', () => {
   it('flags a receiver that answers after 12 s: no 2xx within 10 s, while its refusals pass', async () => {
-    const { run, report, failing } = await checkHandWritten({ answersAfterMs: 12_000 });
+    const { run, report, failing } = await checkHandWritten(bin, { answersAfterMs: 12_000 });
     expect(run.code).toBe(1);
     expect(failing).toEqual(ACCEPTANCE_CHECKS);
     for (const check of report.checks.filter((one) => !one.passed)) expect(check.detail).toContain('no answer within 10 s');
   }, 60_000);
 
-  it.each(EXAMPLES)('passes the receiver of examples/%s.ts', async (name) => {
-    const example = await startExample(name, SECRET);
-    try {
-      const { run, report, failing } = await checkJson(example.url, 'npx');
-      expect(failing).toEqual([]);
-      expect(report.checks.map((check) => check.id)).toEqual(['valid_event', ...REFUSAL_CHECKS, ...ACCEPTANCE_CHECKS.slice(1)]);
-      expect(run.code).toBe(0);
-    } finally {
-      await example.stop();
-    }
-  }, 60_000);
+  it.each(EXAMPLES)('passes the receiver of examples/%s.ts', (name) => expectExamplePasses(npx, name), 60_000);
 
-  it('passes a receiver written by hand without the faults below', async () => {
-    const { run, failing } = await checkHandWritten({});
-    expect(failing).toEqual([]);
-    expect(run.code).toBe(0);
-  }, 30_000);
+  it.each(FAULT_SCENARIOS)('$title', (scenario) => expectFaultFlagged(bin, scenario), 30_000);
 
-  it('flags a receiver that accepts everything on each refusal check', async () => {
-    const { run, report, failing } = await checkHandWritten({ acceptsEverything: true });
-    expect(failing).toEqual(REFUSAL_CHECKS);
-    expect(report.checks.find((check) => check.id === 'tampered_body')?.detail).toMatch(/^accepted: 204/);
-    expect(run.code).toBe(1);
-  }, 30_000);
-
-  it('flags a receiver that ignores the timestamp on the two timestamp checks', async () => {
-    const { run, failing } = await checkHandWritten({ ignoresTimestamp: true });
-    expect(failing).toEqual(['timestamp_too_old', 'timestamp_too_new']);
-    expect(run.code).toBe(1);
-  }, 30_000);
-
-  it('flags a receiver that answers 500 to unknown types on the unknown-type check', async () => {
-    const { run, report, failing } = await checkHandWritten({ failsUnknownTypes: true });
-    expect(failing).toEqual(['unknown_type']);
-    expect(report.checks.find((check) => check.id === 'unknown_type')?.detail).toMatch(/^refused: 500 unknown_type/);
-    expect(run.code).toBe(1);
-  }, 30_000);
-
-  it('prints a table in plain words, one row per check, and exits 1 when one fails', async () => {
-    const receiver = await startHandWrittenReceiver(SECRET, { ignoresTimestamp: true });
-    try {
-      const run = await cli.run(['check', receiver.url, '--secret', SECRET]);
-      const lines = run.stdout.trimEnd().split('\n');
-      expect(lines[0]).toMatch(/^result\s+check\s+what happened$/);
-      expect(lines.slice(1, 13).filter((line) => line.startsWith('FAIL'))).toEqual([
-        expect.stringMatching(/^FAIL\s+An event signed 6 minutes ago is refused\s+accepted: 204/),
-        expect.stringMatching(/^FAIL\s+An event signed 6 minutes in the future is refused\s+accepted: 204/),
-      ]);
-      expect(lines.at(-1)).toBe(`${receiver.url}: 2 of 12 checks failed`);
-      expect(run.code).toBe(1);
-    } finally {
-      await receiver.close();
-    }
-  }, 30_000);
+  it('prints a table in plain words, one row per check, and exits 1 when one fails', () => expectTableOfTimestampFaults(bin), 30_000);
 });
 
-interface Received {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
-/** A receiver that records each request and answers the next of `answers` (the last one repeats); `null` never answers. */
-async function recordingReceiver(answers: readonly ({ status: number; code?: string } | null)[]) {
-  const received: Received[] = [];
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ headers: req.headers, body: Buffer.concat(chunks) });
-    const answer = answers[Math.min(received.length, answers.length) - 1];
-    if (answer === null || answer === undefined) return;
-    const body = answer.code === undefined ? '' : JSON.stringify({ error: { code: answer.code, message: 'refused' } });
-    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(body);
-  });
-  const url = `${await listen(server)}/webhooks`;
-  return { url, received, close: () => closeServer(server) };
-}
-
-/** Runs `test` against a recording receiver, closed afterwards. */
-async function withRecordingReceiver(
-  answers: Parameters<typeof recordingReceiver>[0],
-  test: (receiver: Awaited<ReturnType<typeof recordingReceiver>>) => Promise<void>,
-): Promise<void> {
-  const receiver = await recordingReceiver(answers);
-  try {
-    await test(receiver);
-  } finally {
-    await receiver.close();
-  }
-}
-
-/** Checks a request with node:crypto alone: any v1 entry matching `secret`. */
-function expectSignedBy(request: Received, secret: string): void {
-  const id = String(request.headers['webhook-id']);
-  const timestamp = String(request.headers['webhook-timestamp']);
-  expect(v1Entries(request.headers['webhook-signature'])).toContain(hmac(secret, id, timestamp, request.body));
-}
-
 describe.concurrent('svc-webhooks send', () => {
-  it('counts an attempt unanswered after 10 s as failed', async () => {
-    await withRecordingReceiver([null], async ({ url }) => {
-      const run = await cli.run(['send', url, '--secret', SECRET]);
-      expect(run.stdout).toMatch(/^attempt 1: no answer within 10 s \(\d+ ms\)$/m);
-      expect(run.code).toBe(1);
-    });
-  }, 30_000);
+  it('counts an attempt unanswered after 10 s as failed', () => expectUnansweredSendFails(bin, '10 s'), 30_000);
 
-  it('delivers an event that an independent HMAC accepts, its envelope id equal to webhook-id', async () => {
-    const dataFile = join(scratch, 'data.json');
-    writeFileSync(dataFile, JSON.stringify({ object: { id: 'call_01JD2W5E3G8Q7ZC1XK9M4T6V0B' }, direction: 'inbound' }));
-    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
-      const run = await cli.run(['send', url, '--secret', SECRET, '--type', 'call.missed', '--data', `@${dataFile}`, '--id', 'msg_send_1']);
-      expect(run.code).toBe(0);
-      expect(received).toHaveLength(1);
-      const [request] = received;
-      expect(request!.headers['webhook-id']).toBe('msg_send_1');
-      expect(request!.headers['content-type']).toBe('application/json');
-      expect(Math.abs(Number(request!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
-      expectSignedBy(request!, SECRET);
-      const envelope = JSON.parse(request!.body.toString()) as Record<string, unknown>;
-      expect(envelope).toMatchObject({ id: 'msg_send_1', type: 'call.missed', data: { object: { id: 'call_01JD2W5E3G8Q7ZC1XK9M4T6V0B' }, direction: 'inbound' } });
-      expect(run.stdout).toMatch(/^attempt 1: 204 \(\d+ ms\)$/m);
-    });
-  }, 30_000);
-
-  it('by default sends webhook.test under a new msg_ id, signed with each secret given', async () => {
-    await withRecordingReceiver([{ status: 200 }], async ({ url, received }) => {
-      const run = await cli.run(['send', url, '--secret', OLD_SECRET, '--secret', SECRET]);
-      expect(run.code).toBe(0);
-      const [request] = received;
-      const envelope = JSON.parse(request!.body.toString()) as { id: string; type: string; data: { object: { id: unknown } } };
-      expect(envelope.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
-      expect(request!.headers['webhook-id']).toBe(envelope.id);
-      expect(envelope.type).toBe('webhook.test');
-      expect(typeof envelope.data.object.id).toBe('string');
-      expect(v1Entries(request!.headers['webhook-signature'])).toHaveLength(2);
-      expectSignedBy(request!, OLD_SECRET);
-      expectSignedBy(request!, SECRET);
-    });
-  }, 30_000);
-
-  it('retries a failed attempt with backoff under the same webhook-id, one line per attempt', async () => {
-    const answers = [{ status: 503, code: 'dedup_unavailable' }, { status: 409, code: 'delivery_in_progress' }, { status: 204 }];
-    await withRecordingReceiver(answers, async ({ url, received }) => {
-      const run = await cli.run(['send', url, '--secret', SECRET, '--retries', '5']);
-      expect(run.code).toBe(0);
-      expect(run.stdout.split('\n').filter((line) => line.startsWith('attempt'))).toEqual([
-        expect.stringMatching(/^attempt 1: 503 dedup_unavailable \(\d+ ms\), retrying in 1 s$/),
-        expect.stringMatching(/^attempt 2: 409 delivery_in_progress \(\d+ ms\), retrying in 2 s$/),
-        expect.stringMatching(/^attempt 3: 204 \(\d+ ms\)$/),
-      ]);
-      expect(new Set(received.map((request) => request.headers['webhook-id'])).size).toBe(1);
-      expect(new Set(received.map((request) => request.body.toString())).size).toBe(1);
-      for (const request of received) expectSignedBy(request, SECRET);
-    });
-  }, 30_000);
-
-  it('exits 1 when the last retry fails too', async () => {
-    await withRecordingReceiver([{ status: 400, code: 'invalid_signature' }], async ({ url, received }) => {
-      const run = await cli.run(['send', url, '--secret', SECRET, '--retries', '1']);
-      expect(received).toHaveLength(2);
-      expect(run.stdout).toMatch(/^attempt 2: 400 invalid_signature \(\d+ ms\)$/m);
-      expect(run.stderr).toContain('not delivered');
-      expect(run.code).toBe(1);
-    });
-  }, 30_000);
-
-  it('reports a refused connection', async () => {
-    let closedUrl = '';
-    await withRecordingReceiver([], async ({ url }) => {
-      closedUrl = url;
-    });
-    const run = await cli.run(['send', closedUrl, '--secret', SECRET]);
-    expect(run.stdout).toMatch(/^attempt 1: connection failed \(ECONNREFUSED\) \(\d+ ms\)$/m);
-    expect(run.code).toBe(1);
-  }, 30_000);
+  it.each(Object.entries(SEND_SCENARIOS))('%s', (_title, scenario) => scenario(bin), 30_000);
 });
 
 describe.concurrent('svc-webhooks sign', () => {

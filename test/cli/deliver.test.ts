@@ -1,0 +1,170 @@
+/**
+ * One attempt and a run of attempts as `send` and `check` make them, against
+ * a node:http server whose paths each answer one way.
+ */
+import { createServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { deliver, delivered, describeAttempt, post, type Attempt } from '../../src/cli/deliver.js';
+import { closeServer, listen } from '../helpers/http-harness.js';
+import { recordingReceiver } from './delivery-scenarios.js';
+import { recordedTiming } from './in-process-cli.js';
+
+/** What each path answers: status, then body. */
+const ANSWERS: Record<string, readonly [number, string]> = {
+  '/error-code': [503, '{"error":{"code":"dedup_unavailable","message":"try again"}}'],
+  '/numeric-code': [400, '{"error":{"code":5}}'],
+  '/no-error': [200, '{"ok":true}'],
+  '/json-null': [500, 'null'],
+  '/not-json': [502, '<html>bad gateway</html>'],
+  '/empty': [204, ''],
+};
+
+const requests: { path: string; method: string; body: string; headers: Record<string, unknown> }[] = [];
+let base = '';
+const server = createServer(async (req, res) => {
+  let body = '';
+  for await (const chunk of req) body += String(chunk);
+  requests.push({ path: req.url!, method: req.method!, body, headers: req.headers });
+  if (req.url === '/hang') return;
+  if (req.url === '/redirect') return res.writeHead(307, { location: '/error-code' }).end();
+  const [status, text] = ANSWERS[req.url!]!;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+});
+beforeAll(async () => {
+  base = await listen(server);
+});
+afterAll(() => closeServer(server));
+
+/** The attempt with its latency zeroed, for exact comparison. */
+const withoutMs = (attempt: Attempt): Attempt => ({ ...attempt, ms: 0 });
+
+describe('delivered', () => {
+  it.each([
+    [undefined, false],
+    [199, false],
+    [200, true],
+    [299, true],
+    [300, false],
+  ])('counts status %s as delivered: %s', (status, expected) => {
+    expect(delivered({ ms: 1, ...(status === undefined ? { failure: 'no answer within 10 s' } : { status }) })).toBe(expected);
+  });
+});
+
+describe('describeAttempt', () => {
+  it('says the status, the error code when there is one, and the latency; or why no answer came', () => {
+    expect(describeAttempt({ ms: 8, status: 503, errorCode: 'dedup_unavailable' })).toBe('503 dedup_unavailable (8 ms)');
+    expect(describeAttempt({ ms: 3, status: 204 })).toBe('204 (3 ms)');
+    expect(describeAttempt({ ms: 10_001, failure: 'no answer within 10 s' })).toBe('no answer within 10 s (10001 ms)');
+  });
+});
+
+describe('post', () => {
+  it('POSTs the body with the headers given', async () => {
+    const headers = { 'content-type': 'application/json', 'webhook-id': 'msg_post_1' };
+    await post(`${base}/empty`, '{"id":"msg_post_1"}', headers);
+    expect(requests.at(-1)).toMatchObject({ path: '/empty', method: 'POST', body: '{"id":"msg_post_1"}', headers });
+  });
+
+  it.each([
+    ['/error-code', { ms: 0, status: 503, errorCode: 'dedup_unavailable' }],
+    ['/numeric-code', { ms: 0, status: 400 }],
+    ['/no-error', { ms: 0, status: 200 }],
+    ['/json-null', { ms: 0, status: 500 }],
+    ['/not-json', { ms: 0, status: 502 }],
+    ['/empty', { ms: 0, status: 204 }],
+  ])('reads %s as %j: the error code only from a JSON error envelope', async (path, expected) => {
+    expect(withoutMs(await post(`${base}${path}`, '{}', {}))).toStrictEqual(expected);
+  });
+
+  it('reports a redirect as it is, without following it', async () => {
+    const before = requests.length;
+    expect(withoutMs(await post(`${base}/redirect`, '{}', {}))).toStrictEqual({ ms: 0, status: 307 });
+    expect(requests.slice(before).map(({ path }) => path)).toEqual(['/redirect']);
+  });
+
+  it('measures the latency from sending to the end of the answer', async () => {
+    const started = performance.now();
+    const { ms } = await post(`${base}/error-code`, '{}', {});
+    const took = performance.now() - started;
+    expect(ms).toBeGreaterThanOrEqual(0);
+    expect(ms).toBeLessThanOrEqual(Math.ceil(took));
+  });
+
+  it('leaves no answer-window timer behind once answered, so a finished command exits at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      // The first fetch under these timers starts the HTTP client's own housekeeping timer; count after it.
+      await post(`${base}/empty`, '{}', {});
+      const timers = vi.getTimerCount();
+      await post(`${base}/empty`, '{}', {});
+      expect(vi.getTimerCount()).toBe(timers);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives up when the answer window closes', async () => {
+    const attempt = await post(`${base}/hang`, '{}', {}, 50);
+    expect(withoutMs(attempt)).toStrictEqual({ ms: 0, failure: 'no answer within 0.05 s' });
+    expect(attempt.ms).toBeGreaterThanOrEqual(50);
+  });
+
+  it('names why a connection failed: the system error code, else the error', async () => {
+    const closed = await recordingReceiver([]);
+    await closed.close();
+    expect(withoutMs(await post(closed.url, '{}', {}))).toStrictEqual({ ms: 0, failure: 'connection failed (ECONNREFUSED)' });
+    const badHeader = await post(`${base}/empty`, '{}', { 'webhook-id': 'msg\n1' });
+    expect(withoutMs(badHeader)).toStrictEqual({ ms: 0, failure: 'connection failed (Headers.append: "msg\n1" is an invalid header value.)' });
+  });
+});
+
+describe('deliver', () => {
+  it('signs each attempt afresh, numbers them, and stops when retryIf says so', async () => {
+    let signed = 0;
+    const seen: [number, number | undefined, number | undefined][] = [];
+    const retryIf = (attempt: Attempt): boolean => {
+      seen.push([0, attempt.status, undefined]);
+      return seen.length < 2;
+    };
+    const timing = recordedTiming();
+    const attempts = await deliver({
+      url: `${base}/error-code`,
+      body: '{}',
+      headers: () => ({ 'x-attempt': String(++signed) }),
+      retries: 5,
+      backoffMs: 100,
+      retryIf,
+      timing,
+      onAttempt: (attempt, number, nextInMs) => seen.push([number, attempt.status, nextInMs]),
+    });
+    expect(attempts.map(withoutMs)).toStrictEqual([1, 2].map(() => ({ ms: 0, status: 503, errorCode: 'dedup_unavailable' })));
+    expect(seen).toEqual([
+      [0, 503, undefined],
+      [1, 503, 100],
+      [0, 503, undefined],
+      [2, 503, undefined],
+    ]);
+    expect(requests.slice(-2).map(({ headers }) => headers['x-attempt'])).toEqual(['1', '2']);
+    expect(timing.pauses).toEqual([100]);
+  });
+
+  it('does not ask retryIf about a delivered attempt, nor retry it', async () => {
+    const timing = recordedTiming();
+    const attempts = await deliver({
+      url: `${base}/empty`,
+      body: '{}',
+      headers: () => ({}),
+      retries: 3,
+      backoffMs: 100,
+      retryIf: () => expect.unreachable('retryIf asked about a delivered attempt'),
+      timing,
+    });
+    expect(attempts.map(withoutMs)).toStrictEqual([{ ms: 0, status: 204 }]);
+    expect(timing.pauses).toEqual([]);
+  });
+
+  it('gives up each attempt when the answer window of its timing closes', async () => {
+    const attempts = await deliver({ url: `${base}/hang`, body: '{}', headers: () => ({}), retries: 1, backoffMs: 1, timing: recordedTiming(20) });
+    expect(attempts.map(withoutMs)).toStrictEqual([1, 2].map(() => ({ ms: 0, failure: 'no answer within 0.02 s' })));
+  });
+});
