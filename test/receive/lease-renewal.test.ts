@@ -155,8 +155,12 @@ describe('renewing a lease', () => {
 describe('the hold limit, maxClaimMs', () => {
   it('shortens the renewal that reaches it, and renews no more after', async () => {
     const lease = renewing(900, 1_000);
-    await vi.advanceTimersByTimeAsync(10_000);
+    await vi.advanceTimersByTimeAsync(300);
     expect(store.sent).toEqual([[300, 700]]);
+    // Nothing is left scheduled after the last renewal.
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(store.calls).toHaveLength(1);
     expect(lease.stop()).toBe(START + 1_000);
   });
 
