@@ -4,7 +4,8 @@
  * something that is no answer.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { WebhookVerificationError } from '../../src/index.js';
+import { MemoryDedupStore, type WebhookVerificationError } from '../../src/index.js';
+import { tooLarge } from '../../src/core/payload.js';
 import { createAnsweringEntry, type AnsweringOptions, type SingleHandler } from '../../src/receive/answering-entry.js';
 import { now, OLD_SECRET, SECRET, signedRequest } from '../helpers/signed-request.js';
 
@@ -21,11 +22,12 @@ function entry(options: Partial<AnsweringOptions>, handler?: SingleHandler<{ id:
   return createAnsweringEntry<Answer, { id: string }>({ secret: SECRET, now, dedup: false, ...options }, handler, shape);
 }
 
-/** Answers one request signed for `type`, with `onError` as the entry's user gave it. */
-function answer(created: ReturnType<typeof entry>, onError?: (error: WebhookVerificationError) => unknown, spec = {}) {
-  const { body, headers } = signedRequest(spec);
+/** Answers one signed request (`spec`, or `body` in its place), with `onError` as the entry's user gave it. */
+function answer(created: ReturnType<typeof entry>, onError?: (error: WebhookVerificationError) => unknown, spec = {}, body?: Promise<string>) {
+  const signed = signedRequest(spec);
+  const { headers } = signed;
   return created.answer({
-    body,
+    body: body ?? signed.body,
     headers,
     contextOf: ({ id }) => ({ id }),
     onError,
@@ -86,5 +88,45 @@ describe('createAnsweringEntry', () => {
     const created = entry({}, () => undefined);
     const result = await answer(created, (error) => new Answer(error.status, { 'x-own': 'yes' }), { timestamp: 1 });
     expect(result).toEqual({ answer: new Answer(400, { 'x-own': 'yes' }) });
+  });
+
+  it('answers 204 with no body for a handler that returns nothing, and leaves onError out of it', async () => {
+    const onError = vi.fn();
+    const created = entry({}, () => undefined);
+    expect(await answer(created, onError)).toEqual({ response: { status: 204, headers: {}, body: undefined } });
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it('tells onHandlerError the id of the delivery whose handler failed', async () => {
+    const contexts: unknown[] = [];
+    const created = entry({ onHandlerError: (_error, _event, context) => void contexts.push(context) }, () => Promise.reject(new Error('boom')));
+    await answer(created);
+    expect(contexts).toEqual([{ id: 'evt_1' }]);
+  });
+
+  it('gives a refusal the default answer and logs nothing when there is no onError', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const created = entry({}, () => undefined);
+    expect(await answer(created, undefined, { timestamp: 1 })).toMatchObject({ response: { status: 400 } });
+    expect(log).not.toHaveBeenCalled();
+  });
+
+  it('answers a refusal the body reading ended in, and passes on anything else it rejects with', async () => {
+    const created = entry({}, () => undefined);
+    expect(await answer(created, undefined, {}, Promise.reject(tooLarge(10)))).toMatchObject({
+      response: { status: 413, body: { error: { code: 'payload_too_large' } } },
+    });
+    await expect(answer(created, undefined, {}, Promise.reject(new Error('socket gone')))).rejects.toThrow('socket gone');
+  });
+
+  it.each([
+    ['completes', 200, { response: { status: 200, body: { received: true, duplicate: true } } }],
+    ['releases', 503, { answer: new Answer(503) }],
+  ])("%s the claim by the status of the handler's answer", async (_settles, status, retried) => {
+    const store = new MemoryDedupStore();
+    const created = entry({ dedup: store }, () => new Answer(status));
+    expect(await answer(created)).toEqual({ answer: new Answer(status) });
+    expect(await answer(created)).toMatchObject(retried);
+    store.close();
   });
 });
