@@ -86,7 +86,8 @@ export function createAnsweringEntry<A, C>(
   if ((options.on === undefined) === (handler === undefined)) {
     throw new TypeError('svc-webhooks: verifyWebhook needs either on in its options or a handler function, not both');
   }
-  const dispatcher = createDispatcher(options, handler !== undefined);
+  // Without on there is a handler, which takes every event and onHandlerError with them.
+  const dispatcher = createDispatcher(options, true);
   const onHandlerError = checkOnHandlerError(options.onHandlerError);
   const statusOf = (outcome: Outcome<A>): number => ('answer' in outcome ? shape.statusOf(outcome.answer) : outcome.status);
 

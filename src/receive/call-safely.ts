@@ -5,13 +5,9 @@
  */
 export function callSafely<A extends unknown[]>(callback: (...args: A) => unknown, ...args: A): void {
   try {
-    const result = callback(...args);
-    if (isThenable(result)) result.then(undefined, () => undefined);
+    // Promise.resolve adopts a promise or any other thenable, even one whose `then` throws, so every rejection lands here.
+    Promise.resolve(callback(...args)).catch(() => undefined);
   } catch {
     // Dropped on purpose: see above.
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }

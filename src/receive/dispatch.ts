@@ -47,7 +47,7 @@ export function dispatch<S extends EventSchemas = {}>(
 ): Promise<DispatchResult> {
   if (on === undefined) throw new TypeError('svc-webhooks: dispatch needs on, an object of handlers by event type');
   if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: dispatch options must be an object');
-  const checked = checkHandlerOptions<S>({ ...options, on }) as CheckedHandlerOptions;
+  const checked = checkHandlerOptions<S>({ ...options, on }, false) as CheckedHandlerOptions;
   return dispatchChecked(checked, event);
 }
 

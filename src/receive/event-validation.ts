@@ -20,8 +20,7 @@ function issuePath(issue: StandardSchemaIssue): string {
   let path = '$';
   for (const segment of issue.path ?? []) {
     const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
-    if (typeof key === 'number') path += `[${key}]`;
-    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) path += `.${key}`;
+    if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) path += `.${key}`;
     else path += `[${typeof key === 'string' ? JSON.stringify(key) : String(key)}]`;
   }
   return path;

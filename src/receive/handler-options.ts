@@ -25,7 +25,7 @@ export interface CheckedHandlerOptions {
  * other handler options without `on`. `singleHandler`: the entry was given
  * one handler for every event instead, which `onHandlerError` serves too.
  */
-export function checkHandlerOptions<S extends EventSchemas>(options: HandlerOptions<S>, singleHandler = false): CheckedHandlerOptions | undefined {
+export function checkHandlerOptions<S extends EventSchemas>(options: HandlerOptions<S>, singleHandler: boolean): CheckedHandlerOptions | undefined {
   const { on, schemas, onUnknown = 'accept' } = options;
   if (on === undefined) {
     const onlyWithOn = singleHandler ? (['schemas', 'onUnknown'] as const) : (['schemas', 'onUnknown', 'onHandlerError'] as const);
@@ -72,8 +72,7 @@ function eventTypeEntries(name: string, record: unknown): Array<[string, unknown
 }
 
 function isStandardSchema(value: unknown): value is StandardSchema {
-  // arktype's schemas are functions; the others are objects.
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
-  const props = (value as Partial<StandardSchema>)['~standard'];
+  // Read from any value but null: arktype's schemas are functions, the others objects, and a primitive has no such key.
+  const props = (value as Partial<StandardSchema> | null)?.['~standard'];
   return typeof props === 'object' && props !== null && props.version === 1 && typeof props.validate === 'function';
 }

@@ -141,12 +141,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
       if (dedup === undefined) return { action: 'process', delivery };
 
-      let claim: BeginResult;
+      let claim: unknown;
       const claimedAt = Date.now();
       try {
         claim = await dedup.begin(delivery.id, leaseMs);
-        if (!isBeginResult(claim)) throw new TypeError('the dedup store answered begin() with no known state');
       } catch {
+        // A failing store is met below like one answering no known state.
+      }
+      if (!isBeginResult(claim)) {
         if (onDedupError === 'process') return { action: 'process', delivery };
         return refusal(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later'));
       }

@@ -27,6 +27,18 @@ describe('createReceiver option checks', () => {
   });
 
   it.each([
+    ['a zero body deadline', { bodyTimeoutMs: 0 }, 'bodyTimeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
+    ['a zero hold limit', { maxClaimMs: 0 }, 'maxClaimMs must be a whole number of milliseconds from 1 to 9007199254740991'],
+    ['a hold limit shorter than the lease', { leaseMs: 2_000, maxClaimMs: 1_999 }, 'maxClaimMs must be at least leaseMs'],
+  ])('refuses %s with the whole message', (_name, options, says) => {
+    expect(() => createReceiver({ secret: SECRET, ...options })).toThrow(new TypeError(`svc-webhooks: ${says}`));
+  });
+
+  it('takes a hold limit equal to the lease', () => {
+    expect(() => createReceiver({ secret: SECRET, leaseMs: 2_000, maxClaimMs: 2_000 })).not.toThrow();
+  });
+
+  it.each([
     ['null', null],
     ['a function carrying the four methods', Object.assign(() => {}, methods)],
     ['a store without begin', { ...methods, begin: undefined }],
@@ -62,6 +74,34 @@ describe('receive', () => {
     expect(await receiveWith({ dedup: held })).toMatchObject({
       response: { status: 409, body: { error: { code: 'delivery_in_progress', message: 'this event is being processed; retry later' } } },
     });
+  });
+
+  it.each([
+    ['null', null],
+    ['undefined', undefined],
+    ['a string', 'claimed'],
+    ['a claim without a token', { state: 'claimed' }],
+    ['a claim whose token is no string', { state: 'claimed', token: 7 }],
+    ['an unknown state', { state: 'leased', token: 'token-1' }],
+  ])('answers 503 when begin() answers %s, or processes unguarded if told to', async (_name, answer) => {
+    const dedup: DedupStore = { ...methods, begin: async () => answer as never };
+    expect(await receiveWith({ dedup })).toMatchObject({ action: 'respond', response: { status: 503 } });
+    const processed = await receiveWith({ dedup, onDedupError: 'process' });
+    expect(processed).toMatchObject({ action: 'process', delivery: { id: 'evt_1' } });
+    expect(processed).not.toHaveProperty('settle');
+  });
+
+  it("keeps its own store's leases on the receiver's clock", async () => {
+    let clock = now();
+    const receiver = createReceiver({ secret: SECRET, now: () => clock, leaseMs: 1_000 });
+    const { body, headers } = signedRequest();
+    const first = await receiver.receive(body, headers);
+    expect(first).toMatchObject({ action: 'process' });
+    expect(await receiver.receive(body, headers)).toMatchObject({ response: { status: 409 } });
+    clock += 1_000;
+    const retry = await receiver.receive(body, headers);
+    expect(retry).toMatchObject({ action: 'process' });
+    for (const reception of [first, retry]) if (reception.action === 'process') await reception.settle?.(500);
   });
 
   it('answers a duplicate 200 with no headers', async () => {
