@@ -1,5 +1,5 @@
 import type { default as fastify, FastifyInstance } from 'fastify';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook } from '../../adapters/fastify.js';
 import type { WebhookEvent } from '../../src/index.js';
 import {
@@ -92,8 +92,81 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastif
   });
 });
 
+describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract', (_major, Fastify) => {
+  it.each(['', 'nonsense', 'application/json; charset=utf-8'])(
+    'verifies a delivery sent with Content-Type %j and gives the route that header as sent',
+    async (type) => {
+      const seen: unknown[] = [];
+      const app = Fastify();
+      await app.register(
+        verifyWebhook({
+          secret: SECRET,
+          now,
+          routes(webhooks) {
+            webhooks.post('/webhooks', async (request, reply) => {
+              seen.push([request.webhookId, request.headers['content-type']]);
+              return reply.code(204).send();
+            });
+          },
+        }),
+      );
+      try {
+        const { body, headers } = signedRequest();
+        const response = await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers: { ...headers, 'content-type': type } });
+        expect(response.statusCode).toBe(204);
+        expect(seen).toEqual([['evt_1', type]]);
+      } finally {
+        await app.close();
+      }
+    },
+  );
+
+  it('ends the answer an onError began before it threw, rather than write a second one', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const route = new RouteSpy();
+    const app = Fastify();
+    await app.register(
+      verifyWebhook({
+        secret: SECRET,
+        now,
+        onError: (_error, _request, reply) => {
+          reply.raw.writeHead(CUSTOM_ERROR_STATUS, { 'content-type': 'text/plain' });
+          reply.raw.write('partial');
+          throw new Error('onError broke');
+        },
+        routes(webhooks) {
+          webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+        },
+      }),
+    );
+    try {
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const { body, headers } = signedRequest({ secret: SECRET.replace('w', 'W') });
+      const response = await fetch(`${url}/webhooks`, { method: 'POST', body, headers });
+      expect([response.status, await response.text()]).toEqual([CUSTOM_ERROR_STATUS, 'partial']);
+      expect(route.calls).toEqual([]);
+      expect(log).toHaveBeenCalledOnce();
+    } finally {
+      log.mockRestore();
+      await app.close();
+    }
+  });
+});
+
 describe('fastify adapter options', () => {
   it('throws TypeError at creation for an onError that is no function', () => {
     expect(() => verifyWebhook({ secret: SECRET, onError: 'log' as never, routes: () => {} })).toThrow(TypeError);
+  });
+
+  const routes = () => {};
+  const on = { 'call.missed': () => {} };
+  it.each([
+    ['routes and path', { routes, path: '/webhooks', on }, 'svc-webhooks: give routes or path, not both'],
+    ['a path that is no string', { path: 7, on }, 'svc-webhooks: path must be a string, the webhook route'],
+    ['a path without on', { path: '/webhooks' }, 'svc-webhooks: path takes effect only with on; without on, register your routes in routes'],
+    ['on without path', { on }, 'svc-webhooks: with on, give path (the plugin answers there itself) instead of routes'],
+    ['routes that is no function', { routes: '/webhooks' }, 'svc-webhooks: routes must be a function that registers the webhook routes (or give path with on)'],
+  ])('throws TypeError at creation for %s, saying what to give', (_name, mount, message) => {
+    expect(() => verifyWebhook({ secret: SECRET, ...mount } as never)).toThrow(new TypeError(message));
   });
 });

@@ -158,6 +158,30 @@ describe('fastify adapter with its own error handler in routes', () => {
     webhooks.setErrorHandler(async (_error, _request, reply) => reply.code(500).send({ mine: true }));
   };
 
+  it('hands it nothing when the sender hangs up mid-body', async () => {
+    const route = new RouteSpy();
+    const handled: unknown[] = [];
+    const app = await serveFastify({ secret: SECRET, now }, route, (webhooks) => {
+      webhooks.setErrorHandler(async (error, _request, reply) => {
+        handled.push(error);
+        return reply.code(500).send({ mine: true });
+      });
+    });
+    try {
+      const request = signedRequest();
+      const connection = await RawConnection.open(app.url);
+      connection.post('/webhooks', lines(request), request.body.slice(0, 40), 500);
+      // Let the server start reading the body before the hang-up.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      connection.hangUp();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await send(app.url, lines(signedRequest({ id: 'evt_next' })), signedRequest({ id: 'evt_next' }).body)).status).toBe(204);
+      expect({ handled, calls: route.calls.map((call) => call.id) }).toEqual({ handled: [], calls: ['evt_next'] });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('still answers 413 payload_too_large and 408 body_timeout itself', async () => {
     const route = new RouteSpy();
     const app = await serveFastify({ secret: SECRET, now, maxPayloadBytes: 64 * 1024, bodyTimeoutMs: BODY_TIMEOUT_MS }, route, setErrorHandler);
