@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type express from 'express';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
@@ -74,6 +74,29 @@ describe.each(EXPRESS_MAJORS)('express adapter on %s over HTTP', (_major, expres
       expect(route.calls).toEqual([]);
     } finally {
       await harness.close();
+    }
+  });
+
+  it('ends the answer an onError began before it threw, rather than write a second one', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const route = new RouteSpy();
+    const app = express();
+    const onError = (_error: unknown, _req: express.Request, res: express.Response) => {
+      res.writeHead(CUSTOM_ERROR_STATUS, { 'content-type': 'text/plain' });
+      res.write('partial');
+      throw new Error('onError broke');
+    };
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, onError }), (req, res) => void route.handle(req.webhook, req.webhookId).then((status) => res.status(status).end()));
+    const { url, close } = await serve(app);
+    try {
+      const { body, headers } = signedRequest({ secret: SECRET.replace('w', 'W') });
+      const response = await fetch(`${url}/webhooks`, { method: 'POST', body, headers });
+      expect([response.status, await response.text()]).toEqual([CUSTOM_ERROR_STATUS, 'partial']);
+      expect(route.calls).toEqual([]);
+      expect(log).toHaveBeenCalledOnce();
+    } finally {
+      log.mockRestore();
+      await close();
     }
   });
 
