@@ -94,7 +94,7 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastif
 
 describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract', (_major, Fastify) => {
   it.each(['', 'nonsense', 'application/json; charset=utf-8'])(
-    'verifies a delivery sent with Content-Type %j and gives the route that header as sent',
+    'verifies a delivery sent with Content-Type %j and gives that header as sent to your preValidation hooks and the route',
     async (type) => {
       const seen: unknown[] = [];
       const app = Fastify();
@@ -103,6 +103,9 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract',
           secret: SECRET,
           now,
           routes(webhooks) {
+            webhooks.addHook('preValidation', async (request) => {
+              seen.push(['preValidation', request.headers['content-type']]);
+            });
             webhooks.post('/webhooks', async (request, reply) => {
               seen.push([request.webhookId, request.headers['content-type']]);
               return reply.code(204).send();
@@ -114,7 +117,10 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract',
         const { body, headers } = signedRequest();
         const response = await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers: { ...headers, 'content-type': type } });
         expect(response.statusCode).toBe(204);
-        expect(seen).toEqual([['evt_1', type]]);
+        expect(seen).toEqual([
+          ['preValidation', type],
+          ['evt_1', type],
+        ]);
       } finally {
         await app.close();
       }
