@@ -159,6 +159,36 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract',
   });
 });
 
+describe('fastify adapter on fastify 5', () => {
+  // Fastify 4 has no request.mediaType to tell a well-formed type by: there the header is hidden until preValidation.
+  it('leaves a well-formed Content-Type in place for your preParsing hooks, hiding only one Fastify would refuse', async () => {
+    const seen: unknown[] = [];
+    const app = FASTIFY_MAJORS[0]![1]();
+    await app.register(
+      verifyWebhook({
+        secret: SECRET,
+        now,
+        routes(webhooks) {
+          webhooks.addHook('preParsing', async (request) => {
+            seen.push(request.headers['content-type']);
+          });
+          webhooks.post('/webhooks', async (_request, reply) => reply.code(204).send());
+        },
+      }),
+    );
+    try {
+      for (const [id, type] of [['evt_1', 'application/json; charset=utf-8'], ['evt_2', 'nonsense']] as const) {
+        const { body, headers } = signedRequest({ id });
+        const response = await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers: { ...headers, 'content-type': type } });
+        expect(response.statusCode).toBe(204);
+      }
+      expect(seen).toEqual(['application/json; charset=utf-8', undefined]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('fastify adapter options', () => {
   it('throws TypeError at creation for an onError that is no function', () => {
     expect(() => verifyWebhook({ secret: SECRET, onError: 'log' as never, routes: () => {} })).toThrow(TypeError);
