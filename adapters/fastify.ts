@@ -105,7 +105,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
         return undefined;
       }
       // Fastify answers an empty or malformed Content-Type 415 on its own, before any parser. The
-      // signature does not cover that header: hide it from that check, and give it back below.
+      // signature does not cover that header: hide it from that check, and give it back in preValidation.
       const type = request.headers['content-type'];
       const hidden = type !== undefined && request.mediaType === undefined;
       if (hidden) delete request.raw.headers['content-type'];
@@ -115,11 +115,15 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
     // Only this scope loses JSON parsing: the signature is over the bytes as sent.
     webhooks.removeAllContentTypeParsers();
     webhooks.addContentTypeParser('*', async (request: FastifyRequest) => bodies.get(request)?.bytes);
+    // Past Fastify's check, ahead of your own preValidation hooks (Fastify 4 hides every type, lacking request.mediaType).
+    webhooks.addHook('preValidation', async (request) => {
+      const hiddenType = bodies.get(request)?.hiddenType;
+      if (hiddenType !== undefined) request.raw.headers['content-type'] = hiddenType;
+    });
     // Before your routes' handlers; or, with `on`, as the handler of the one route, since it answers every request.
     const verify = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
       // Set in preParsing, which every request of this scope passes before it gets here.
-      const { bytes, hiddenType } = bodies.get(request)!;
-      if (hiddenType !== undefined) request.raw.headers['content-type'] = hiddenType;
+      const { bytes } = bodies.get(request)!;
       const reception = await receiver.receive(bytes, request.headers);
       if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
       request.webhook = reception.delivery.event;

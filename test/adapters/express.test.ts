@@ -4,6 +4,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { beginAnswerThenThrow, expectBegunAnswerEnded } from '../helpers/begun-answer.js';
 import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, fetchHarness, listen, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
@@ -74,6 +75,19 @@ describe.each(EXPRESS_MAJORS)('express adapter on %s over HTTP', (_major, expres
       expect(route.calls).toEqual([]);
     } finally {
       await harness.close();
+    }
+  });
+
+  it('ends the answer an onError began before it threw, rather than write a second one', async () => {
+    const route = new RouteSpy();
+    const app = express();
+    const onError = (_error: unknown, _req: express.Request, res: express.Response) => beginAnswerThenThrow(res);
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, onError }), (req, res) => void route.handle(req.webhook, req.webhookId).then((status) => res.status(status).end()));
+    const { url, close } = await serve(app);
+    try {
+      await expectBegunAnswerEnded(url, route);
+    } finally {
+      await close();
     }
   });
 

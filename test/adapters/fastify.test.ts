@@ -1,4 +1,4 @@
-import type { default as fastify, FastifyInstance } from 'fastify';
+import type { default as fastify, FastifyInstance, FastifyRequest } from 'fastify';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/fastify.js';
 import type { WebhookEvent } from '../../src/index.js';
@@ -11,6 +11,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
+import { beginAnswerThenThrow, expectBegunAnswerEnded } from '../helpers/begun-answer.js';
 import { settleContract } from '../helpers/settle-contract.js';
 import { fetchHarness, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
@@ -92,8 +93,108 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastif
   });
 });
 
+/**
+ * An app whose webhook scope runs a hook at `stage` before its route, which answers 204: both record
+ * the Content-Type they see in `seen`, the hook as `[stage, type]`, the route as `[webhookId, type]`.
+ */
+async function contentTypeApp(Fastify: Fastify, stage: 'preParsing' | 'preValidation', seen: unknown[]): Promise<FastifyInstance> {
+  const app = Fastify();
+  await app.register(
+    verifyWebhook({
+      secret: SECRET,
+      now,
+      routes(webhooks) {
+        webhooks.addHook(stage, async (request: FastifyRequest) => {
+          seen.push([stage, request.headers['content-type']]);
+        });
+        webhooks.post('/webhooks', async (request, reply) => {
+          seen.push([request.webhookId, request.headers['content-type']]);
+          return reply.code(204).send();
+        });
+      },
+    }),
+  );
+  return app;
+}
+
+/** Injects a signed delivery of `id` sent with Content-Type `type`; answers its status. */
+async function postWithType(app: FastifyInstance, id: string, type: string): Promise<number> {
+  const { body, headers } = signedRequest({ id });
+  return (await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers: { ...headers, 'content-type': type } })).statusCode;
+}
+
+describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract', (_major, Fastify) => {
+  it.each(['', 'nonsense', 'application/json; charset=utf-8'])(
+    'verifies a delivery sent with Content-Type %j and gives that header as sent to your preValidation hooks and the route',
+    async (type) => {
+      const seen: unknown[] = [];
+      const app = await contentTypeApp(Fastify, 'preValidation', seen);
+      try {
+        expect(await postWithType(app, 'evt_1', type)).toBe(204);
+        expect(seen).toEqual([
+          ['preValidation', type],
+          ['evt_1', type],
+        ]);
+      } finally {
+        await app.close();
+      }
+    },
+  );
+
+  it('ends the answer an onError began before it threw, rather than write a second one', async () => {
+    const route = new RouteSpy();
+    const app = Fastify();
+    await app.register(
+      verifyWebhook({
+        secret: SECRET,
+        now,
+        onError: (_error, _request, reply) => beginAnswerThenThrow(reply.raw),
+        routes(webhooks) {
+          webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+        },
+      }),
+    );
+    try {
+      await expectBegunAnswerEnded(await app.listen({ port: 0, host: '127.0.0.1' }), route);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('fastify adapter on fastify 5', () => {
+  // Fastify 4 has no request.mediaType to tell a well-formed type by: there the header is hidden until preValidation.
+  it('leaves a well-formed Content-Type in place for your preParsing hooks, hiding only one Fastify would refuse', async () => {
+    const seen: unknown[] = [];
+    const app = await contentTypeApp(FASTIFY_MAJORS[0]![1], 'preParsing', seen);
+    try {
+      expect([await postWithType(app, 'evt_1', 'application/json; charset=utf-8'), await postWithType(app, 'evt_2', 'nonsense')]).toEqual([204, 204]);
+      expect(seen).toEqual([
+        ['preParsing', 'application/json; charset=utf-8'],
+        ['evt_1', 'application/json; charset=utf-8'],
+        ['preParsing', undefined],
+        ['evt_2', 'nonsense'],
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('fastify adapter options', () => {
   it('throws TypeError at creation for an onError that is no function', () => {
     expect(() => verifyWebhook({ secret: SECRET, onError: 'log' as never, routes: () => {} })).toThrow(TypeError);
+  });
+
+  const routes = () => {};
+  const on = { 'call.missed': () => {} };
+  it.each([
+    ['routes and path', { routes, path: '/webhooks', on }, 'svc-webhooks: give routes or path, not both'],
+    ['a path that is no string', { path: 7, on }, 'svc-webhooks: path must be a string, the webhook route'],
+    ['a path without on', { path: '/webhooks' }, 'svc-webhooks: path takes effect only with on; without on, register your routes in routes'],
+    ['on without path', { on }, 'svc-webhooks: with on, give path (the plugin answers there itself) instead of routes'],
+    ['routes that is no function', { routes: '/webhooks' }, 'svc-webhooks: routes must be a function that registers the webhook routes (or give path with on)'],
+  ])('throws TypeError at creation for %s, saying what to give', (_name, mount, message) => {
+    expect(() => verifyWebhook({ secret: SECRET, ...mount } as never)).toThrow(new TypeError(message));
   });
 });

@@ -208,6 +208,49 @@ describe('fetch adapter', () => {
     expect(route.calls).toEqual([]);
   });
 
+  it('refuses 413 a declared Content-Length past the limit, whatever the body holds', async () => {
+    const route = new RouteSpy();
+    const { body, headers } = signedRequest();
+    const request = new Request('https://receiver.test/webhooks', { method: 'POST', body, headers: { ...headers, 'content-length': '5000' } });
+    const response = await webhookHandler({ options: { ...options, maxPayloadBytes: 4096 }, route })(request);
+    expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([413, 'payload_too_large']);
+    expect(route.calls).toEqual([]);
+  });
+
+  it('says how to hand over the request when its body was read before', async () => {
+    const request = requestOf(signedRequest());
+    await request.text();
+    const response = await verifyWebhook(options, () => undefined)(request);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      'the request body was read before verifyWebhook; hand it the request unread (in Elysia, a route that never reads `body`)',
+    );
+  });
+
+  it('names what the handler must return when it returns something else', async () => {
+    const onHandlerError = vi.fn();
+    await verifyWebhook({ ...options, onHandlerError }, (() => 'ok') as never)(requestOf(signedRequest()));
+    expect(onHandlerError.mock.calls[0]![0]).toEqual(new TypeError('svc-webhooks: the webhook handler must return a Response or nothing'));
+  });
+
+  it('takes waitUntil from whichever extra argument has one, past those that are null, undefined or lack it', async () => {
+    const dedup = new TestDedupStore();
+    const waiting: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (promise: Promise<unknown>) => void waiting.push(promise) };
+    const handler = verifyWebhook({ ...options, dedup }, () => undefined);
+    const response = await handler(requestOf(signedRequest()), null, undefined, 'env', { waitUntil: 'not a function' }, ctx);
+    expect(response.status).toBe(204);
+    expect(waiting).toHaveLength(1);
+    await waiting[0];
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('settles without waitUntil when no extra argument has one', async () => {
+    const dedup = new TestDedupStore();
+    const handler = verifyWebhook({ ...options, dedup }, () => undefined);
+    const response = await handler(requestOf(signedRequest()), null, undefined, { env: 'production' });
+    expect([response.status, dedup.stateOf('evt_1')]).toEqual([204, 'done']);
+  });
+
   it('adds Retry-After to the answer of onError for a delivery in progress', async () => {
     const dedup = new TestDedupStore();
     await dedup.begin('evt_1');

@@ -1,7 +1,7 @@
 import { createAdaptorServer } from '@hono/node-server';
 import type { Server } from 'node:http';
 import { Hono } from 'hono';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook } from '../../adapters/hono.js';
 import type { WebhookEvent } from '../../src/index.js';
 import {
@@ -82,6 +82,22 @@ describe('hono adapter over HTTP with @hono/node-server', () => {
       expect(route.calls).toEqual([]);
     } finally {
       await closeServer(server);
+    }
+  });
+});
+
+describe('hono adapter past the shared contract', () => {
+  it('gives the default answer, and logs why, when onError returns no Response', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const app = new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, onError: (() => ({ status: 418 })) as never }), (c) => c.body(null, 204));
+      const { body, headers } = signedRequest({ secret: SECRET.replace('w', 'W') });
+      const response = await app.request('/webhooks', { method: 'POST', body, headers });
+      expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_signature']);
+      expect(log).toHaveBeenCalledOnce();
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: onError failed \(it answered no Response\)/);
+    } finally {
+      log.mockRestore();
     }
   });
 });

@@ -35,6 +35,19 @@ async function send(url: string, headerLines: ReadonlyArray<readonly [string, st
 
 const BODY_TIMEOUT_MS = 300;
 
+/** Sends part of a signed delivery and hangs up, then checks the server still answers the next one 204. */
+async function hangUpMidBody(url: string): Promise<void> {
+  const request = signedRequest();
+  const connection = await RawConnection.open(url);
+  connection.post('/webhooks', lines(request), request.body.slice(0, 40), 500);
+  // Let the server start reading the body before the hang-up.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  connection.hangUp();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const next = signedRequest({ id: 'evt_next' });
+  expect((await send(url, lines(next), next.body)).status).toBe(204);
+}
+
 describe.each(adapters)('$name against hostile senders, over a socket', ({ serve }) => {
   let route: RouteSpy;
   let app: ServedApp;
@@ -105,14 +118,7 @@ describe.each(adapters)('$name against hostile senders, over a socket', ({ serve
 
     it('is answered nothing and logged nothing, and the server goes on serving', async () => {
       await start();
-      const request = signedRequest();
-      const connection = await RawConnection.open(app.url);
-      connection.post('/webhooks', lines(request), request.body.slice(0, 40), 500);
-      // Let the server start reading the body before the hang-up.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      connection.hangUp();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect((await send(app.url, lines(signedRequest({ id: 'evt_next' })), signedRequest({ id: 'evt_next' }).body)).status).toBe(204);
+      await hangUpMidBody(app.url);
       expect(route.calls.map((call) => call.id)).toEqual(['evt_next']);
       for (const level of logs) expect(console[level]).not.toHaveBeenCalled();
     });
@@ -157,6 +163,23 @@ describe('fastify adapter with its own error handler in routes', () => {
   const setErrorHandler = (webhooks: FastifyInstance) => {
     webhooks.setErrorHandler(async (_error, _request, reply) => reply.code(500).send({ mine: true }));
   };
+
+  it('hands it nothing when the sender hangs up mid-body', async () => {
+    const route = new RouteSpy();
+    const handled: unknown[] = [];
+    const app = await serveFastify({ secret: SECRET, now }, route, (webhooks) => {
+      webhooks.setErrorHandler(async (error, _request, reply) => {
+        handled.push(error);
+        return reply.code(500).send({ mine: true });
+      });
+    });
+    try {
+      await hangUpMidBody(app.url);
+      expect({ handled, calls: route.calls.map((call) => call.id) }).toEqual({ handled: [], calls: ['evt_next'] });
+    } finally {
+      await app.close();
+    }
+  });
 
   it('still answers 413 payload_too_large and 408 body_timeout itself', async () => {
     const route = new RouteSpy();

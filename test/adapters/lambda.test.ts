@@ -173,6 +173,52 @@ describe('lambda adapter', () => {
     });
   });
 
+  it.each([null, undefined])('verifies a %s body as an empty one', async (body) => {
+    // Signed over no bytes at all: the signature holds, and the envelope check refuses it.
+    const event = { ...lambdaEvent('api-gateway-rest', signedRequest({ body: '' })), body };
+    const result = await verifyWebhook(options, () => undefined)(event as never, lambdaContext);
+    expect([result.statusCode, JSON.parse(result.body!).error.code]).toEqual([400, 'invalid_payload']);
+  });
+
+  it('skips headers whose value is null or undefined, wherever their name puts them', async () => {
+    const { body, headers } = signedRequest();
+    const ids: string[] = [];
+    const handler = verifyWebhook(options, (_event, context) => void ids.push(context.id));
+    const event = { headers: { ...headers, 'Webhook-Id': null, 'WEBHOOK-ID': undefined }, body };
+    expect((await handler(event as never, lambdaContext)).statusCode).toBe(204);
+    expect(ids).toEqual(['evt_1']);
+  });
+
+  it('reads no header as webhook-id whose name only matches it once upper-cased', async () => {
+    // "ı" (dotless i) upper-cases to "I": "webhook-ıd" is another header.
+    const { body, headers } = signedRequest();
+    const ids: string[] = [];
+    const handler = verifyWebhook(options, (_event, context) => void ids.push(context.id));
+    expect((await handler({ headers: { ...headers, 'webhook-\u0131d': 'evt_2' }, body } as never, lambdaContext)).statusCode).toBe(204);
+    expect(ids).toEqual(['evt_1']);
+  });
+
+  it('answers an ALB event whose multiValueHeaders is left undefined in headers', async () => {
+    const event = { ...lambdaEvent('alb', signedRequest()), multiValueHeaders: undefined };
+    expect(await verifyWebhook(options, () => undefined)(event as never, lambdaContext)).toEqual({ statusCode: 204, headers: {}, body: '', isBase64Encoded: false });
+  });
+
+  it('returns the answer of onError as it is when the refusal adds no headers', async () => {
+    const onError = () => ({ statusCode: 418, body: 'refused' });
+    const handler = verifyWebhook({ ...options, onError }, () => undefined);
+    for (const source of LAMBDA_SOURCES) {
+      const result = await handler(lambdaEvent(source, signedRequest({ secret: SECRET.replace('w', 'W') })), lambdaContext);
+      expect(result).toStrictEqual({ statusCode: 418, body: 'refused' });
+    }
+  });
+
+  it('names what the handler must return when it returns null', async () => {
+    const onHandlerError = vi.fn();
+    const result = await verifyWebhook({ ...options, onHandlerError }, (() => null) as never)(lambdaEvent('http-api', signedRequest()), lambdaContext);
+    expect(result.statusCode).toBe(500);
+    expect(onHandlerError.mock.calls[0]![0]).toEqual(new TypeError('svc-webhooks: the webhook handler must return { statusCode, ... } or nothing'));
+  });
+
   it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
     expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
   });
