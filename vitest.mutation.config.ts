@@ -14,7 +14,6 @@ export default defineConfig({
       'test/core/**/*.test.ts',
       'test/receive/**/*.test.ts',
       'test/adapters/**/*.test.ts',
-      'test/handlers/**/*.test.ts',
       'test/dedup/memory-dedup-store*.test.ts',
       'test/cli/**/*.test.ts',
     ],

@@ -1,27 +1,23 @@
 /**
  * svc-webhooks/fastify: `verifyWebhook(options)` is a Fastify plugin with its
  * own encapsulated scope, in which `options.routes` registers the webhook
- * routes. There, and only there, bodies are read as raw Buffers (whatever
- * their Content-Type) in a preParsing hook and verified in a preHandler hook, which sets `request.webhook` (the typed event) and
- * `request.webhookId` (the verified `webhook-id`). Routes elsewhere keep
- * Fastify's JSON parsing. A refused request is answered with
- * `{ error: { code, message } }` and the handler never runs. With `on`, the
- * plugin registers one route at `options.path` in that scope, which runs the
- * handler of the event's type and answers every request itself.
+ * routes. There, and only there, each body is read as raw bytes (whatever its
+ * Content-Type) and verified in a preParsing hook, which sets
+ * `request.webhook` (the typed event), `request.webhookId` (the verified
+ * `webhook-id`) and `request.body` (the raw Buffer) before any later hook
+ * runs. Routes elsewhere keep Fastify's JSON parsing. A refused request is
+ * answered with `{ error: { code, message } }` and the handler never runs.
+ * With `on`, the plugin registers one route at `options.path` in that scope,
+ * and the hook answers every request there itself.
  */
 import type { Buffer } from 'node:buffer';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
-import { bodyRefusal, SenderGoneError } from '../src/receive/body-limits.js';
-import { checkOnErrorOptions, runOnError, type OnErrorOptions } from '../src/receive/on-error.js';
-import { readNodeBody } from '../src/receive/read-node-body.js';
-import type { EventHandlers, EventSchemas, HandlerOptions } from '../src/receive/event-handlers.js';
-import { createHandlingReceiver } from '../src/receive/handling-receiver.js';
-import type { ReceiverOptions, WebhookResponse } from '../src/receive/receiver.js';
-import { responseEnded } from '../src/receive/response-ended.js';
-import { settleWhenEnded } from '../src/receive/settle-when-ended.js';
-
+import type { EventHandlers, EventSchemas, HandlerOptions } from '../src/receive/handler-types.js';
+import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
+import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
 declare module 'fastify' {
   interface FastifyRequest {
     /** The verified event; set only on routes registered in `verifyWebhook`'s `routes`. */
@@ -34,7 +30,7 @@ declare module 'fastify' {
 /** The options of either way to use the plugin: your routes, or handlers at a path. */
 export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyRoutesOptions | FastifyHandlersOptions<S>;
 
-interface FastifyCommonOptions extends ReceiverOptions, OnErrorOptions {
+interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions> {
   /**
    * Answers a refused request (it must send a reply, within
    * `onErrorTimeoutMs`) instead of the default JSON response. The handler is
@@ -63,81 +59,85 @@ export interface FastifyHandlersOptions<S extends EventSchemas = {}> extends Fas
   readonly routes?: undefined;
 }
 
-export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebhookOptions<S>): FastifyPluginAsync {
-  const receiver = createHandlingReceiver<S>(options);
-  const { routes, path, onError } = options;
-  const onErrorTimeoutMs = checkOnErrorOptions(options);
-  checkMount(options);
+/** One request in the plugin's preParsing hook. */
+interface FastifyWebhookRequest {
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+  readonly payload: Readable;
+  /** Lets Fastify go on to the route. */
+  readonly proceed: () => void;
+}
 
-  // Headers such as Retry-After apply whoever writes the body.
-  const respond = async (
-    response: WebhookResponse,
-    error: WebhookVerificationError | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): Promise<FastifyReply> => {
-    reply.headers(response.headers);
-    if (error && onError && (await runOnError(() => onError(error, request, reply), onErrorTimeoutMs, () => responseEnded(reply.raw)))) {
-      return reply;
-    }
-    // A failed onError may have begun an answer: end it rather than leave the request open.
-    if (reply.raw.headersSent) reply.raw.end();
-    else reply.code(response.status).send(response.body);
-    return reply;
-  };
+export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebhookOptions<S>): FastifyPluginAsync {
+  const { routes, path, onError } = options;
+  const bodies = new WeakMap<FastifyRequest, Buffer>();
+  const receive = createPipeline<FastifyWebhookRequest, void, S>(options, {
+    async body({ request, payload }, limits) {
+      const bytes = await readNodeBody(payload, request.headers['content-length'], limits);
+      // For the content-type parser: the route's request.body.
+      bodies.set(request, bytes);
+      return bytes;
+    },
+    headers: ({ request }) => request.headers,
+    send({ reply }, { status, headers, body }) {
+      // A failed onError may have begun an answer: end it rather than leave the request open.
+      if (reply.raw.headersSent) reply.raw.end();
+      else reply.headers(headers).code(status).send(body);
+    },
+    // Its sender is gone: nobody is left to answer.
+    senderGone: ({ reply }) => void reply.hijack(),
+    onError: onError && (({ request, reply }, error, headers) => answeredOnNode(reply.raw, headers, () => onError(error, request, reply))),
+    route({ request, reply, proceed }, { event, id }) {
+      request.webhook = event;
+      request.webhookId = id;
+      const ended = statusWhenEnded(reply.raw);
+      proceed();
+      return ended;
+    },
+  });
+  checkMount(options);
 
   // A plain plugin function: Fastify gives it its own scope, so its parsers and hook stay off the parent's routes.
   return async function svcWebhooks(webhooks) {
     webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
     webhooks.decorateRequest('webhookId', '');
-    const bodies = new WeakMap<FastifyRequest, { readonly bytes: Buffer; readonly hiddenType?: string }>();
-    // The body is read here, before Fastify's parsing, so that a refusal is answered here too (a
-    // user's setErrorHandler in `routes` never sees it) and the read deadline holds.
-    webhooks.addHook('preParsing', async (request, reply, payload) => {
-      let bytes: Buffer;
-      try {
-        bytes = await readNodeBody(payload, request.headers['content-length'], receiver);
-      } catch (error) {
-        // Its sender is gone: nobody is left to answer.
-        if (error instanceof SenderGoneError) reply.hijack();
-        else if (error instanceof WebhookVerificationError) await respond(bodyRefusal(error), error, request, reply);
-        else throw error;
-        return undefined;
-      }
-      // Fastify answers an empty or malformed Content-Type 415 on its own, before any parser. The
-      // signature does not cover that header: hide it from that check, and give it back in preValidation.
-      const type = request.headers['content-type'];
-      const hidden = type !== undefined && request.mediaType === undefined;
-      if (hidden) delete request.raw.headers['content-type'];
-      bodies.set(request, { bytes, hiddenType: hidden ? type : undefined });
-      return payload;
-    });
+    const hiddenTypes = new WeakMap<FastifyRequest, string>();
+    // Before Fastify's parsing, so that a refusal is answered here (a user's setErrorHandler in
+    // `routes` never sees it), the read deadline holds, and every later hook sees a verified delivery.
+    webhooks.addHook(
+      'preParsing',
+      (request, reply, payload) =>
+        new Promise<Readable | undefined>((resolve, reject) => {
+          const proceed = (): void => {
+            // Fastify answers an empty or malformed Content-Type 415 on its own, before any parser. The
+            // signature does not cover that header: hide it from that check, and give it back in preValidation.
+            const type = request.headers['content-type'];
+            if (type !== undefined && request.mediaType === undefined) {
+              hiddenTypes.set(request, type);
+              delete request.raw.headers['content-type'];
+            }
+            resolve(payload);
+          };
+          // Answered here (reply sent): Fastify goes no further.
+          receive({ request, reply, payload, proceed }).then(() => resolve(undefined), reject);
+        }),
+    );
     // Only this scope loses JSON parsing: the signature is over the bytes as sent.
     webhooks.removeAllContentTypeParsers();
-    webhooks.addContentTypeParser('*', async (request: FastifyRequest) => bodies.get(request)?.bytes);
+    webhooks.addContentTypeParser('*', async (request: FastifyRequest) => bodies.get(request));
     // Past Fastify's check, ahead of your own preValidation hooks (Fastify 4 hides every type, lacking request.mediaType).
     webhooks.addHook('preValidation', async (request) => {
-      const hiddenType = bodies.get(request)?.hiddenType;
+      const hiddenType = hiddenTypes.get(request);
       if (hiddenType !== undefined) request.raw.headers['content-type'] = hiddenType;
     });
-    // Before your routes' handlers; or, with `on`, as the handler of the one route, since it answers every request.
-    const verify = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-      // Set in preParsing, which every request of this scope passes before it gets here.
-      const { bytes } = bodies.get(request)!;
-      const reception = await receiver.receive(bytes, request.headers);
-      if (reception.action === 'respond') return respond(reception.response, reception.error, request, reply);
-      request.webhook = reception.delivery.event;
-      request.webhookId = reception.delivery.id;
-      if (reception.settle) settleWhenEnded(reply.raw, reception.settle);
-      return undefined;
-    };
-    if (routes === undefined) {
-      webhooks.post(path, verify);
-      return;
-    }
-    webhooks.addHook('preHandler', verify);
-    await routes(webhooks);
+    if (routes === undefined) webhooks.post(path, answeredInHook);
+    else await routes(webhooks);
   };
+}
+
+/** The route of `path` with `on`: the preParsing hook answers every request of the scope, so it never runs. */
+async function answeredInHook(_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  return reply;
 }
 
 /** Exactly one of `routes` and `path`, and `path` exactly with `on`; throws `TypeError`. */

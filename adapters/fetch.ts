@@ -12,14 +12,11 @@
  * fixed 500, and the claim is settled by that outcome: a 2xx completes it,
  * anything else releases it.
  */
-import { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
-import type { WaitUntil } from '../src/receive/answer-under-claim.js';
-import { createAnsweringEntry, type AnsweringOptions, type WithoutHandlerOptions } from '../src/receive/answering-entry.js';
-import type { BodyLimits } from '../src/receive/body-limits.js';
-import type { EventHandlers, EventSchemas } from '../src/receive/event-handlers.js';
-import { readWebBody } from '../src/receive/read-web-body.js';
-import { isResponse, withMissingHeaders } from '../src/receive/web-response.js';
+import type { EventHandlers, EventSchemas, WithoutHandlerOptions } from '../src/receive/handler-types.js';
+import { createPipeline, type EntryOptions, type SingleHandler } from '../src/receive/pipeline.js';
+import { isResponse, readRequestBody, webResponse, withMissingHeaders } from '../src/receive/web-platform.js';
 
 /** What the handler gets besides the event. */
 export interface FetchWebhookContext {
@@ -34,7 +31,7 @@ export interface FetchWebhookContext {
 /** Handles one verified event: a Response to send, or nothing for 204. */
 export type FetchWebhookHandler = (event: WebhookEvent, context: FetchWebhookContext) => Response | void | Promise<Response | void>;
 
-export interface FetchWebhookOptions<S extends EventSchemas = {}> extends AnsweringOptions<S> {
+export interface FetchWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -54,46 +51,53 @@ export type FetchWebhook = (request: Request, ...platform: unknown[]) => Promise
 const BODY_USED_MESSAGE =
   'the request body was read before verifyWebhook; hand it the request unread (in Elysia, a route that never reads `body`)';
 
-const responses = { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status };
+/** One request, with what the host passed after it. */
+interface FetchRequest {
+  readonly request: Request;
+  readonly platform: readonly unknown[];
+}
 
 /** Answers each request by itself with the handler of its event's type in `on`. */
 export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhookOptions<S> & { readonly on: EventHandlers<S> }): FetchWebhook;
 /** Calls `handler` for each verified event and sends what it returns. */
 export function verifyWebhook(options: FetchWebhookOptions & WithoutHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
 export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handler?: FetchWebhookHandler): FetchWebhook {
-  const entry = createAnsweringEntry<Response, FetchWebhookContext>(options, handler, responses);
   const { onError } = options;
-
-  return async (request, ...platform) => {
-    const result = await entry.answer({
-      body: rawBody(request, entry),
-      headers: request.headers,
-      contextOf: ({ id, timestamp }) => ({ id, timestamp, request }),
-      onError: onError && ((error) => onError(error, request)),
-      withHeaders: withMissingHeaders,
-      waitUntil: waitUntilOf(platform),
-    });
-    if ('answer' in result) return result.answer;
-    const { status, headers, body } = result.response;
-    if (body === undefined) return new Response(null, { status, headers });
-    return new Response(JSON.stringify(body), { status, headers: { ...headers, 'content-type': 'application/json' } });
-  };
-}
-
-/** The raw body, refused past `maxBytes` without ever reading a body of unknown length whole. */
-async function rawBody(request: Request, limits: BodyLimits): Promise<ArrayBuffer> {
-  if (request.bodyUsed) throw new WebhookVerificationError('body_already_parsed', BODY_USED_MESSAGE);
-  return readWebBody(request.body, request.headers.get('content-length') ?? undefined, limits);
+  const receive = createPipeline<FetchRequest, Response, EventSchemas>(
+    options,
+    {
+      body: ({ request }, limits) => readRequestBody(request, limits, BODY_USED_MESSAGE),
+      headers: ({ request }) => request.headers,
+      send: (_request, { status, headers, body }) => webResponse(status, headers, body),
+      // Nobody reads this answer.
+      senderGone: () => new Response(null, { status: 400 }),
+      onError:
+        onError &&
+        (async ({ request }, error, headers) => {
+          const answer = await onError(error, request);
+          if (!isResponse(answer)) throw new TypeError('it answered no Response');
+          return withMissingHeaders(answer, headers);
+        }),
+      keepAlive: ({ platform }, work) => waitUntilOf(platform)?.(work),
+      single: {
+        shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
+        context: ({ request }, { id, timestamp }): FetchWebhookContext => ({ id, timestamp, request }),
+      },
+    },
+    handler as SingleHandler | undefined,
+  );
+  // Never undefined: there is no route.
+  return async (request, ...platform) => (await receive({ request, platform }))!;
 }
 
 /** The `waitUntil` of the first extra argument that has one, bound to it. */
-function waitUntilOf(platform: readonly unknown[]): WaitUntil | undefined {
+function waitUntilOf(platform: readonly unknown[]): ((work: Promise<void>) => void) | undefined {
   for (const context of platform) {
     const candidate = context as { waitUntil?: unknown } | null;
     if (typeof candidate === 'object' && candidate !== null && typeof candidate.waitUntil === 'function') {
       const waitUntil = candidate.waitUntil as (promise: Promise<unknown>) => void;
       // Called as a method: a Worker's ctx.waitUntil throws when detached.
-      return (settling) => waitUntil.call(candidate, settling);
+      return (work) => waitUntil.call(candidate, work);
     }
   }
   return undefined;

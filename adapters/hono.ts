@@ -7,18 +7,14 @@
  * the handler of the event's type and answers every request itself: no route
  * is needed.
  */
-import type { Context, MiddlewareHandler } from 'hono';
-import { createMiddleware } from 'hono/factory';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
-import { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
-import { bodyRefusal, SenderGoneError, type BodyLimits } from '../src/receive/body-limits.js';
-import { checkOnErrorOptions, runOnError, type OnErrorOptions } from '../src/receive/on-error.js';
-import { readWebBody } from '../src/receive/read-web-body.js';
-import type { EventSchemas, HandlerOptions } from '../src/receive/event-handlers.js';
-import { createHandlingReceiver } from '../src/receive/handling-receiver.js';
-import type { ReceiverOptions, WebhookResponse } from '../src/receive/receiver.js';
-import { isResponse, withMissingHeaders } from '../src/receive/web-response.js';
+import type { BodyLimits } from '../src/receive/body-limits.js';
+import type { EventSchemas } from '../src/receive/handler-types.js';
+import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
+import { isResponse, readRequestBody, withMissingHeaders } from '../src/receive/web-platform.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -29,7 +25,7 @@ declare module 'hono' {
   }
 }
 
-export interface HonoWebhookOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {
+export interface HonoWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. The route is not called either way. With `on`, the
@@ -40,65 +36,65 @@ export interface HonoWebhookOptions<S extends EventSchemas = {}> extends Receive
   readonly onError?: (error: WebhookVerificationError, c: Context) => Response | Promise<Response>;
 }
 
+interface HonoRequest {
+  readonly c: Context;
+  readonly next: Next;
+}
+
+const BODY_USED_MESSAGE =
+  'the request body was read before verifyWebhook, outside Hono (c.req.raw); read it with c.req.arrayBuffer(), c.req.text() or c.req.json() instead, which keep it';
+
 export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookOptions<S>): MiddlewareHandler {
-  const receiver = createHandlingReceiver(options);
   const { onError } = options;
-  const onErrorTimeoutMs = checkOnErrorOptions(options);
-
-  // Headers such as Retry-After apply whoever writes the body.
-  const respond = async (response: WebhookResponse, error: WebhookVerificationError | undefined, c: Context): Promise<Response> => {
-    for (const [name, value] of Object.entries(response.headers)) c.header(name, value);
-    const answer = error && onError ? await runOnError(async () => responseOf(await onError(error, c)), onErrorTimeoutMs) : undefined;
-    if (answer) return withMissingHeaders(answer.value, response.headers);
-    if (response.body === undefined) return c.body(null, response.status as StatusCode);
-    return c.json(response.body, response.status as ContentfulStatusCode);
-  };
-
-  return createMiddleware(async (c, next) => {
-    let payload: ArrayBuffer;
-    try {
-      payload = await rawBody(c, receiver);
-    } catch (error) {
-      // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
-      if (error instanceof SenderGoneError) return c.body(null, 400);
-      if (!(error instanceof WebhookVerificationError)) throw error;
-      return respond(bodyRefusal(error), error, c);
-    }
-    const reception = await receiver.receive(payload, c.req.raw.headers);
-    if (reception.action === 'respond') return respond(reception.response, reception.error, c);
-    c.set('webhook', reception.delivery.event);
-    c.set('webhookId', reception.delivery.id);
-    // Hono turns a route's error into its error response, so c.res holds the outcome either way.
-    await next();
-    if (reception.settle) settleAfterResponse(c, reception.settle(c.res.status));
+  const receive = createPipeline<HonoRequest, Response, S>(options, {
+    body: ({ c }, limits) => rawBody(c, limits),
+    headers: ({ c }) => c.req.raw.headers,
+    send({ c }, { status, headers, body }) {
+      for (const name in headers) c.header(name, headers[name]);
+      if (body === undefined) return c.body(null, status as StatusCode);
+      return c.json(body, status as ContentfulStatusCode);
+    },
+    // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
+    senderGone: ({ c }) => c.body(null, 400),
+    onError:
+      onError &&
+      (async ({ c }, error, headers) => {
+        const answer = await onError(error, c);
+        if (!isResponse(answer)) throw new TypeError('it answered no Response');
+        return withMissingHeaders(answer, headers);
+      }),
+    keepAlive({ c }, work) {
+      let context: { waitUntil(work: Promise<unknown>): void };
+      try {
+        context = c.executionCtx;
+      } catch {
+        // Hono's getter throws where the runtime gave no execution context: nothing cuts the work short.
+        return;
+      }
+      context.waitUntil(work);
+    },
+    async route({ c, next }, { event, id }) {
+      c.set('webhook', event);
+      c.set('webhookId', id);
+      // Hono turns a route's error into its error response, so c.res holds the outcome either way.
+      await next();
+      return c.res.status;
+    },
   });
+  return (c, next) => receive({ c, next });
 }
 
 /**
- * Lets the settlement run on after the response goes out, since store
- * retries may take up to a lease and the sender waits 10 s at most. Where
- * the runtime may cut work left after the response (Workers), it is handed
- * to `executionCtx.waitUntil`; elsewhere it just runs on. It never rejects.
+ * The raw body: the one Hono cached if a middleware before read it (the same
+ * bytes), else read within the receiver's limits and left in Hono's cache,
+ * so the route can read it again.
  */
-function settleAfterResponse(c: Context, settling: Promise<void>): void {
-  try {
-    // Hono's getter throws when the runtime gave no execution context.
-    c.executionCtx.waitUntil(settling);
-  } catch {
-    // No waitUntil: nothing cuts the work short.
-  }
-}
-
-/** The raw body, read within the receiver's limits and never whole past its size limit. */
-async function rawBody(c: Context, limits: BodyLimits): Promise<ArrayBuffer> {
-  const body = await readWebBody(c.req.raw.body, c.req.header('content-length'), limits);
-  // Where c.req.arrayBuffer() would have left it, so the route can read the body again. Hono caches
-  // the promise (its other readers chain on it), though its type names the value.
-  c.req.bodyCache.arrayBuffer = Promise.resolve(body) as unknown as ArrayBuffer;
+async function rawBody(c: Context, limits: BodyLimits): Promise<ArrayBuffer | Uint8Array> {
+  // Hono derives an ArrayBuffer from whichever form it cached (text, for c.req.json()).
+  if (Object.keys(c.req.bodyCache).length > 0) return c.req.arrayBuffer();
+  const body = await readRequestBody(c.req.raw, limits, BODY_USED_MESSAGE);
+  const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body.buffer : body.slice().buffer;
+  // Hono caches the promise (its other readers chain on it), though its type names the value.
+  c.req.bodyCache.arrayBuffer = Promise.resolve(whole) as unknown as ArrayBuffer;
   return body;
-}
-
-function responseOf(value: unknown): Response {
-  if (!isResponse(value)) throw new TypeError('it answered no Response');
-  return value;
 }

@@ -23,11 +23,11 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import type { WebhookVerificationError } from '../src/core/errors.js';
+import { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
-import type { HeaderRecord } from '../src/core/headers.js';
-import { createAnsweringEntry, type AnsweringOptions, type WithoutHandlerOptions } from '../src/receive/answering-entry.js';
-import type { EventHandlers, EventSchemas } from '../src/receive/event-handlers.js';
+import type { HeaderGetter } from '../src/core/headers.js';
+import type { EventHandlers, EventSchemas, WithoutHandlerOptions } from '../src/receive/handler-types.js';
+import { createPipeline, type EntryOptions, type SingleHandler } from '../src/receive/pipeline.js';
 
 /** The HTTP events a webhook reaches Lambda by. A Function URL sends the HTTP API (2.0) shape. */
 export type LambdaWebhookEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
@@ -53,7 +53,7 @@ export type LambdaWebhookHandler = (
   context: LambdaWebhookContext,
 ) => LambdaWebhookResult | void | Promise<LambdaWebhookResult | void>;
 
-export interface LambdaWebhookOptions<S extends EventSchemas = {}> extends AnsweringOptions<S> {
+export interface LambdaWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -65,49 +65,82 @@ export interface LambdaWebhookOptions<S extends EventSchemas = {}> extends Answe
 
 export type LambdaWebhook = (event: LambdaWebhookEvent, context: Context) => Promise<LambdaWebhookResult>;
 
-const results = { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode };
+/** One invocation. */
+interface LambdaRequest {
+  readonly request: LambdaWebhookEvent;
+  readonly context: Context;
+}
 
 /** Answers each request by itself with the handler of its event's type in `on`. */
 export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S> & { readonly on: EventHandlers<S> }): LambdaWebhook;
 /** Calls `handler` for each verified event and returns what it returns. */
 export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
 export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handler?: LambdaWebhookHandler): LambdaWebhook {
-  const entry = createAnsweringEntry<LambdaWebhookResult, LambdaWebhookContext>(options, handler, results);
   const { onError } = options;
-
-  return async (request, context) => {
-    const result = await entry.answer({
-      body: bodyOf(request),
-      headers: headersOf(request),
-      contextOf: ({ id, timestamp }) => ({ id, timestamp, request, context }),
-      onError: onError && ((error) => onError(error, request)),
-      withHeaders: (answer, headers) => withMissingHeaders(answer, headers, request),
-    });
-    if ('answer' in result) return result.answer;
-    const { status, headers, body } = result.response;
-    const sent = body === undefined ? { headers, body: '' } : { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };
-    return { statusCode: status, ...headersField(sent.headers, request), body: sent.body, isBase64Encoded: false };
-  };
-}
-
-function bodyOf({ body, isBase64Encoded }: LambdaWebhookEvent): string | Buffer {
-  if (body === undefined || body === null) return '';
-  return isBase64Encoded ? Buffer.from(body, 'base64') : body;
+  const receive = createPipeline<LambdaRequest, LambdaWebhookResult, EventSchemas>(
+    options,
+    {
+      body: ({ request }) => bodyOf(request),
+      headers: ({ request }) => headersOf(request),
+      send({ request }, { status, headers, body }) {
+        if (body === undefined) return { statusCode: status, ...headersField(headers, request), body: '', isBase64Encoded: false };
+        const json = { ...headers, 'content-type': 'application/json' };
+        return { statusCode: status, ...headersField(json, request), body: JSON.stringify(body), isBase64Encoded: false };
+      },
+      onError:
+        onError &&
+        (async ({ request }, error, headers) => {
+          const answer = await onError(error, request);
+          if (!isResult(answer)) throw new TypeError('it answered no { statusCode, ... }');
+          return withMissingHeaders(answer, headers, request);
+        }),
+      single: {
+        shape: { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode },
+        context: ({ request, context }, { id, timestamp }): LambdaWebhookContext => ({ id, timestamp, request, context }),
+      },
+    },
+    handler as SingleHandler | undefined,
+  );
+  // Never undefined: there is no route.
+  return async (request, context) => (await receive({ request, context }))!;
 }
 
 /**
- * Every header under its lower-case name, all values of a repeated one kept.
- * `multiValueHeaders` (REST APIs, and ALBs that enable them) holds every
- * value, where `headers` holds only the last; an HTTP API already joined them.
+ * The raw body. Only a boolean `isBase64Encoded: true` decodes it: AWS sends
+ * a boolean, and a string `"false"` must not turn a body into bytes.
  */
-function headersOf(request: LambdaWebhookEvent): HeaderRecord {
-  const source = ('multiValueHeaders' in request ? request.multiValueHeaders : undefined) ?? request.headers ?? {};
-  const merged: Record<string, string[]> = {};
-  for (const [name, value] of Object.entries(source)) {
-    if (value === undefined || value === null) continue;
-    (merged[name.toLowerCase()] ??= []).push(...(Array.isArray(value) ? value : [value]));
-  }
-  return merged;
+function bodyOf(request: LambdaWebhookEvent | null): string | Buffer {
+  if (typeof request !== 'object' || request === null) throw notHttp('the Lambda event is no HTTP request');
+  const { body, isBase64Encoded } = request;
+  if (body === undefined || body === null) return '';
+  if (typeof body !== 'string') throw notHttp('the Lambda event\'s body is no string');
+  return isBase64Encoded === true ? Buffer.from(body, 'base64') : body;
+}
+
+function notHttp(message: string): WebhookVerificationError {
+  return new WebhookVerificationError('invalid_payload', message);
+}
+
+/**
+ * Headers read in any letter case, every value of a repeated one joined.
+ * `multiValueHeaders` (REST APIs, and ALBs that enable them) holds every
+ * value, where `headers` holds only the last; an HTTP API already joined
+ * them. Only own keys count: a header named `constructor` is just a header.
+ */
+function headersOf(request: LambdaWebhookEvent): HeaderGetter {
+  const source: Readonly<Record<string, unknown>> = ('multiValueHeaders' in request ? request.multiValueHeaders : undefined) ?? request.headers ?? {};
+  return {
+    get(name) {
+      const values: string[] = [];
+      for (const key of Object.keys(source)) {
+        if (key.length !== name.length || key.toLowerCase() !== name) continue;
+        const value = source[key];
+        if (typeof value === 'string') values.push(value);
+        else if (Array.isArray(value)) for (const one of value) if (typeof one === 'string') values.push(one);
+      }
+      return values.length === 0 ? null : values.join(', ');
+    },
+  };
 }
 
 function isResult(value: unknown): value is LambdaWebhookResult {
@@ -116,9 +149,10 @@ function isResult(value: unknown): value is LambdaWebhookResult {
 }
 
 /** An ALB that sends `multiValueHeaders` takes only those back; every other source takes `headers`. */
-function usesMultiValueHeaders(request: LambdaWebhookEvent): boolean {
-  // A hand-made test event may lack the requestContext that AWS always sends.
-  return 'elb' in (request.requestContext ?? {}) && 'multiValueHeaders' in request && request.multiValueHeaders !== undefined;
+function usesMultiValueHeaders(request: LambdaWebhookEvent | null): boolean {
+  // A hand-made test event may lack the requestContext that AWS always sends, or be no object at all.
+  if (typeof request !== 'object' || request === null || typeof request.requestContext !== 'object' || request.requestContext === null) return false;
+  return 'elb' in request.requestContext && 'multiValueHeaders' in request && request.multiValueHeaders !== undefined;
 }
 
 function headersField(
@@ -129,10 +163,17 @@ function headersField(
   return { multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])) };
 }
 
-/** `answer` with those of `headers` it lacks: Retry-After and the like apply whoever wrote the body. */
+/**
+ * `answer` with those of `headers` it lacks, whatever the letter case it
+ * gave its own in: Retry-After and the like apply whoever wrote the body.
+ */
 function withMissingHeaders(answer: LambdaWebhookResult, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent): LambdaWebhookResult {
-  if (Object.keys(headers).length === 0) return answer;
-  const field = headersField(headers, request);
+  const own = new Set(
+    [...Object.keys(answer.headers ?? {}), ...Object.keys((answer as ALBResult).multiValueHeaders ?? {})].map((name) => name.toLowerCase()),
+  );
+  const missing = Object.fromEntries(Object.entries(headers).filter(([name]) => !own.has(name)));
+  if (Object.keys(missing).length === 0) return answer;
+  const field = headersField(missing, request);
   if ('headers' in field) return { ...answer, headers: { ...field.headers, ...answer.headers } };
   return { ...answer, multiValueHeaders: { ...field.multiValueHeaders, ...(answer as ALBResult).multiValueHeaders } };
 }

@@ -27,8 +27,9 @@ export type { VerifiedDelivery } from './core/verify-delivery.js';
 export { verify, verifyDelivery } from './core/verify.js';
 export { Webhook } from './core/webhook.js';
 export type { BeginResult, DedupStore } from './stores/dedup-store.js';
-export { createReceiver, errorResponse, type Reception, type Receiver, type ReceiverOptions, type WebhookResponse } from './receive/receiver.js';
-export { dispatch, type DispatchResult, type WebhookErrorBody } from './receive/dispatch.js';
+export type { ReceiverOptions } from './receive/receiver.js';
+export { dispatch } from './receive/dispatch.js';
+export type { DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';
 export type {
   DispatchOptions,
   EventHandler,
@@ -40,7 +41,7 @@ export type {
   HandlerOptions,
   KnownEventMap,
   UnknownEventPolicy,
-} from './receive/event-handlers.js';
+} from './receive/handler-types.js';
 export type { StandardSchema, StandardSchemaIssue, StandardSchemaOutput } from './receive/standard-schema.js';
-export type { StoreErrorCallback } from './receive/store-error-report.js';
+export type { StoreErrorCallback, StoreErrorContext, StoreOperation } from './receive/claim.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';

@@ -43,9 +43,13 @@ export class WebhookVerificationError extends Error {
   readonly code: WebhookErrorCode;
   readonly status: number;
 
-  /** `message` must never include a secret, a signature or the body. */
-  constructor(code: WebhookErrorCode, message: string) {
-    super(message);
+  /**
+   * `message` must never include a secret, a signature or the body. `cause`
+   * is what failed underneath (a store's error behind `dedup_unavailable`):
+   * for the operator's logs, never sent to the sender.
+   */
+  constructor(code: WebhookErrorCode, message: string, options?: { readonly cause?: unknown }) {
+    super(message, options);
     this.code = code;
     this.status = ERROR_STATUS[code];
   }

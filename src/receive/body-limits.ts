@@ -1,11 +1,23 @@
-/** The ways a body read can end short of a body: the limits it enforces, and what each answers. */
+/** What a body read enforces, and the ways it can end short of a body. */
 import { WebhookVerificationError } from '../core/errors.js';
-import { errorResponse, type WebhookResponse } from './receiver.js';
+import { tooLarge } from '../core/payload.js';
+import type { DeadlineQueue } from './deadlines.js';
+import { refused, type DispatchResult } from './responses.js';
 
-/** What a body reader enforces: the receiver's size limit and read deadline. */
+/** What a body reader enforces: the receiver's size limit, and its read deadline (`bodyTimeoutMs` after the read starts). */
 export interface BodyLimits {
   readonly maxPayloadBytes: number;
-  readonly bodyTimeoutMs: number;
+  readonly deadlines: DeadlineQueue;
+}
+
+/**
+ * Throws `payload_too_large` when a request's `Content-Length` already says
+ * the body is past `maxBytes`, so not one byte of it needs reading. An
+ * absent header passes: the reader then enforces the limit as it reads.
+ */
+export function checkDeclaredLength(contentLength: string | null | undefined, maxBytes: number): void {
+  // An absent header is Number(undefined) or Number(null): NaN or 0, and either passes.
+  if (Number(contentLength) > maxBytes) throw tooLarge(maxBytes);
 }
 
 /** The refusal for a body that did not arrive whole within `timeoutMs`. */
@@ -19,9 +31,9 @@ export function bodyTimeout(timeoutMs: number): WebhookVerificationError {
  * server drain it (a stalled sender would hold it, a large body would be
  * read to its end for nothing).
  */
-export function bodyRefusal(error: WebhookVerificationError): WebhookResponse {
+export function bodyRefusal(error: WebhookVerificationError): DispatchResult {
   const unread = error.code === 'payload_too_large' || error.code === 'body_timeout';
-  return errorResponse(error, unread ? { connection: 'close' } : {});
+  return refused(error, unread ? { connection: 'close' } : {});
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Checks the handler options once, at creation, into a snapshot the caller can no longer change. */
-import { isKnownEventType, KNOWN_EVENT_TYPES, type UnknownWebhookEvent } from '../core/event.js';
-import type { EventHandler, EventSchemas, HandlerErrorCallback, HandlerOptions } from './event-handlers.js';
-import { checkOnHandlerError } from './handler-failure.js';
+import { WebhookVerificationError } from '../core/errors.js';
+import { isKnownEventType, KNOWN_EVENT_TYPES, type UnknownWebhookEvent, type WebhookEvent } from '../core/event.js';
+import { checkCallback } from '../core/option-checks.js';
+import type { EventHandler, EventSchemas, HandlerErrorCallback, HandlerOptions } from './handler-types.js';
 import type { StandardSchema } from './standard-schema.js';
 
 /** The handler of one event type, and its schema if it has one. */
@@ -75,4 +76,19 @@ function isStandardSchema(value: unknown): value is StandardSchema {
   // Read from any value but null: arktype's schemas are functions, the others objects, and a primitive has no such key.
   const props = (value as Partial<StandardSchema> | null)?.['~standard'];
   return typeof props === 'object' && props !== null && props.version === 1 && typeof props.validate === 'function';
+}
+
+/** `onHandlerError`, checked, or the default that logs one line. Throws `TypeError`. */
+export function checkOnHandlerError(onHandlerError: unknown = logHandlerError): HandlerErrorCallback {
+  checkCallback('onHandlerError', onHandlerError);
+  return onHandlerError as HandlerErrorCallback;
+}
+
+/** One line, without the error's message: a handler's message may quote the event. */
+function logHandlerError(error: unknown, event: WebhookEvent): void {
+  const what =
+    error instanceof WebhookVerificationError && error.code === 'invalid_event_data'
+      ? error.message
+      : `the handler failed (${error instanceof Error ? error.name : typeof error})`;
+  console.error(`svc-webhooks: event ${JSON.stringify(event.id)} of type ${JSON.stringify(event.type)}: ${what}; the sender will retry it`);
 }

@@ -1,15 +1,22 @@
-import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
-import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
-import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
+/**
+ * The receiver's own steps of a delivery: verify it, and claim its event in
+ * the dedup store, answering a duplicate, one in progress or a failing store
+ * itself. Checks the options of both once, at creation.
+ */
 import { WebhookVerificationError } from '../core/errors.js';
 import type { WebhookHeaders } from '../core/headers.js';
+import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
 import type { WebhookSecret } from '../core/secret.js';
 import type { VerifiedDelivery } from '../core/verify-delivery.js';
 import { Webhook } from '../core/webhook.js';
-import { holdClaim } from './settle-claim.js';
-import { logStoreError, type StoreErrorCallback } from './store-error-report.js';
+import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
+import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
+import type { BodyLimits } from './body-limits.js';
+import { holdClaim, renewalDelay, storeErrorLog, storeErrorReporter, type Settle, type StoreErrorCallback } from './claim.js';
+import { DeadlineQueue } from './deadlines.js';
+import { duplicate, refused, type DecidedResponse } from './responses.js';
 
 /** Options shared by every adapter: the verifier's, plus exactly-once processing. */
 export interface ReceiverOptions extends VerifyOptions {
@@ -61,56 +68,43 @@ export interface ReceiverOptions extends VerifyOptions {
    */
   readonly onDedupError?: 'reject' | 'process';
   /**
-   * Told about a store failure that no response can carry any more: a
-   * `complete` or `release` after the handler ran, or a `renew` while it
-   * runs, that still failed when the lease was about to end. Awaited; what
-   * it throws is logged and changes nothing.
-   * @default logs one line with console.error
+   * Told about every store failure, with the operation and the event id: a
+   * `begin` that failed (the request is answered 503 `dedup_unavailable`,
+   * whose `cause` is the same error), and a `complete` or `release` after
+   * the handler ran, or a `renew` while it runs, that still failed when the
+   * lease was about to end. Awaited; what it throws is logged and changes
+   * nothing.
+   * @default logs one line with console.error naming the store's error and, where the cause is known, what to do; at most one line per store per 5 s while it stays down
    */
   readonly onStoreError?: StoreErrorCallback;
 }
 
-/** A response the adapter sends: `body` as JSON, or no body when it is `undefined` (a handler's 204). */
-export interface WebhookResponse {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: unknown;
-}
+/** `Retry-After`, in seconds, on a 503 for a failing store: soon, since a store is mostly back within seconds. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
 
-/** What the adapter does with a request. */
-export type Reception =
-  /**
-   * Run the route. `settle` is present when a dedup claim waits for the
-   * outcome: call it with the status the route answered. It never rejects
-   * and may take up to a lease while the store fails, so do not hold the
-   * response for it.
-   */
-  | { readonly action: 'process'; readonly delivery: VerifiedDelivery; readonly settle?: (status: number) => Promise<void> }
-  /**
-   * Answer this and do not run the route. `error` is set when the request is
-   * refused, so an adapter can hand it to a user's own error response.
-   */
-  | { readonly action: 'respond'; readonly response: WebhookResponse; readonly error?: WebhookVerificationError };
-
-/** A delivery the receiver let through, with its dedup claim if any. */
-export type ProcessReception = Extract<Reception, { readonly action: 'process' }>;
+/**
+ * What claiming a delivery's event leads to: the `Settle` of a claim held,
+ * `undefined` to run without one (no store, or `onDedupError: 'process'`),
+ * or the answer to send instead of running anything.
+ */
+export type ClaimOutcome = Settle | undefined | DecidedResponse;
 
 export interface Receiver {
-  /** The body limit in force, for adapters that read the body themselves. */
-  readonly maxPayloadBytes: number;
-  /** The body read deadline in force, for the same adapters. */
-  readonly bodyTimeoutMs: number;
-  /** Verifies and claims a delivery. Never throws a `WebhookVerificationError`: it becomes a response. */
-  receive(payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception>;
+  /** What the entry's body reader enforces. */
+  readonly limits: BodyLimits;
+  /** Verifies a delivery; throws `WebhookVerificationError` to refuse it. */
+  verify(payload: WebhookPayload, headers: WebhookHeaders): VerifiedDelivery;
+  /** Claims the delivery's event. Never rejects: a failing store is an answer (503) and a report. */
+  claim(delivery: VerifiedDelivery): Promise<ClaimOutcome>;
 }
 
-/** Builds the request logic the adapters share. Checks options once; throws `TypeError`. */
+/** Builds the receiver's steps. Checks the options once; throws `TypeError`. */
 export function createReceiver(options: ReceiverOptions): Receiver {
   if (options === null || typeof options !== 'object') {
     throw new TypeError('svc-webhooks: options with a secret are required');
   }
   const { secret, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
-  const { maxClaimMs = Math.max(600_000, leaseMs), onStoreError = logStoreError, bodyTimeoutMs = 10_000 } = options;
+  const { maxClaimMs = Math.max(600_000, leaseMs), bodyTimeoutMs = 10_000 } = options;
   const webhook = new Webhook(secret, options);
   const { maxPayloadBytes, now } = resolveVerifyOptions(options);
   const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
@@ -126,62 +120,42 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   if (onDedupError !== 'reject' && onDedupError !== 'process') {
     throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
   }
-  checkCallback('onStoreError', onStoreError);
-  const retryAfter = String(Math.ceil(leaseMs / 1000));
+  checkCallback('onStoreError', options.onStoreError);
+  const report = storeErrorReporter(options.onStoreError ?? storeErrorLog(dedup ?? options));
+  const inProgressHeaders = { 'retry-after': String(Math.ceil(leaseMs / 1000)) };
+  const unavailableHeaders = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) };
+  const renewals = new DeadlineQueue(renewalDelay(leaseMs));
+
+  /** A store that failed `begin`: reported, then answered 503, or run without a claim under `'process'`. */
+  const unavailable = (cause: unknown, id: string): DecidedResponse | undefined => {
+    void report(cause, { operation: 'begin', id });
+    if (onDedupError === 'process') return undefined;
+    return refused(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause }), unavailableHeaders);
+  };
 
   return {
-    maxPayloadBytes,
-    bodyTimeoutMs,
-    async receive(payload, headers) {
-      let delivery: VerifiedDelivery;
-      try {
-        delivery = webhook.verifyDelivery(payload, headers);
-      } catch (error) {
-        return refusal(error);
-      }
-      if (dedup === undefined) return { action: 'process', delivery };
-
-      let claim: unknown;
+    limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
+    verify: (payload, headers) => webhook.verifyDelivery(payload, headers),
+    async claim({ id }) {
+      if (dedup === undefined) return undefined;
       const claimedAt = Date.now();
+      let claim: unknown;
       try {
-        claim = await dedup.begin(delivery.id, leaseMs);
-      } catch {
-        // A failing store is met below like one answering no known state.
+        claim = await dedup.begin(id, leaseMs);
+      } catch (error) {
+        return unavailable(error, id);
       }
-      if (!isBeginResult(claim)) {
-        if (onDedupError === 'process') return { action: 'process', delivery };
-        return refusal(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later'));
-      }
-      if (claim.state === 'done') {
-        return { action: 'respond', response: { status: 200, headers: {}, body: { received: true, duplicate: true } } };
-      }
+      // A store is the caller's code: an answer it should never give must not read as a claim.
+      if (!isBeginResult(claim)) return unavailable(new TypeError('svc-webhooks: the dedup store\'s begin answered no known state'), id);
+      if (claim.state === 'done') return duplicate();
       if (claim.state === 'in_progress') {
-        const error = new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later');
-        return refusal(error, { 'retry-after': retryAfter });
+        return refused(new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
       }
-      const { token } = claim;
-      const lease = { store: dedup, id: delivery.id, token, leaseMs, claimedAt, maxClaimMs };
-      return { action: 'process', delivery, settle: holdClaim({ ...lease, retentionMs, onStoreError }) };
+      return holdClaim({ store: dedup, id, token: claim.token, leaseMs, claimedAt, maxClaimMs, retentionMs, report, renewals });
     },
   };
 }
 
-/**
- * The JSON response for a refused request: `{ error: { code, message } }`
- * with the error's status. Anything but a `WebhookVerificationError` is
- * re-thrown, since it is a bug rather than a bad request.
- */
-export function errorResponse(error: unknown, headers: Readonly<Record<string, string>> = {}): WebhookResponse {
-  if (!(error instanceof WebhookVerificationError)) throw error;
-  return { status: error.status, headers, body: { error: { code: error.code, message: error.message } } };
-}
-
-function refusal(error: unknown, headers?: Readonly<Record<string, string>>): Reception {
-  const response = errorResponse(error, headers);
-  return { action: 'respond', response, error: error as WebhookVerificationError };
-}
-
-// A store is the caller's code: an answer it should never give must not read as a claim.
 function isBeginResult(value: unknown): value is BeginResult {
   const result = value as Partial<{ state: unknown; token: unknown }> | null;
   if (typeof result !== 'object' || result === null) return false;

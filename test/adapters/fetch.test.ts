@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook, type FetchWebhook, type FetchWebhookContext, type FetchWebhookOptions } from '../../adapters/fetch.js';
 import type { DedupStore, WebhookEvent } from '../../src/index.js';
-import { SETTLE_WAIT_MS } from '../../src/receive/answer-under-claim.js';
+import { SETTLE_WAIT_MS } from '../../src/receive/pipeline.js';
 import {
   adapterContract,
   CUSTOM_ERROR_STATUS,
@@ -257,6 +257,70 @@ describe('fetch adapter', () => {
     const onError = () => new Response('busy', { status: 429 });
     const response = await verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined)(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([429, '30', 'busy']);
+  });
+
+  it("reports a failing begin to onStoreError and answers 503 with Retry-After, handing onError the store's error as cause", async () => {
+    const down = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
+    const dedup = new TestDedupStore();
+    dedup.begin = () => Promise.reject(down);
+    const heard: unknown[][] = [];
+    const causes: unknown[] = [];
+    const onError = (error: Error) => {
+      causes.push(error.cause);
+      return Response.json({ refused: true }, { status: 503 });
+    };
+    const handler = verifyWebhook({ ...options, dedup, onStoreError: (...args) => void heard.push(args), onError }, () => undefined);
+    const response = await handler(requestOf(signedRequest()));
+    expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
+    expect(heard).toEqual([[down, { operation: 'begin', id: 'evt_1' }]]);
+    expect(causes).toEqual([down]);
+  });
+
+  it('answers 500 body_already_parsed for a request whose body stream a reader locked without reading', async () => {
+    const handler = vi.fn();
+    const request = requestOf(signedRequest());
+    request.body!.getReader();
+    const response = await verifyWebhook({ ...options, dedup: false }, handler)(request);
+    expect([response.status, (await response.json()).error.code]).toEqual([500, 'body_already_parsed']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('gives the default answer, with one log line, when onError answers a Response whose body was read, on a refusal with headers', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const dedup = new TestDedupStore();
+    await dedup.begin('evt_1');
+    const onError = async () => {
+      const used = new Response('busy', { status: 429 });
+      await used.text();
+      return used;
+    };
+    const response = await verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined)(requestOf(signedRequest()));
+    expect([response.status, response.headers.get('retry-after'), (await response.json()).error.code]).toEqual([409, '30', 'delivery_in_progress']);
+    expect(log).toHaveBeenCalledTimes(1);
+    expect(log.mock.calls[0]![0]).toMatch(/^svc-webhooks: onError failed \(.*\); a request it left unanswered gets the default answer$/);
+    log.mockRestore();
+  });
+
+  it("answers anyway when the platform's waitUntil throws, logs it, and still settles the claim", async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const dedup = new TestDedupStore();
+    const ctx = {
+      waitUntil() {
+        throw new Error('the request context is gone');
+      },
+    };
+    const response = await verifyWebhook({ ...options, dedup }, () => undefined)(requestOf(signedRequest()), {}, ctx);
+    expect(response.status).toBe(204);
+    expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (the request context is gone); the claim is settled without it"]]);
+    await vi.waitFor(() => expect(dedup.stateOf('evt_1')).toBe('done'));
+    log.mockRestore();
+  });
+
+  it('closes the connection on a body refusal that left part of the body unread', async () => {
+    const { body, headers } = signedRequest();
+    const request = new Request('http://receiver.test/webhooks', { method: 'POST', body, headers: { ...headers, 'content-length': String(2_000_000) } });
+    const response = await verifyWebhook({ ...options, dedup: false }, () => undefined)(request);
+    expect([response.status, response.headers.get('connection')]).toEqual([413, 'close']);
   });
 
   it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {

@@ -7,7 +7,9 @@
 import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createReceiver, sign, verify, WebhookVerificationError, type WebhookErrorCode } from '../../src/index.js';
+import { sign, verify, WebhookVerificationError, type WebhookErrorCode } from '../../src/index.js';
+import { createReceiver } from '../../src/receive/receiver.js';
+import { verifyAndClaim } from '../helpers/receiver-steps.js';
 
 const SECRETS = ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'legacy-secret-used-as-utf8'];
 const NOW = 1_795_000_000;
@@ -60,7 +62,7 @@ describe('refusal messages', () => {
     }
     expect(message).toEqual(expect.any(String));
     const receiver = createReceiver({ secret: SECRETS, ...clock, maxPayloadBytes: 1000 });
-    const answer = JSON.stringify(await receiver.receive(request.body, request.headers));
+    const answer = JSON.stringify(await verifyAndClaim(receiver, request.body, request.headers));
     for (const forbidden of forbiddenIn(request)) {
       expect(message).not.toContain(forbidden);
       expect(answer).not.toContain(forbidden);

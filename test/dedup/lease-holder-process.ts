@@ -6,6 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { createReceiver } from '../../src/receive/receiver.js';
+import { verifyAndClaim } from '../helpers/receiver-steps.js';
 import { RedisDedupStore } from '../../src/stores/redis-dedup-store.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
@@ -13,7 +14,7 @@ const [url, keyPrefix, leaseMs] = process.argv.slice(2);
 const dedup = new RedisDedupStore(new Redis(url!), { keyPrefix });
 const receiver = createReceiver({ secret: SECRET, now, dedup, leaseMs: Number(leaseMs) });
 const { body, headers } = signedRequest();
-const reception = await receiver.receive(body, headers);
+const reception = await verifyAndClaim(receiver, body, headers);
 if (reception.action !== 'process') throw new Error(`expected a claim, got ${reception.response.status}`);
 console.log('claimed');
 // Renewal timers do not keep a process alive: this stands for the route that still runs.

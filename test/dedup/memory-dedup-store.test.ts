@@ -1,3 +1,4 @@
+import { verifyAndClaim } from '../helpers/receiver-steps.js';
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiver } from '../../src/receive/receiver.js';
@@ -69,7 +70,7 @@ describe('MemoryDedupStore: bounded memory', () => {
     await claim(store, 'evt_busy');
     const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: store });
     const { body, headers } = signedRequest({ id: 'evt_new' });
-    const reception = await receiver.receive(body, headers);
+    const reception = await verifyAndClaim(receiver, body, headers);
     expect(reception.action === 'respond' && reception.response.status).toBe(503);
   });
 });

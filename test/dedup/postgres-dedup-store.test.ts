@@ -1,3 +1,4 @@
+import { verifyAndClaim } from '../helpers/receiver-steps.js';
 import { describe, expect, it } from 'vitest';
 import { createReceiver } from '../../src/receive/receiver.js';
 import type { BeginResult } from '../../src/stores/dedup-store.js';
@@ -178,7 +179,7 @@ describe('PostgresDedupStore: connections and options', () => {
     try {
       const receiver = createReceiver({ secret: SECRET, now, dedup: new PostgresDedupStore(down) });
       const { body, headers } = signedRequest({ id: 'evt_down' });
-      const reception = await receiver.receive(body, headers);
+      const reception = await verifyAndClaim(receiver, body, headers);
       expect(reception.action === 'respond' && reception.response.status).toBe(503);
     } finally {
       await down.end();

@@ -4,6 +4,7 @@
  * back and the client reconnected. The restarted server has an empty script
  * cache, so recovery also exercises the EVALSHA -> EVAL fallback.
  */
+import { verifyAndClaim } from '../helpers/receiver-steps.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DedupStore } from '../../src/stores/dedup-store.js';
 import { createReceiver } from '../../src/receive/receiver.js';
@@ -55,7 +56,7 @@ describe('RedisDedupStore when Redis goes down', () => {
         await expect(store.release('evt_held', held)).rejects.toThrow();
         const receiver = createReceiver({ secret: SECRET, now, dedup: store });
         const { body, headers } = signedRequest({ id: 'evt_down' });
-        const reception = await receiver.receive(body, headers);
+        const reception = await verifyAndClaim(receiver, body, headers);
         expect(reception.action === 'respond' && reception.response.status).toBe(503);
 
         await redis.start();

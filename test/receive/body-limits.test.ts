@@ -1,8 +1,24 @@
-/** The refusals a body read ends in, and which of them close the connection. */
+/** The checks and refusals of a body read: a declared length past the limit, and which refusals close the connection. */
 import { describe, expect, it } from 'vitest';
 import { WebhookVerificationError } from '../../src/index.js';
-import { bodyRefusal, bodyTimeout, SenderGoneError } from '../../src/receive/body-limits.js';
+import { bodyRefusal, bodyTimeout, checkDeclaredLength, SenderGoneError } from '../../src/receive/body-limits.js';
 import { tooLarge } from '../../src/core/payload.js';
+
+describe('checkDeclaredLength', () => {
+  it('passes a length up to the limit, or none', () => {
+    for (const length of [undefined, null, '', '0', '9', '10', ' 10 ', 'abc']) {
+      expect(() => checkDeclaredLength(length, 10)).not.toThrow();
+    }
+  });
+
+  it('refuses a length past the limit with payload_too_large', () => {
+    for (const length of ['11', '1e3', '0x10', '99999999999999999999']) {
+      expect(() => checkDeclaredLength(length, 10)).toThrow(
+        expect.objectContaining({ code: 'payload_too_large', status: 413, message: 'the body is larger than 10 bytes' }),
+      );
+    }
+  });
+});
 
 describe('bodyTimeout', () => {
   it('is a 408 body_timeout naming the deadline', () => {
@@ -21,6 +37,7 @@ describe('bodyRefusal', () => {
       status,
       headers: { connection: 'close' },
       body: { error: { code: error.code, message: error.message } },
+      error,
     });
   });
 
@@ -30,6 +47,7 @@ describe('bodyRefusal', () => {
       status: 500,
       headers: {},
       body: { error: { code: 'body_already_parsed', message: 'a parser read it' } },
+      error,
     });
   });
 });

@@ -1,0 +1,167 @@
+/**
+ * The one request path of every entry (Express, Hono, Fastify, Fetch,
+ * Lambda), top to bottom: read the body, verify it, claim its event, run the
+ * user's code (the route, the handlers of `on`, or the entry's single
+ * handler), settle the claim by the answer, and answer. An entry supplies a
+ * `Platform`: a few small functions that know its requests and its answers.
+ */
+import { WebhookVerificationError } from '../core/errors.js';
+import type { WebhookEvent } from '../core/event.js';
+import type { WebhookHeaders } from '../core/headers.js';
+import type { WebhookPayload } from '../core/payload.js';
+import type { VerifiedDelivery } from '../core/verify-delivery.js';
+import { bodyRefusal, SenderGoneError, type BodyLimits } from './body-limits.js';
+import { DeadlineQueue, withinDeadline } from './deadlines.js';
+import { createDispatcher, runSingleHandler, type AnswerShape, type HandlerAnswer } from './dispatch.js';
+import { checkOnHandlerError } from './handler-options.js';
+import type { EventSchemas, HandlerOptions } from './handler-types.js';
+import { createReceiver, type ReceiverOptions } from './receiver.js';
+import { refused, type DecidedResponse, type DispatchResult, type WebhookResponse } from './responses.js';
+import { checkOnErrorOptions, reasonOf, runOnError, type OnErrorOptions } from './user-callbacks.js';
+
+/** The options every entry takes, before its own `onError`. */
+export interface EntryOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {}
+
+/**
+ * How long an answer of the user's handlers waits for the store to record
+ * its outcome. A store answers in milliseconds, and waiting for it means a
+ * retry finds the claim settled and a runtime that stops work once the
+ * answer is sent (a Worker, a frozen Lambda) does not cut the settle off. A
+ * store that keeps failing (or retries) must not hold the answer past the
+ * sender's 10 s: the settle goes on after the answer then.
+ */
+export const SETTLE_WAIT_MS = 1000;
+
+/** What an entry knows of its platform's requests (`R`) and answers (`A`). */
+export interface Platform<R, A> {
+  /**
+   * The raw body. Rejects with a `WebhookVerificationError` to refuse the
+   * request (past the limits, already parsed), with `SenderGoneError` when the
+   * connection broke off; anything else is a bug and propagates.
+   */
+  body(request: R, limits: BodyLimits): WebhookPayload | PromiseLike<WebhookPayload>;
+  headers(request: R): WebhookHeaders;
+  /** Sends an answer decided here: `body` as JSON, or none when it is `undefined`. */
+  send(request: R, response: WebhookResponse): A;
+  /** The request's sender left mid-body: nobody is left to answer. Absent where a body cannot break off (Lambda). */
+  senderGone?(request: R): A;
+  /**
+   * Calls the user's `onError` for `error` and resolves to its answer once it
+   * has answered, with `headers` (Retry-After, Connection: close) on it where
+   * it set none of its own; rejects when it answered nothing. Absent without
+   * an `onError`.
+   */
+  readonly onError?: ((request: R, error: WebhookVerificationError, headers: Readonly<Record<string, string>>) => PromiseLike<A>) | undefined;
+  /** Keeps `work` alive after the answer where the runtime may cut it off (a Worker's `waitUntil`). */
+  keepAlive?(request: R, work: Promise<void>): void;
+  /**
+   * Middleware: hands the delivery to the route, which answers by itself;
+   * resolves with the status it answered.
+   */
+  route?(request: R, delivery: VerifiedDelivery): PromiseLike<number>;
+  /** Entries called with a single handler (Fetch, Lambda): what its answers look like, and what it gets besides the event. */
+  readonly single?: {
+    readonly shape: AnswerShape<A>;
+    context(request: R, delivery: VerifiedDelivery): unknown;
+  };
+}
+
+/** An entry's single handler: the event, and the context its platform gives. */
+export type SingleHandler = (event: WebhookEvent, context: never) => unknown;
+
+/** What running the user's code led to: an answer decided here, the single handler's own, or the route's, already sent. */
+type Outcome<A> = DispatchResult | HandlerAnswer<A> | { readonly routed: true; readonly status: number };
+
+/**
+ * Checks the options once and returns the request path; throws `TypeError`.
+ * Without a `route`, the platform needs exactly one of `on` and `handler`.
+ * The path resolves to what the entry returns: the platform's answer, or
+ * `undefined` once the route answered. It rejects only with what `body`
+ * rejects with that is not a refusal.
+ */
+export function createPipeline<R, A, S extends EventSchemas = {}>(
+  options: EntryOptions<S>,
+  platform: Platform<R, A>,
+  handler?: SingleHandler,
+): (request: R) => Promise<A | undefined> {
+  const receiver = createReceiver(options);
+  const onErrorTimeoutMs = checkOnErrorOptions(options);
+  if (handler !== undefined && typeof handler !== 'function') throw new TypeError('svc-webhooks: the handler must be a function');
+  if (platform.route === undefined && (options.on === undefined) === (handler === undefined)) {
+    throw new TypeError('svc-webhooks: verifyWebhook needs either on in its options or a handler function, not both');
+  }
+  // Without on, a single handler takes every event, and onHandlerError with them.
+  const dispatcher = createDispatcher(options, handler !== undefined);
+  const onHandlerError = checkOnHandlerError(options.onHandlerError);
+  const settleWaits = new DeadlineQueue(SETTLE_WAIT_MS);
+
+  /** Answers what was decided here: by the user's `onError` for a refusal, if it answers in time, else as decided. */
+  const answer = async (request: R, decided: DecidedResponse): Promise<A> => {
+    const { error, headers } = decided;
+    if (error !== undefined && platform.onError !== undefined) {
+      const custom = await runOnError(() => platform.onError!(request, error, headers), onErrorTimeoutMs);
+      if (custom !== undefined) return custom.value;
+    }
+    return platform.send(request, decided);
+  };
+
+  /** Runs the user's code for the delivery; never rejects. */
+  const run = async (request: R, delivery: VerifiedDelivery): Promise<Outcome<A>> => {
+    const { event, id } = delivery;
+    if (dispatcher !== undefined) return dispatcher.dispatch(event);
+    if (handler !== undefined) {
+      const { shape, context } = platform.single!;
+      return runSingleHandler(() => handler(event, context(request, delivery) as never), shape, onHandlerError, event, { id });
+    }
+    return { routed: true, status: await platform.route!(request, delivery) };
+  };
+
+  return async function receive(request) {
+    // 1. The body, within the limits.
+    let payload: WebhookPayload;
+    try {
+      payload = await platform.body(request, receiver.limits);
+    } catch (error) {
+      if (error instanceof SenderGoneError && platform.senderGone !== undefined) return platform.senderGone(request);
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      return answer(request, bodyRefusal(error));
+    }
+
+    // 2. Verify it.
+    let delivery: VerifiedDelivery;
+    try {
+      delivery = receiver.verify(payload, platform.headers(request));
+    } catch (error) {
+      return answer(request, refused(error));
+    }
+
+    // 3. Claim its event: a duplicate, one in progress or a failing store is answered here.
+    const claim = await receiver.claim(delivery);
+    if (typeof claim === 'object') return answer(request, claim);
+
+    // 4. Run the user's code.
+    const outcome = await run(request, delivery);
+    const routed = 'routed' in outcome;
+
+    // 5. Settle the claim by the answer, in the background where the platform may cut it off; an answer
+    // not yet sent waits for it, within bounds.
+    if (claim !== undefined) {
+      const settling = claim(outcome.status);
+      keepAlive(request, settling);
+      if (!routed) await withinDeadline(settleWaits, settling, () => undefined);
+    }
+
+    // 6. Answer, unless the route did.
+    if (routed) return undefined;
+    return 'answer' in outcome ? outcome.answer : answer(request, outcome);
+  };
+
+  /** Hands the settling to the platform; a platform that throws for it changes no answer, and the settle runs on regardless. */
+  function keepAlive(request: R, settling: Promise<void>): void {
+    try {
+      platform.keepAlive?.(request, settling);
+    } catch (error) {
+      console.error(`svc-webhooks: the platform's waitUntil threw (${reasonOf(error)}); the claim is settled without it`);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * What the entries on Fetch `Request`s and `Response`s (Hono, the Fetch
+ * entry) share: reading a body stream within the limits, knowing a Response
+ * from the user's code, and adding a refusal's headers to it.
+ */
+import { WebhookVerificationError } from '../core/errors.js';
+import { tooLarge } from '../core/payload.js';
+import { bodyTimeout, checkDeclaredLength, SenderGoneError, type BodyLimits } from './body-limits.js';
+
+/**
+ * Reads a request's body, at most `maxPayloadBytes` of it and within the
+ * read deadline. Past either it cancels the stream and throws
+ * `payload_too_large` or `body_timeout`, so a body sent without a length is
+ * never buffered whole and a stalled one never holds the request. A stream
+ * that errors (its connection lost) throws `SenderGoneError`; a body read
+ * (or being read) before throws `body_already_parsed` with `usedMessage`.
+ */
+export async function readRequestBody(request: Request, limits: BodyLimits, usedMessage: string): Promise<Uint8Array> {
+  const { maxPayloadBytes: maxBytes, deadlines } = limits;
+  const stream = request.body;
+  if (request.bodyUsed || stream?.locked) throw new WebhookVerificationError('body_already_parsed', usedMessage);
+  checkDeclaredLength(request.headers.get('content-length'), maxBytes);
+  if (stream === null) return new Uint8Array(0);
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let expired = false;
+  // Cancelling ends the pending read at once (done), however stalled the stream: no race per read.
+  const deadline = deadlines.start(() => {
+    expired = true;
+    reader.cancel().catch(() => undefined);
+  });
+  try {
+    for (;;) {
+      let read: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        read = await reader.read();
+      } catch {
+        throw expired ? bodyTimeout(deadlines.ms) : new SenderGoneError();
+      }
+      if (expired) throw bodyTimeout(deadlines.ms);
+      if (read.done) break;
+      size += read.value.byteLength;
+      if (size > maxBytes) {
+        // Not awaited: a stalled stream may never finish cancelling.
+        reader.cancel().catch(() => undefined);
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(read.value);
+    }
+  } finally {
+    deadline.cancel();
+  }
+  return chunks.length === 1 ? chunks[0]! : joined(chunks, size);
+}
+
+function joined(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+/**
+ * Whether `value` is a Response. Duck-typed, not `instanceof`: a Response of
+ * another realm or polyfill is still one, and @hono/node-server swaps in a
+ * global Response of which `Response.json()`'s results are no instances.
+ */
+export function isResponse(value: unknown): value is Response {
+  const response = value as Partial<Response> | null;
+  return (
+    typeof response === 'object' &&
+    response !== null &&
+    typeof response.status === 'number' &&
+    typeof response.headers === 'object' &&
+    response.headers !== null &&
+    typeof response.headers.has === 'function'
+  );
+}
+
+/** `response` with those of `headers` it lacks: Retry-After and the like apply whoever wrote the body. */
+export function withMissingHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
+  const missing = Object.entries(headers).filter(([name]) => !response.headers.has(name));
+  if (missing.length === 0) return response;
+  // A copy: the headers of a Response from fetch() cannot change. Throws for a body already read.
+  const copy = new Response(response.body, response);
+  for (const [name, value] of missing) copy.headers.set(name, value);
+  return copy;
+}
+
+/** The JSON answer for a response decided by svc-webhooks, or none on 204. */
+export function webResponse(status: number, headers: Readonly<Record<string, string>>, body: unknown): Response {
+  if (body === undefined) return new Response(null, { status, headers });
+  return new Response(JSON.stringify(body), { status, headers: { ...headers, 'content-type': 'application/json' } });
+}

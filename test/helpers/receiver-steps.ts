@@ -1,0 +1,25 @@
+/** A delivery through a receiver's own steps, as the pipeline takes them: verify, then claim. */
+import type { WebhookHeaders } from '../../src/core/headers.js';
+import type { WebhookPayload } from '../../src/core/payload.js';
+import type { VerifiedDelivery } from '../../src/core/verify-delivery.js';
+import type { Settle } from '../../src/receive/claim.js';
+import type { Receiver } from '../../src/receive/receiver.js';
+import { refused, type DecidedResponse } from '../../src/receive/responses.js';
+
+/** What the receiver leaves the pipeline to do: run the user's code (settling the claim after, if one is held), or answer. */
+export type Reception =
+  | { readonly action: 'process'; readonly delivery: VerifiedDelivery; readonly settle?: Settle }
+  | { readonly action: 'respond'; readonly response: DecidedResponse };
+
+/** Verifies, then claims: a refusal of `verify` or an answer of `claim` is `respond`, a delivery to run is `process`. */
+export async function verifyAndClaim(receiver: Receiver, payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception> {
+  let delivery: VerifiedDelivery;
+  try {
+    delivery = receiver.verify(payload, headers);
+  } catch (error) {
+    return { action: 'respond', response: refused(error) };
+  }
+  const claim = await receiver.claim(delivery);
+  if (typeof claim === 'object') return { action: 'respond', response: claim };
+  return claim === undefined ? { action: 'process', delivery } : { action: 'process', delivery, settle: claim };
+}

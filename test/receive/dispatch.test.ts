@@ -1,0 +1,401 @@
+/**
+ * Dispatching a verified event to the handler of its type: unknown types,
+ * failing handlers (their error goes to onHandlerError, the sender gets one
+ * fixed 500), and the schemas of every Standard Schema library, whose
+ * failures answer 422 naming paths, never values.
+ */
+import { type } from 'arktype';
+import fc from 'fast-check';
+import * as v from 'valibot';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import {
+  dispatch,
+  KNOWN_EVENT_TYPES,
+  WebhookVerificationError,
+  type HandlerContext,
+  type StandardSchema,
+  type StandardSchemaIssue,
+  type WebhookEvent,
+} from '../../src/index.js';
+import { handlerFailed, MAX_REPORTED_PATHS, validateEvent } from '../../src/receive/dispatch.js';
+import { eventOf, recordingHandlers } from '../helpers/events.js';
+import { failingBothWays } from '../helpers/failing-callbacks.js';
+
+const HANDLER_FAILED_BODY = { error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } };
+const ACCEPTED = { status: 204, headers: {}, body: undefined };
+const quiet = { onHandlerError: () => {} };
+// Any string, and near misses of known types (' call.missed', 'call.missed.', 'call.Missed'): none is known.
+const knownType = fc.constantFrom(...KNOWN_EVENT_TYPES);
+const around = fc.string({ unit: fc.constantFrom(' ', '\t', '\n', '.', '_', 'x') });
+const upperCased = fc.tuple(knownType, fc.nat()).map(([type, at]) => {
+  const i = at % type.length;
+  return type.slice(0, i) + type.charAt(i).toUpperCase() + type.slice(i + 1);
+});
+const unknownType = fc
+  .oneof(fc.string(), fc.tuple(around, knownType, around).map((parts) => parts.join('')), upperCased)
+  .filter((type) => !(KNOWN_EVENT_TYPES as readonly string[]).includes(type));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('dispatch', () => {
+  it("answers 204 once the type's handler resolves, handing it the event and its id", async () => {
+    const seen: Array<[WebhookEvent, HandlerContext]> = [];
+    const event = eventOf('call.missed', 'evt_42');
+    const result = await dispatch(event, {
+      'call.missed': async (missed, context) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        seen.push([missed, context]);
+      },
+    });
+    expect(result).toEqual(ACCEPTED);
+    expect(result.error).toBe(undefined);
+    expect(seen).toEqual([[event, { id: 'evt_42' }]]);
+    expect(seen[0]![0]).toBe(event);
+  });
+
+  it('answers 204 for a handler that returns a value without a promise, and ignores the value', async () => {
+    expect(await dispatch(eventOf('webhook.test'), { 'webhook.test': () => 'ignored' })).toEqual(ACCEPTED);
+  });
+
+  it('runs only the handler of the event type', async () => {
+    const { on, calls } = recordingHandlers();
+    for (const type of KNOWN_EVENT_TYPES) await dispatch(eventOf(type), on);
+    expect(calls).toEqual(KNOWN_EVENT_TYPES);
+  });
+
+  it.each(failingBothWays(new Error('db password hunter2 for obj_evt_1')))('answers 500 handler_failed with a fixed message when the handler %s, and tells onHandlerError', async (_name, handler) => {
+    const reports: unknown[][] = [];
+    const event = eventOf('call.missed');
+    const result = await dispatch(event, { 'call.missed': handler }, { onHandlerError: (...args) => reports.push(args) });
+    expect(result).toMatchObject({ status: 500, headers: {}, body: HANDLER_FAILED_BODY });
+    expect(result.error).toBeInstanceOf(WebhookVerificationError);
+    expect(result.error).toMatchObject({ code: 'handler_failed', status: 500 });
+    expect(JSON.stringify(result)).not.toContain('hunter2');
+    expect(reports).toEqual([[new Error('db password hunter2 for obj_evt_1'), event, { id: 'evt_1' }]]);
+  });
+
+  it('logs one line by default, naming the event but not quoting the error', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    await dispatch(eventOf('message.received', 'evt_7'), {
+      'message.received': () => {
+        throw new RangeError('text "call me at 555-0100" too long');
+      },
+    });
+    expect(log).toHaveBeenCalledTimes(1);
+    const [line] = log.mock.calls[0]!;
+    expect(line).toBe('svc-webhooks: event "evt_7" of type "message.received": the handler failed (RangeError); the sender will retry it');
+  });
+
+  it.each(failingBothWays(new Error('reporter down')))('still answers 500 when onHandlerError %s', async (_name, onHandlerError) => {
+    const failing = (): never => {
+      throw new Error('boom');
+    };
+    const result = await dispatch(eventOf('call.missed'), { 'call.missed': failing }, { onHandlerError });
+    expect(result).toMatchObject({ status: 500, body: HANDLER_FAILED_BODY });
+  });
+
+  it('answers 204 for a known type without a handler, whatever onUnknown says', async () => {
+    const onUnknown = vi.fn();
+    expect(await dispatch(eventOf('transcript.ready'), { 'call.missed': () => {} })).toEqual(ACCEPTED);
+    expect(await dispatch(eventOf('transcript.ready'), {}, { onUnknown: 'reject' })).toEqual(ACCEPTED);
+    expect(await dispatch(eventOf('transcript.ready'), {}, { onUnknown })).toEqual(ACCEPTED);
+    expect(onUnknown).not.toHaveBeenCalled();
+  });
+
+  it("answers 204 for an unknown type under 'accept', the default", async () => {
+    const { on, calls } = recordingHandlers();
+    expect(await dispatch(eventOf('call.answered'), on)).toEqual(ACCEPTED);
+    expect(await dispatch(eventOf('call.answered'), on, { onUnknown: 'accept' })).toEqual(ACCEPTED);
+    expect(calls).toEqual([]);
+  });
+
+  it("answers 422 unknown_event_type for an unknown type under 'reject'", async () => {
+    const result = await dispatch(eventOf('call.answered'), {}, { onUnknown: 'reject' });
+    expect(result).toMatchObject({
+      status: 422,
+      headers: {},
+      body: { error: { code: 'unknown_event_type', message: 'this receiver refuses event types it does not know' } },
+      error: { code: 'unknown_event_type' },
+    });
+  });
+
+  it('runs an onUnknown function like a handler: 204 when it resolves, 500 when it throws', async () => {
+    const seen: unknown[][] = [];
+    const event = eventOf('call.answered', 'evt_9');
+    expect(await dispatch(event, {}, { onUnknown: async (...args) => void seen.push(args) })).toEqual(ACCEPTED);
+    expect(seen).toEqual([[event, { id: 'evt_9' }]]);
+    const failing = async (): Promise<never> => {
+      throw new Error('boom');
+    };
+    expect(await dispatch(event, {}, { onUnknown: failing, ...quiet })).toMatchObject({ status: 500, body: HANDLER_FAILED_BODY });
+  });
+
+  it("treats the names of Object.prototype's members as unknown types", async () => {
+    const onUnknown = vi.fn();
+    for (const type of ['toString', '__proto__', 'constructor', 'hasOwnProperty']) {
+      expect(await dispatch(eventOf(type), {}, { onUnknown })).toEqual(ACCEPTED);
+    }
+    expect(onUnknown).toHaveBeenCalledTimes(4);
+  });
+
+  it("works on frozen options and handlers, and leaves the caller's objects as they were", async () => {
+    const on = Object.freeze({ 'call.missed': () => {} });
+    const options = Object.freeze({ onUnknown: 'reject' as const });
+    expect(await dispatch(eventOf('call.missed'), on, options)).toEqual(ACCEPTED);
+    expect(options).toEqual({ onUnknown: 'reject' });
+    expect(Object.keys(on)).toEqual(['call.missed']);
+  });
+
+  it('never rejects, and never sends what a handler threw (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(knownType, fc.anything(), fc.boolean(), async (type, thrown, async) => {
+        const handler = async ? async () => Promise.reject(thrown) : () => {
+          throw thrown;
+        };
+        const result = await dispatch(eventOf(type), { [type]: handler }, quiet);
+        expect(result.status).toBe(500);
+        expect(result.headers).toEqual({});
+        expect(result.body).toEqual(HANDLER_FAILED_BODY);
+        expect(result.error?.message).toBe(HANDLER_FAILED_BODY.error.message);
+      }),
+    );
+  });
+
+  it('never sends the message of a thrown Error (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 1 }), async (message) => {
+        const result = await dispatch(eventOf('call.missed'), { 'call.missed': () => Promise.reject(new Error(`SECRET:${message}`)) }, quiet);
+        expect(JSON.stringify(result.body)).not.toContain('SECRET:');
+        expect(result.error?.message).not.toContain('SECRET:');
+      }),
+    );
+  });
+
+  it("answers 204 for every unknown type under 'accept' and runs no handler (property)", async () => {
+    const { on, calls } = recordingHandlers();
+    await fc.assert(
+      fc.asyncProperty(unknownType, fc.string(), async (type, id) => {
+        expect(await dispatch(eventOf(type, id), on)).toEqual(ACCEPTED);
+      }),
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it("answers 422 for every unknown type under 'reject', and 204 for every known type without a handler (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(unknownType, knownType, async (unknown, known) => {
+        expect((await dispatch(eventOf(unknown), {}, { onUnknown: 'reject' })).status).toBe(422);
+        expect(await dispatch(eventOf(known), {}, { onUnknown: 'reject' })).toEqual(ACCEPTED);
+      }),
+    );
+  });
+});
+
+/** The same call.missed schema in each library: `data.object.id` comes out upper-cased, so the output differs from the input. */
+const libraries = {
+  zod: z.object({
+    id: z.string(),
+    type: z.literal('call.missed'),
+    data: z.object({
+      object: z.object({ id: z.string().transform((id) => id.toUpperCase()), from: z.string(), duration: z.number(), tags: z.array(z.string()) }),
+    }),
+  }),
+  valibot: v.object({
+    id: v.string(),
+    type: v.literal('call.missed'),
+    data: v.object({
+      object: v.object({
+        id: v.pipe(
+          v.string(),
+          v.transform((id) => id.toUpperCase()),
+        ),
+        from: v.string(),
+        duration: v.number(),
+        tags: v.array(v.string()),
+      }),
+    }),
+  }),
+  arktype: type({
+    id: 'string',
+    type: "'call.missed'",
+    data: { object: { id: type('string').pipe((id) => id.toUpperCase()), from: 'string', duration: 'number', tags: 'string[]' } },
+  }),
+} satisfies Record<string, StandardSchema>;
+
+const valid = (): WebhookEvent => eventOf('call.missed', 'evt_1', { from: '+15550100', duration: 12, tags: ['vip'] });
+const invalid = (from: unknown, duration: unknown, tag: unknown): WebhookEvent => eventOf('call.missed', 'evt_1', { from, duration, tags: ['vip', tag] });
+const FAILING_PATHS = ['$.data.object.duration', '$.data.object.from', '$.data.object.tags[1]'];
+
+describe.each(Object.entries(libraries))('schemas with %s', (_library, schema) => {
+  it("validates the whole event, then hands the handler the schema's output", async () => {
+    const seen: unknown[] = [];
+    const event = valid();
+    const result = await dispatch(event, { 'call.missed': (output) => void seen.push(output) }, { schemas: { 'call.missed': schema } });
+    expect(result).toEqual({ status: 204, headers: {}, body: undefined });
+    // Keys the schema does not name: zod and valibot drop them, arktype keeps them.
+    expect(seen).toMatchObject([{ id: 'evt_1', type: 'call.missed', data: { object: { id: 'OBJ_EVT_1', from: '+15550100', duration: 12, tags: ['vip'] } } }]);
+    expect(event).toEqual(valid());
+  });
+
+  it('answers 422 invalid_event_data with the failing paths and none of the values, without running the handler', async () => {
+    const handler = vi.fn();
+    const reports: unknown[] = [];
+    const result = await dispatch(
+      invalid(5550100999, 'call-lasted-forever', 4242424242),
+      { 'call.missed': handler },
+      { schemas: { 'call.missed': schema }, onHandlerError: (error) => reports.push(error) },
+    );
+    expect(result.status).toBe(422);
+    expect(result.body?.error.code).toBe('invalid_event_data');
+    expect([...(result.body?.error.paths ?? [])].sort()).toEqual(FAILING_PATHS);
+    expect(result.error).toMatchObject({ code: 'invalid_event_data', status: 422 });
+    for (const value of ['5550100999', 'call-lasted-forever', '4242424242', 'received', 'was']) {
+      expect(JSON.stringify(result.body)).not.toContain(value);
+      expect(result.error?.message).not.toContain(value);
+    }
+    expect(handler).not.toHaveBeenCalled();
+    expect(reports).toEqual([result.error]);
+  });
+
+  it('never sends a value that failed the schema (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string(), fc.integer({ min: 1_000_000 }), fc.string(), async (text, number, tag) => {
+        const markedText = `VALUE:${text}`;
+        const result = await dispatch(invalid(number, markedText, { tag }), { 'call.missed': () => {} }, { schemas: { 'call.missed': schema }, ...quiet });
+        expect(result.status).toBe(422);
+        const sent = JSON.stringify(result);
+        expect(sent).not.toContain('VALUE:');
+        expect(sent).not.toContain(String(number));
+        expect([...(result.body?.error.paths ?? [])].sort()).toEqual(FAILING_PATHS);
+      }),
+      { numRuns: 50 },
+    );
+  });
+});
+
+/** A hand-made Standard Schema, to reach what the libraries above do not produce. */
+function schemaAnswering(validate: StandardSchema['~standard']['validate']): StandardSchema {
+  return { '~standard': { version: 1, vendor: 'test', validate } };
+}
+const failingWith = (issues: StandardSchemaIssue[]): StandardSchema => schemaAnswering(() => ({ issues }));
+
+describe('schema outcomes', () => {
+  it('awaits an asynchronous schema (zod with an async refinement)', async () => {
+    const knownCaller = z.object({ data: z.object({ object: z.object({ id: z.string().refine(async (id) => id !== 'obj_blocked') }) }) });
+    const on = { 'call.missed': () => {} };
+    expect((await dispatch(eventOf('call.missed', 'evt_1'), on, { schemas: { 'call.missed': knownCaller } })).status).toBe(204);
+    const refused = await dispatch(eventOf('call.missed', 'blocked'), on, { schemas: { 'call.missed': knownCaller }, ...quiet });
+    expect(refused.body?.error.paths).toEqual(['$.data.object.id']);
+  });
+
+  it.each([
+    ...failingBothWays(new Error('schema bug quoting +15550100')).map(([name, validate]) => [name, schemaAnswering(validate)] as const),
+    ['answers nothing', schemaAnswering(() => undefined as never)] as const,
+  ])('answers 500 handler_failed when the schema %s, without running the handler', async (_name, schema) => {
+    const handler = vi.fn();
+    const result = await dispatch(eventOf('call.missed'), { 'call.missed': handler }, { schemas: { 'call.missed': schema }, ...quiet });
+    expect(result).toMatchObject({ status: 500, body: { error: { code: 'handler_failed' } } });
+    expect(JSON.stringify(result)).not.toContain('15550100');
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('names paths from the root in JSONPath notation', async () => {
+    const schema = failingWith([
+      { message: 'root', path: [] },
+      { message: 'no path' },
+      { message: 'segments', path: [{ key: 'data' }, { key: 'items' }, { key: 0 }] },
+      { message: 'odd keys', path: ['data', 'a b', 'x"y', '0', 'ok_$1', Symbol('s')] },
+      { message: 'duplicate', path: ['data', 'items', 0] },
+    ]);
+    const result = await dispatch(eventOf('call.missed'), { 'call.missed': () => {} }, { schemas: { 'call.missed': schema }, ...quiet });
+    expect(result.body?.error.paths).toEqual(['$', '$.data.items[0]', '$.data["a b"]["x\\"y"]["0"].ok_$1[Symbol(s)]']);
+    expect(result.body?.error.message).toBe(`the event failed the schema for its type at ${result.body?.error.paths?.join(', ')}`);
+  });
+
+  it('names at most MAX_REPORTED_PATHS paths', async () => {
+    const issues = Array.from({ length: MAX_REPORTED_PATHS + 10 }, (_, i) => ({ message: 'bad', path: ['data', `field${i}`] }));
+    const result = await dispatch(eventOf('call.missed'), { 'call.missed': () => {} }, { schemas: { 'call.missed': failingWith(issues) }, ...quiet });
+    expect(result.body?.error.paths).toHaveLength(MAX_REPORTED_PATHS);
+  });
+
+  it('treats an empty issues list as a failure, as the standard says', async () => {
+    const result = await dispatch(eventOf('call.missed'), { 'call.missed': () => {} }, { schemas: { 'call.missed': failingWith([]) }, ...quiet });
+    expect(result).toMatchObject({ status: 422, body: { error: { message: 'the event failed the schema for its type', paths: [] } } });
+  });
+
+  it('logs one line by default with the paths, for the operator to fix the schema within the retry window', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const schema = failingWith([{ message: 'Expected number but received "+15550100"', path: ['data', 'object', 'duration'] }]);
+    await dispatch(eventOf('call.missed', 'evt_3'), { 'call.missed': () => {} }, { schemas: { 'call.missed': schema } });
+    expect(log.mock.calls).toEqual([
+      [
+        'svc-webhooks: event "evt_3" of type "call.missed": the event failed the schema for its type at $.data.object.duration; ' +
+          'the sender will retry it',
+      ],
+    ]);
+  });
+
+  it('hands onHandlerError the refusal as a WebhookVerificationError', async () => {
+    const reports: unknown[] = [];
+    const schema = failingWith([{ message: 'bad', path: ['id'] }]);
+    await dispatch(eventOf('call.missed'), { 'call.missed': () => {} }, { schemas: { 'call.missed': schema }, onHandlerError: (error) => reports.push(error) });
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toBeInstanceOf(WebhookVerificationError);
+    expect(reports[0]).toMatchObject({ code: 'invalid_event_data', message: 'the event failed the schema for its type at $.id' });
+  });
+});
+
+async function pathsOf(...paths: Array<StandardSchemaIssue['path']>): Promise<readonly string[]> {
+  const outcome = await validateEvent(failingWith(paths.map((path) => ({ message: 'bad value 42', path }))), {});
+  if (outcome.valid) throw new Error('expected a failure');
+  return outcome.paths;
+}
+
+describe('validateEvent', () => {
+  it('answers the value the schema gave on success', async () => {
+    const schema: StandardSchema = { '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value: { parsed: value } }) } };
+    expect(await validateEvent(schema, 7)).toEqual({ valid: true, value: { parsed: 7 } });
+  });
+
+  it('names each kind of segment, plain keys dotted and the others in brackets', async () => {
+    expect(await pathsOf(undefined, [], ['data', 'object', 'items', 0, 'id'], [{ key: 'data' }, { key: 3 }], ['odd key', '1st', 'a$_9'], [Symbol('s')])).toEqual([
+      '$',
+      '$.data.object.items[0].id',
+      '$.data[3]',
+      '$["odd key"]["1st"].a$_9',
+      '$[Symbol(s)]',
+    ]);
+  });
+
+  it('names a segment that is null rather than failing on it', async () => {
+    expect(await pathsOf([null as never, 'id'])).toEqual(['$[null].id']);
+  });
+
+  it(`names each path once, and ${MAX_REPORTED_PATHS} at most`, async () => {
+    const many = Array.from({ length: MAX_REPORTED_PATHS + 5 }, (_, i) => ['items', i]);
+    const paths = await pathsOf(['id'], ['id'], ...many);
+    expect(paths).toHaveLength(MAX_REPORTED_PATHS);
+    expect(paths.slice(0, 2)).toEqual(['$.id', '$.items[0]']);
+  });
+});
+
+const event = { id: 'evt_9', type: 'call.missed', timestamp: '2024-01-01T00:00:00Z', data: {} } as unknown as WebhookEvent;
+
+describe('handlerFailed', () => {
+  it('tells onHandlerError what the handler threw, and answers the fixed 500 that quotes none of it', () => {
+    const reports: unknown[][] = [];
+    const thrown = new Error('db password hunter2');
+    const error = handlerFailed((...args) => void reports.push(args), thrown, event, { id: 'evt_9' });
+    expect(reports).toEqual([[thrown, event, { id: 'evt_9' }]]);
+    expect(error).toBeInstanceOf(WebhookVerificationError);
+    expect(error).toMatchObject({ code: 'handler_failed', status: 500, message: 'the handler for this event failed; retry later' });
+  });
+
+  it.each(failingBothWays(new Error('reporter down')))('answers the same 500 when onHandlerError %s', (_how, onHandlerError) => {
+    const error = handlerFailed(onHandlerError, new Error('boom'), event, { id: 'evt_9' });
+    expect(error).toMatchObject({ code: 'handler_failed', status: 500 });
+  });
+});

@@ -1,0 +1,351 @@
+/**
+ * createPipeline over a platform of our own: its checks at creation, the
+ * order of its steps, and what becomes of a handler, an onError or a
+ * platform callback that answers something that is no answer, or throws.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { MemoryDedupStore, type EventSchemas, type HandlerOptions, type ReceiverOptions, type WebhookVerificationError } from '../../src/index.js';
+import { tooLarge } from '../../src/core/payload.js';
+import type { VerifiedDelivery } from '../../src/core/verify-delivery.js';
+import { SenderGoneError } from '../../src/receive/body-limits.js';
+import { createPipeline, SETTLE_WAIT_MS, type EntryOptions, type Platform, type SingleHandler } from '../../src/receive/pipeline.js';
+import type { WebhookResponse } from '../../src/receive/responses.js';
+import { OLD_SECRET, now, SECRET, signedRequest, type RequestSpec, type SignedRequest } from '../helpers/signed-request.js';
+import { TestDedupStore } from '../helpers/test-dedup-store.js';
+
+class Answer {
+  constructor(
+    readonly status: number,
+    readonly headers: Readonly<Record<string, string>> = {},
+    readonly body?: unknown,
+  ) {}
+}
+
+/** One request: its body (or the read's outcome) and headers. */
+interface TestRequest {
+  readonly body: string | Promise<string>;
+  readonly headers: Record<string, string>;
+}
+
+const shape = { isAnswer: (value: unknown): value is Answer => value instanceof Answer, described: 'an Answer', statusOf: (answer: Answer) => answer.status };
+
+/** A platform whose answers are `Answer`s; `onError` is the user's, wrapped as an entry wraps it. */
+function platform(onError?: (error: WebhookVerificationError) => unknown, extra: Partial<Platform<TestRequest, Answer>> = {}): Platform<TestRequest, Answer> {
+  return {
+    body: (request) => request.body,
+    headers: (request) => request.headers,
+    send: (_request, { status, headers, body }) => new Answer(status, headers, body),
+    onError:
+      onError &&
+      (async (_request, error, headers) => {
+        const answer = await onError(error);
+        if (!(answer instanceof Answer)) throw new TypeError('it answered no Answer');
+        return new Answer(answer.status, { ...headers, ...answer.headers }, answer.body);
+      }),
+    single: { shape, context: (_request, { id }: VerifiedDelivery) => ({ id }) },
+    ...extra,
+  };
+}
+
+function entry(options: Partial<EntryOptions>, handler?: SingleHandler | ((event: unknown, context: { id: string }) => unknown), on = platform()) {
+  return createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false, ...options }, on, handler as SingleHandler | undefined);
+}
+
+function request(spec: RequestSpec = {}, body?: Promise<string>): TestRequest {
+  const signed = signedRequest(spec);
+  return { body: body ?? signed.body, headers: signed.headers };
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('createPipeline: checks at creation', () => {
+  it('refuses a handler that is no function', () => {
+    expect(() => entry({}, 'handler' as never)).toThrow(new TypeError('svc-webhooks: the handler must be a function'));
+  });
+
+  it.each([
+    ['neither on nor a handler', {}, undefined],
+    ['both on and a handler', { on: {} }, () => undefined],
+  ])('refuses %s', (_name, options, handler) => {
+    expect(() => entry(options, handler)).toThrow(
+      new TypeError('svc-webhooks: verifyWebhook needs either on in its options or a handler function, not both'),
+    );
+  });
+
+  it('takes neither on nor a handler when the platform has a route', () => {
+    expect(() => entry({}, undefined, platform(undefined, { route: async () => 204 }))).not.toThrow();
+  });
+});
+
+describe('createPipeline: the single handler', () => {
+  it("passes on the handler's own answer, and gives it the platform's context", async () => {
+    const receive = entry({}, (_event: unknown, { id }: { id: string }) => new Answer(id === 'evt_1' ? 202 : 500));
+    expect(await receive(request())).toEqual(new Answer(202));
+  });
+
+  it('answers 204 with no body for a handler that returns nothing, and leaves onError out of it', async () => {
+    const onError = vi.fn();
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false }, platform(onError), () => undefined);
+    expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it('lets onHandlerError serve the single handler', async () => {
+    const heard: unknown[] = [];
+    const receive = entry({ onHandlerError: (error) => void heard.push(error) }, () => {
+      throw new Error('boom');
+    });
+    expect(await receive(request())).toMatchObject({ status: 500 });
+    expect(heard).toEqual([new Error('boom')]);
+  });
+
+  it('answers 500 for a handler that returns no answer, telling onHandlerError what it should return', async () => {
+    const heard: unknown[] = [];
+    const receive = entry({ onHandlerError: (error) => void heard.push(error) }, () => 42);
+    expect(await receive(request())).toMatchObject({ status: 500, body: { error: { code: 'handler_failed' } } });
+    expect(heard).toEqual([new TypeError('svc-webhooks: the webhook handler must return an Answer or nothing')]);
+  });
+
+  it('tells onHandlerError the id of the delivery whose handler failed', async () => {
+    const contexts: unknown[] = [];
+    const receive = entry({ onHandlerError: (_error, _event, context) => void contexts.push(context) }, () => Promise.reject(new Error('boom')));
+    await receive(request());
+    expect(contexts).toEqual([{ id: 'evt_1' }]);
+  });
+
+  it('answers 204 itself once the handler of on ran', async () => {
+    const handled: string[] = [];
+    const receive = entry({ on: { 'call.missed': (_event, { id }) => void handled.push(id) } });
+    expect(await receive(request({ type: 'call.missed' }))).toEqual(new Answer(204, {}, undefined));
+    expect(handled).toEqual(['evt_1']);
+  });
+});
+
+describe('createPipeline: refusals and onError', () => {
+  it('gives a refusal the default answer when onError answers no answer, and logs why', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false }, platform(() => 'no answer'), () => undefined);
+    expect(await receive(request({ secret: OLD_SECRET }))).toMatchObject({ status: 400, body: { error: { code: 'invalid_signature' } } });
+    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it answered no Answer); a request it left unanswered gets the default answer']]);
+  });
+
+  it("answers a refusal with onError's answer, adding the refusal's headers it lacks and keeping its own", async () => {
+    const store = new TestDedupStore();
+    await store.begin('evt_1');
+    const onError = (error: WebhookVerificationError) => new Answer(error.status, { 'x-own': 'yes' });
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: store, leaseMs: 30_000 }, platform(onError), () => undefined);
+    expect(await receive(request())).toEqual(new Answer(409, { 'retry-after': '30', 'x-own': 'yes' }));
+  });
+
+  it('gives a refusal the default answer and logs nothing when there is no onError', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const receive = entry({}, () => undefined);
+    expect(await receive(request({ timestamp: 1 }))).toMatchObject({ status: 400 });
+    expect(log).not.toHaveBeenCalled();
+  });
+
+  it('answers a refusal the body reading ended in, closing the connection on a body left unread', async () => {
+    const receive = entry({}, () => undefined);
+    expect(await receive(request({}, Promise.reject(tooLarge(10))))).toMatchObject({
+      status: 413,
+      headers: { connection: 'close' },
+      body: { error: { code: 'payload_too_large' } },
+    });
+  });
+
+  it("answers the platform's senderGone when the sender left mid-body, and passes on anything else the read rejects with", async () => {
+    const receive = entry({}, () => undefined, platform(undefined, { senderGone: () => new Answer(499) }));
+    expect(await receive(request({}, Promise.reject(new SenderGoneError())))).toEqual(new Answer(499));
+    await expect(receive(request({}, Promise.reject(new Error('socket gone'))))).rejects.toThrow('socket gone');
+  });
+});
+
+describe('createPipeline: the claim', () => {
+  it.each([
+    ['completes', 200, { status: 200, body: { received: true, duplicate: true } }],
+    ['releases', 503, new Answer(503)],
+  ])("%s the claim by the status of the handler's answer", async (_settles, status, retried) => {
+    const store = new MemoryDedupStore();
+    const receive = entry({ dedup: store }, () => new Answer(status));
+    expect(await receive(request())).toEqual(new Answer(status));
+    expect(await receive(request())).toMatchObject(retried);
+    store.close();
+  });
+
+  it('hands the settling to keepAlive, and settles by the status the route answered', async () => {
+    const store = new MemoryDedupStore();
+    const kept: Promise<void>[] = [];
+    const routed: string[] = [];
+    const on = platform(undefined, {
+      keepAlive: (_request, work) => void kept.push(work),
+      route: async (_request, { id }) => {
+        routed.push(id);
+        return 204;
+      },
+    });
+    const receive = entry({ dedup: store }, undefined, on);
+    expect(await receive(request())).toBeUndefined();
+    expect(routed).toEqual(['evt_1']);
+    expect(kept).toHaveLength(1);
+    await kept[0];
+    expect(await receive(request())).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
+    store.close();
+  });
+
+  it('answers anyway when keepAlive throws, logs it once, and settles the claim all the same', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const store = new MemoryDedupStore();
+    const on = platform(undefined, {
+      keepAlive: () => {
+        throw new Error('waitUntil is gone');
+      },
+    });
+    const receive = entry({ dedup: store }, () => undefined, on);
+    expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
+    expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"]]);
+    expect(await receive(request())).toMatchObject({ status: 200 });
+    store.close();
+  });
+});
+
+/** A pipeline with handlers, answering what it decided as it is: one call per delivery. */
+function handlingReceiver<S extends EventSchemas>(options: Partial<ReceiverOptions> & HandlerOptions<S>) {
+  const receive = createPipeline<SignedRequest, WebhookResponse, S>(
+    { secret: SECRET, now, ...options },
+    { body: (request) => request.body, headers: (request) => request.headers, send: (_request, response) => response },
+  );
+  return async (spec: RequestSpec = {}): Promise<WebhookResponse> => (await receive(signedRequest(spec)))!;
+}
+
+const quiet = { onHandlerError: () => {} };
+
+describe('createPipeline: the handlers of on under the claim', () => {
+  it('runs the handler under the claim, then completes it: a retry meanwhile gets 409, one after gets the duplicate 200', async () => {
+    const dedup = new TestDedupStore();
+    const during: unknown[] = [];
+    const deliver = handlingReceiver({
+      dedup,
+      on: {
+        'call.missed': async () => {
+          during.push(dedup.stateOf('evt_1'), await deliver());
+        },
+      },
+    });
+    expect(await deliver()).toEqual({ status: 204, headers: {}, body: undefined });
+    expect(during).toMatchObject(['leased', { status: 409, body: { error: { code: 'delivery_in_progress' } } }]);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(await deliver()).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
+    expect(during).toHaveLength(2);
+  });
+
+  it('releases the claim when the handler throws, so the retry runs it again', async () => {
+    const dedup = new TestDedupStore();
+    const handler = vi.fn().mockRejectedValueOnce(new Error('db down')).mockResolvedValueOnce(undefined);
+    const deliver = handlingReceiver({ dedup, on: { 'call.missed': handler }, ...quiet });
+    expect(await deliver()).toMatchObject({ status: 500, body: { error: { code: 'handler_failed' } } });
+    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(await deliver()).toMatchObject({ status: 204 });
+    expect(handler).toHaveBeenCalledTimes(2);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('releases the claim on a schema failure, so a fixed schema deployed before the retries end loses nothing', async () => {
+    const dedup = new TestDedupStore();
+    const handled: unknown[] = [];
+    const on = { 'call.missed': (event: { data: { object: { id: string } } }) => void handled.push(event.data.object.id) };
+    const tooStrict = z.object({ data: z.object({ object: z.object({ id: z.string().startsWith('call_') }) }) });
+    const fixed = z.object({ data: z.object({ object: z.object({ id: z.string() }) }) });
+    const before = handlingReceiver({ dedup, on, schemas: { 'call.missed': tooStrict }, ...quiet });
+    expect(await before()).toMatchObject({ status: 422, body: { error: { code: 'invalid_event_data', paths: ['$.data.object.id'] } } });
+    expect(dedup.stateOf('evt_1')).toBe('absent');
+    const after = handlingReceiver({ dedup, on, schemas: { 'call.missed': fixed } });
+    expect(await after()).toMatchObject({ status: 204 });
+    expect(handled).toEqual(['obj_evt_1']);
+  });
+
+  it("completes unknown types under 'accept', releases them under 'reject'", async () => {
+    const dedup = new TestDedupStore();
+    const accept = handlingReceiver({ dedup, on: {} });
+    expect(await accept({ id: 'evt_a', type: 'call.answered' })).toMatchObject({ status: 204 });
+    expect(dedup.stateOf('evt_a')).toBe('done');
+    const reject = handlingReceiver({ dedup, on: {}, onUnknown: 'reject' });
+    expect(await reject({ id: 'evt_r', type: 'call.answered' })).toMatchObject({ status: 422, body: { error: { code: 'unknown_event_type' } } });
+    expect(dedup.stateOf('evt_r')).toBe('absent');
+  });
+
+  it('answers with dedup turned off: every delivery runs the handler', async () => {
+    const handler = vi.fn();
+    const deliver = handlingReceiver({ dedup: false, on: { 'call.missed': handler } });
+    expect(await deliver()).toMatchObject({ status: 204 });
+    expect(await deliver()).toMatchObject({ status: 204 });
+    expect(handler).toHaveBeenCalledTimes(2);
+  });
+
+  it("keeps the handler's answer when the store then fails and onStoreError throws", async () => {
+    const dedup = new TestDedupStore();
+    const deliver = handlingReceiver({
+      dedup,
+      on: {
+        'call.missed': () => {
+          dedup.failing = true;
+        },
+      },
+      onStoreError: () => {
+        throw new Error('reporter down');
+      },
+    });
+    expect(await deliver()).toMatchObject({ status: 204 });
+  });
+});
+
+describe('createPipeline: the handlers of on and a slow store', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A store whose complete() takes `ms`, and the time its delivery's answer took, once answered. */
+  function slowStore(ms: number) {
+    const dedup = new TestDedupStore();
+    const complete = dedup.complete.bind(dedup);
+    dedup.complete = async (id, token) => {
+      await sleep(ms);
+      return complete(id, token);
+    };
+    let answeredAfter: number | undefined;
+    const started = Date.now();
+    const answer = handlingReceiver({ dedup, on: { 'call.missed': () => {} } })().then((response) => {
+      answeredAfter = Date.now() - started;
+      return response;
+    });
+    return { dedup, answer, answeredAfter: () => answeredAfter };
+  }
+
+  it('answers once the store has recorded the outcome, so a retry then finds it done', async () => {
+    const { dedup, answer, answeredAfter } = slowStore(100);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(answeredAfter()).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await answer).toMatchObject({ status: 204 });
+    expect(answeredAfter()).toBe(100);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+
+  it('answers after SETTLE_WAIT_MS when the store takes longer (a failing one retrying), and the store still records it', async () => {
+    const { dedup, answer, answeredAfter } = slowStore(60_000);
+    await vi.advanceTimersByTimeAsync(SETTLE_WAIT_MS - 1);
+    expect(answeredAfter()).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await answer).toMatchObject({ status: 204 });
+    expect(answeredAfter()).toBe(SETTLE_WAIT_MS);
+    expect(dedup.stateOf('evt_1')).toBe('leased');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(dedup.stateOf('evt_1')).toBe('done');
+  });
+});

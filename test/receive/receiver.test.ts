@@ -1,0 +1,468 @@
+/**
+ * createReceiver, the pipeline's verify and claim steps: its option checks,
+ * what its refusals carry, what it asks of its dedup store (a claim for the
+ * lease, a completion kept for the retention) and how a failing store is
+ * answered and reported.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryDedupStore, WebhookVerificationError, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
+import { bodyRefusal } from '../../src/receive/body-limits.js';
+import { createReceiver } from '../../src/receive/receiver.js';
+import { refused } from '../../src/receive/responses.js';
+import { failingBothWays } from '../helpers/failing-callbacks.js';
+import { verifyAndClaim } from '../helpers/receiver-steps.js';
+import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
+
+describe('createReceiver', () => {
+  /** A real store with some operations replaced. */
+  function storeWith(overrides: Partial<DedupStore>): DedupStore {
+    const store = new MemoryDedupStore({ now });
+    return {
+      begin: store.begin.bind(store),
+      complete: store.complete.bind(store),
+      release: store.release.bind(store),
+      renew: store.renew.bind(store),
+      ...overrides,
+    };
+  }
+
+  const connectionRefused = async (): Promise<never> => {
+    throw new Error('connection refused');
+  };
+
+  async function deliver(options: Partial<ReceiverOptions>, id = 'evt_1') {
+    const receiver = createReceiver({ secret: SECRET, now, ...options });
+    const request = signedRequest({ id });
+    return verifyAndClaim(receiver, request.body, request.headers);
+  }
+
+  describe('createReceiver', () => {
+    it.each([
+      ['no options', undefined],
+      ['no secret', { now }],
+      ['a dedup that is no store', { secret: SECRET, dedup: { begin: async () => ({ state: 'done' }) } }],
+      ['a null dedup', { secret: SECRET, dedup: null }],
+      ['a zero body timeout', { secret: SECRET, bodyTimeoutMs: 0 }],
+      ['a body timeout past the longest timer', { secret: SECRET, bodyTimeoutMs: 2 ** 31 }],
+      ['a zero lease', { secret: SECRET, leaseMs: 0 }],
+      ['a lease past the longest timer', { secret: SECRET, leaseMs: 2 ** 31 }],
+      ['a store without renew', { secret: SECRET, dedup: { begin: connectionRefused, complete: connectionRefused, release: connectionRefused } }],
+      ['a maxClaimMs shorter than the lease', { secret: SECRET, leaseMs: 60_000, maxClaimMs: 59_999 }],
+      ['a fractional maxClaimMs', { secret: SECRET, maxClaimMs: 600_000.5 }],
+      ['a fractional retention', { secret: SECRET, retentionMs: 1.5 }],
+      ['an unknown onDedupError', { secret: SECRET, onDedupError: 'ignore' }],
+      ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }],
+      ['a null onStoreError', { secret: SECRET, onStoreError: null }],
+      ['a bad tolerance', { secret: SECRET, toleranceSeconds: -5 }],
+    ])('throws TypeError for %s', (_name, options) => {
+      expect(() => createReceiver(options as never)).toThrow(TypeError);
+    });
+
+    it('processes without settling with dedup: false', async () => {
+      const reception = await deliver({ dedup: false });
+      expect(reception.action).toBe('process');
+      expect(reception.action === 'process' && reception.settle).toBe(undefined);
+    });
+
+    it('deduplicates with a store of its own when given none', async () => {
+      const receiver = createReceiver({ secret: SECRET, now });
+      const { body, headers } = signedRequest();
+      const first = await verifyAndClaim(receiver, body, headers);
+      if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
+      await first.settle(204);
+      expect(await verifyAndClaim(receiver, body, headers)).toMatchObject({ action: 'respond', response: { status: 200, body: { duplicate: true } } });
+      // Another receiver has a store of its own.
+      expect((await verifyAndClaim(createReceiver({ secret: SECRET, now }), body, headers)).action).toBe('process');
+    });
+
+    it('exposes the body limits adapters enforce, with their defaults', () => {
+      expect(createReceiver({ secret: SECRET }).limits).toMatchObject({ maxPayloadBytes: 1024 * 1024, deadlines: { ms: 10_000 } });
+      expect(createReceiver({ secret: SECRET, maxPayloadBytes: 10, bodyTimeoutMs: 250 }).limits).toMatchObject({ maxPayloadBytes: 10, deadlines: { ms: 250 } });
+    });
+
+    it('completes on 2xx and answers the next delivery as a duplicate', async () => {
+      const dedup = new MemoryDedupStore({ now });
+      const first = await deliver({ dedup });
+      if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
+      expect(first.delivery.id).toBe('evt_1');
+      await first.settle(204);
+      const again = await deliver({ dedup });
+      expect(again).toMatchObject({ action: 'respond', response: { status: 200, body: { received: true, duplicate: true } } });
+    });
+
+    it('releases on any other status so the retry is processed', async () => {
+      const dedup = new MemoryDedupStore({ now });
+      const first = await deliver({ dedup });
+      if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
+      await first.settle(500);
+      expect((await deliver({ dedup })).action).toBe('process');
+    });
+
+    it('answers 409 with Retry-After of the lease while another delivery holds it', async () => {
+      const dedup = new MemoryDedupStore({ now });
+      await deliver({ dedup, leaseMs: 2500 });
+      const second = await deliver({ dedup, leaseMs: 2500 });
+      expect(second).toMatchObject({
+        action: 'respond',
+        response: { status: 409, headers: { 'retry-after': '3' }, body: { error: { code: 'delivery_in_progress' } } },
+      });
+    });
+
+    it('answers 503 when the store fails, or processes unguarded if told to', async () => {
+      const rejected = await deliver({ dedup: storeWith({ begin: connectionRefused }) });
+      expect(rejected).toMatchObject({ action: 'respond', response: { status: 503, body: { error: { code: 'dedup_unavailable' } } } });
+      const processed = await deliver({ dedup: storeWith({ begin: connectionRefused }), onDedupError: 'process' });
+      expect(processed.action === 'process' && processed.settle).toBe(undefined);
+    });
+
+    it("reports a failing begin to onStoreError, and answers 503 with Retry-After and the store's error as cause", async () => {
+      const down = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
+      const heard: unknown[][] = [];
+      const reception = await deliver({ dedup: storeWith({ begin: () => Promise.reject(down) }), onStoreError: (...args) => void heard.push(args) });
+      expect(heard).toEqual([[down, { operation: 'begin', id: 'evt_1' }]]);
+      expect(reception).toMatchObject({ action: 'respond', response: { status: 503, headers: { 'retry-after': '5' } } });
+      const response = reception.action === 'respond' ? reception.response : undefined;
+      expect(response?.error).toMatchObject({ code: 'dedup_unavailable' });
+      expect(response?.error?.cause).toBe(down);
+      expect(JSON.stringify(response?.body)).not.toContain('processed_webhooks');
+    });
+
+    it('reports a failing begin under onDedupError: process too, and runs unguarded', async () => {
+      const heard: unknown[] = [];
+      const down = new Error('down');
+      await deliver({ dedup: storeWith({ begin: () => Promise.reject(down) }), onDedupError: 'process', onStoreError: (error) => void heard.push(error) });
+      expect(heard).toEqual([down]);
+    });
+
+    it('logs a failing begin by default: one line per store while it stays down, naming what to do', async () => {
+      const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const missing = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
+      const dedup = storeWith({ begin: () => Promise.reject(missing) });
+      for (let i = 0; i < 5; i++) await deliver({ dedup });
+      expect(log).toHaveBeenCalledTimes(1);
+      expect(log.mock.calls[0]![0]).toMatch(/^svc-webhooks: the dedup store failed to begin event "evt_1" \(Error 42P01: .*answered 503.*migrate\(\)/);
+      log.mockRestore();
+    });
+
+    it.each([
+      ['nothing', undefined],
+      ['an unknown state', { state: 'maybe' }],
+      ['a claim without a token', { state: 'claimed' }],
+    ])('answers 503 when a store answers begin() with %s', async (_name, answer) => {
+      expect(await deliver({ dedup: storeWith({ begin: async () => answer as never }) })).toMatchObject({ action: 'respond', response: { status: 503 } });
+    });
+
+    it('reports a store failure after the handler ran to onStoreError once the lease is about to end, without throwing', async () => {
+      const seen: unknown[] = [];
+      const options = { dedup: storeWith({ complete: connectionRefused }), leaseMs: 200, onStoreError: (error: unknown) => seen.push(error) };
+      const reception = await deliver(options);
+      if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
+      await expect(reception.settle(200)).resolves.toBe(undefined);
+      expect(seen).toEqual([new Error('connection refused')]);
+    });
+
+    it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
+      const reception = await deliver({ dedup: storeWith({ release: connectionRefused }), leaseMs: 200, onStoreError });
+      if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
+      await expect(reception.settle(500)).resolves.toBe(undefined);
+    });
+
+    it('turns verification failures into JSON responses', async () => {
+      const receiver = createReceiver({ secret: SECRET, now });
+      const reception = await verifyAndClaim(receiver, '{}', {});
+      expect(reception).toMatchObject({
+        action: 'respond',
+        response: { status: 400, body: { error: { code: 'missing_header' } }, error: { code: 'missing_header' } },
+      });
+    });
+
+    it('refused re-throws what is not a WebhookVerificationError', () => {
+      const bug = new RangeError('bug');
+      expect(() => refused(bug)).toThrow(bug);
+    });
+  });
+});
+
+describe('createReceiver: option checks and refusals', () => {
+  const methods = { begin: async () => ({ state: 'done' as const }), complete: async () => true, release: async () => true, renew: async () => true };
+
+  async function receiveWith(options: Partial<ReceiverOptions>) {
+    const receiver = createReceiver({ secret: SECRET, now, ...options });
+    const { body, headers } = signedRequest();
+    return verifyAndClaim(receiver, body, headers);
+  }
+
+  describe('createReceiver option checks', () => {
+    it.each([
+      ['no options', undefined, 'options with a secret are required'],
+      ['null options', null, 'options with a secret are required'],
+      ['options that are a string', 'whsec_QUJD', 'options with a secret are required'],
+      ['a zero lease', { secret: SECRET, leaseMs: 0 }, 'leaseMs must be a whole number of milliseconds'],
+      ['a fractional retention', { secret: SECRET, retentionMs: 0.5 }, 'retentionMs must be a whole number of milliseconds'],
+      ['an unknown onDedupError', { secret: SECRET, onDedupError: 'retry' }, "onDedupError must be 'reject' or 'process'"],
+      ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }, 'onStoreError must be a function'],
+    ])('refuses %s, naming what is wrong', (_name, options, says) => {
+      expect(() => createReceiver(options as never)).toThrow(TypeError);
+      expect(() => createReceiver(options as never)).toThrow(says);
+    });
+
+    it.each([
+      ['a zero body deadline', { bodyTimeoutMs: 0 }, 'bodyTimeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
+      ['a zero hold limit', { maxClaimMs: 0 }, 'maxClaimMs must be a whole number of milliseconds from 1 to 9007199254740991'],
+      ['a hold limit shorter than the lease', { leaseMs: 2_000, maxClaimMs: 1_999 }, 'maxClaimMs must be at least leaseMs'],
+    ])('refuses %s with the whole message', (_name, options, says) => {
+      expect(() => createReceiver({ secret: SECRET, ...options })).toThrow(new TypeError(`svc-webhooks: ${says}`));
+    });
+
+    it('takes a hold limit equal to the lease', () => {
+      expect(() => createReceiver({ secret: SECRET, leaseMs: 2_000, maxClaimMs: 2_000 })).not.toThrow();
+    });
+
+    it.each([
+      ['null', null],
+      ['a function carrying the four methods', Object.assign(() => {}, methods)],
+      ['a store without begin', { ...methods, begin: undefined }],
+      ['a store without complete', { ...methods, complete: undefined }],
+      ['a store without release', { ...methods, release: undefined }],
+      ['a store without renew', { ...methods, renew: undefined }],
+      ['a store whose release is no function', { ...methods, release: true }],
+    ])('refuses as dedup %s', (_name, dedup) => {
+      expect(() => createReceiver({ secret: SECRET, dedup: dedup as never })).toThrow(
+        new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false'),
+      );
+    });
+
+    it('exposes the body limit in force', () => {
+      expect(createReceiver({ secret: SECRET }).limits.maxPayloadBytes).toBe(1024 * 1024);
+      expect(createReceiver({ secret: SECRET, maxPayloadBytes: 10 }).limits.maxPayloadBytes).toBe(10);
+    });
+  });
+
+  describe('receive', () => {
+    it('answers 503 when begin() answers a function, whatever it carries', async () => {
+      const answer = Object.assign(() => {}, { state: 'done' });
+      const dedup: DedupStore = { ...methods, begin: async () => answer as never };
+      expect(await receiveWith({ dedup })).toMatchObject({ action: 'respond', response: { status: 503 } });
+    });
+
+    it('tells the sender to retry later when the store is down or another delivery holds the event', async () => {
+      const down: DedupStore = { ...methods, begin: () => Promise.reject(new Error('down')) };
+      expect(await receiveWith({ dedup: down })).toMatchObject({
+        response: { status: 503, body: { error: { code: 'dedup_unavailable', message: 'the dedup store is unavailable; retry later' } } },
+      });
+      const held: DedupStore = { ...methods, begin: async () => ({ state: 'in_progress' }) };
+      expect(await receiveWith({ dedup: held })).toMatchObject({
+        response: { status: 409, body: { error: { code: 'delivery_in_progress', message: 'this event is being processed; retry later' } } },
+      });
+    });
+
+    it.each([
+      ['null', null],
+      ['undefined', undefined],
+      ['a string', 'claimed'],
+      ['a claim without a token', { state: 'claimed' }],
+      ['a claim whose token is no string', { state: 'claimed', token: 7 }],
+      ['an unknown state', { state: 'leased', token: 'token-1' }],
+    ])('answers 503 when begin() answers %s, or processes unguarded if told to', async (_name, answer) => {
+      const dedup: DedupStore = { ...methods, begin: async () => answer as never };
+      expect(await receiveWith({ dedup })).toMatchObject({ action: 'respond', response: { status: 503 } });
+      const processed = await receiveWith({ dedup, onDedupError: 'process' });
+      expect(processed).toMatchObject({ action: 'process', delivery: { id: 'evt_1' } });
+      expect(processed).not.toHaveProperty('settle');
+    });
+
+    it("keeps its own store's leases on the receiver's clock", async () => {
+      let clock = now();
+      const receiver = createReceiver({ secret: SECRET, now: () => clock, leaseMs: 1_000 });
+      const { body, headers } = signedRequest();
+      const first = await verifyAndClaim(receiver, body, headers);
+      expect(first).toMatchObject({ action: 'process' });
+      expect(await verifyAndClaim(receiver, body, headers)).toMatchObject({ response: { status: 409 } });
+      clock += 1_000;
+      const retry = await verifyAndClaim(receiver, body, headers);
+      expect(retry).toMatchObject({ action: 'process' });
+      for (const reception of [first, retry]) if (reception.action === 'process') await reception.settle?.(500);
+    });
+
+    it('answers a duplicate 200 with no headers', async () => {
+      expect(await receiveWith({ dedup: { ...methods } })).toEqual({
+        action: 'respond',
+        response: { status: 200, headers: {}, body: { received: true, duplicate: true } },
+      });
+    });
+  });
+
+  describe('refused', () => {
+    it('answers the code, message and status, and keeps the headers given', () => {
+      const error = new WebhookVerificationError('delivery_in_progress', 'busy');
+      expect(refused(error, { 'retry-after': '5' })).toEqual({
+        status: 409,
+        headers: { 'retry-after': '5' },
+        body: { error: { code: 'delivery_in_progress', message: 'busy' } },
+        error,
+      });
+      expect(refused(new WebhookVerificationError('invalid_signature', 'no')).headers).toEqual({});
+    });
+
+  });
+
+  describe('bodyRefusal', () => {
+    it('closes the connection after a 413 or a 408, whose body is left unread, and only then', () => {
+      expect(bodyRefusal(new WebhookVerificationError('payload_too_large', 'big'))).toMatchObject({ status: 413, headers: { connection: 'close' } });
+      expect(bodyRefusal(new WebhookVerificationError('body_timeout', 'slow'))).toMatchObject({ status: 408, headers: { connection: 'close' } });
+      expect(bodyRefusal(new WebhookVerificationError('body_already_parsed', 'parsed')).headers).toEqual({});
+    });
+  });
+});
+
+describe('createReceiver: what the store is asked', () => {
+  type Call =
+    | { readonly op: 'begin'; readonly id: string; readonly leaseMs: number }
+    | { readonly op: 'complete'; readonly id: string; readonly token: string; readonly ttlMs: number }
+    | { readonly op: 'release'; readonly id: string; readonly token: string }
+    | { readonly op: 'renew'; readonly id: string; readonly token: string; readonly leaseMs: number };
+
+  /** A store that claims every id under a token of its own and records each call. */
+  class RecordingStore implements DedupStore {
+    readonly calls: Call[] = [];
+    readonly tokens = new Map<string, string>();
+
+    async begin(id: string, leaseMs: number): Promise<BeginResult> {
+      this.calls.push({ op: 'begin', id, leaseMs });
+      const token = `token-of-${id}`;
+      this.tokens.set(id, token);
+      return { state: 'claimed', token };
+    }
+
+    async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
+      this.calls.push({ op: 'complete', id, token, ttlMs });
+      return true;
+    }
+
+    async release(id: string, token: string): Promise<boolean> {
+      this.calls.push({ op: 'release', id, token });
+      return true;
+    }
+
+    async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+      this.calls.push({ op: 'renew', id, token, leaseMs });
+      return true;
+    }
+
+    /** The distinct complete and release calls made for `id`. */
+    settlementsOf(id: string): Call[] {
+      const seen = new Map(this.calls.filter((call) => call.id === id && (call.op === 'complete' || call.op === 'release')).map((call) => [JSON.stringify(call), call]));
+      return [...seen.values()];
+    }
+  }
+
+  /** Receives a signed delivery of `id`, runs the route to `status`, and settles. */
+  async function handled(store: RecordingStore, options: Partial<ReceiverOptions>, id: string, status: number): Promise<void> {
+    const receiver = createReceiver({ secret: SECRET, now, dedup: store, ...options });
+    const request = signedRequest({ id });
+    const reception = await verifyAndClaim(receiver, request.body, request.headers);
+    if (reception.action !== 'process' || reception.settle === undefined) throw new Error(`expected a claim, got ${reception.action}`);
+    await reception.settle(status);
+  }
+
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  describe('the durations the store receives', () => {
+    it('claims for leaseMs and completes for retentionMs, each with its own value', async () => {
+      const store = new RecordingStore();
+      await handled(store, { leaseMs: 12_345, retentionMs: 98_765_000 }, 'evt_1', 204);
+      expect(store.calls.filter((call) => call.op === 'begin')).toEqual([{ op: 'begin', id: 'evt_1', leaseMs: 12_345 }]);
+      expect(store.settlementsOf('evt_1')).toEqual([{ op: 'complete', id: 'evt_1', token: 'token-of-evt_1', ttlMs: 98_765_000 }]);
+    });
+
+    it('defaults to a lease of 60 s and a retention of four days', async () => {
+      const store = new RecordingStore();
+      await handled(store, {}, 'evt_1', 200);
+      expect(store.calls.filter((call) => call.op === 'begin')).toEqual([{ op: 'begin', id: 'evt_1', leaseMs: 60_000 }]);
+      expect(store.settlementsOf('evt_1')).toEqual([{ op: 'complete', id: 'evt_1', token: 'token-of-evt_1', ttlMs: 4 * 24 * 3600 * 1000 }]);
+    });
+
+    it('answers Retry-After in whole seconds of the lease, rounded up', async () => {
+      for (const [leaseMs, retryAfter] of [
+        [undefined, '60'],
+        [1, '1'],
+        [1000, '1'],
+        [2001, '3'],
+      ] as const) {
+        const held: DedupStore = {
+          begin: async () => ({ state: 'in_progress' }),
+          complete: async () => false,
+          release: async () => false,
+          renew: async () => false,
+        };
+        const receiver = createReceiver({ secret: SECRET, now, leaseMs, dedup: held });
+        const request = signedRequest();
+        expect(await verifyAndClaim(receiver, request.body, request.headers)).toMatchObject({
+          action: 'respond',
+          response: { status: 409, headers: { 'retry-after': retryAfter } },
+        });
+      }
+    });
+  });
+
+  describe('complete or release', () => {
+    it.each([200, 201, 202, 204, 299])('completes after %s', async (status) => {
+      const store = new RecordingStore();
+      await handled(store, { retentionMs: 5_000 }, `evt_${status}`, status);
+      expect(store.settlementsOf(`evt_${status}`)).toEqual([{ op: 'complete', id: `evt_${status}`, token: `token-of-evt_${status}`, ttlMs: 5_000 }]);
+    });
+
+    // Only a 2xx makes the sender stop: after anything else its retry must run the handler again.
+    it.each([100, 199, 300, 301, 304, 400, 404, 409, 413, 499, 500, 503])('releases after %s', async (status) => {
+      const store = new RecordingStore();
+      await handled(store, {}, `evt_${status}`, status);
+      expect(store.settlementsOf(`evt_${status}`)).toEqual([{ op: 'release', id: `evt_${status}`, token: `token-of-evt_${status}` }]);
+    });
+  });
+
+  describe('a store failure after the handler ran', () => {
+    const failing = (method: 'complete' | 'release', reason: unknown): DedupStore => {
+      const store = new RecordingStore();
+      return {
+        begin: store.begin.bind(store),
+        complete: method === 'complete' ? () => Promise.reject(reason) : store.complete.bind(store),
+        release: method === 'release' ? () => Promise.reject(reason) : store.release.bind(store),
+        renew: store.renew.bind(store),
+      };
+    };
+
+    it.each([
+      ['complete', 200],
+      ['release', 500],
+    ] as const)('goes to onStoreError when %s fails', async (method, status) => {
+      const seen: unknown[] = [];
+      // A short lease: settling retries the store until just before it ends.
+      const receiver = createReceiver({ secret: SECRET, now, leaseMs: 200, dedup: failing(method, new Error('down')), onStoreError: (error) => seen.push(error) });
+      const request = signedRequest();
+      const reception = await verifyAndClaim(receiver, request.body, request.headers);
+      if (reception.action !== 'process' || reception.settle === undefined) throw new Error('expected a claim');
+      await expect(reception.settle(status)).resolves.toBe(undefined);
+      expect(seen).toContainEqual(new Error('down'));
+    });
+
+    it.each([
+      ['an Error', new Error('connection reset'), 'Error: connection reset'],
+      ['a string', 'timeout', 'timeout'],
+    ])('is logged by default with its reason when the store rejects with %s', async (_name, reason, said) => {
+      const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const receiver = createReceiver({ secret: SECRET, now, leaseMs: 200, dedup: failing('complete', reason) });
+      const request = signedRequest();
+      const reception = await verifyAndClaim(receiver, request.body, request.headers);
+      if (reception.action !== 'process' || reception.settle === undefined) throw new Error('expected a claim');
+      await reception.settle(200);
+      expect(log.mock.calls).toEqual([
+        [
+          `svc-webhooks: the dedup store failed to complete event "evt_1" (${said}); ` +
+            'the lease ran out first, so a retry of that event may run the handler again.',
+        ],
+      ]);
+    });
+  });
+});
