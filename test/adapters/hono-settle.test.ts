@@ -7,11 +7,14 @@ import { Hono } from 'hono';
 import type { ExecutionContext } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/hono.js';
-import { MemoryDedupStore } from '../../src/index.js';
+import { MemoryDedupStore, type DedupStore } from '../../src/index.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 describe('hono adapter with an execution context', () => {
-  it('hands the settlement to waitUntil and answers without waiting for it', async () => {
+  it.each([
+    ['a route', (dedup: DedupStore) => new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup }), (c) => c.body(null, 204))],
+    ['the handlers of on', (dedup: DedupStore) => new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup, on: { 'call.missed': () => {} } }))],
+  ])('hands the settlement to waitUntil and answers without waiting for it, with %s', async (_name, appOn) => {
     const store = new MemoryDedupStore();
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
@@ -26,7 +29,7 @@ describe('hono adapter with an execution context', () => {
         return completed;
       },
     };
-    const app = new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup }), (c) => c.body(null, 204));
+    const app = appOn(dedup);
     const waiting: Array<Promise<unknown>> = [];
     const executionCtx: ExecutionContext = {
       waitUntil: (promise) => waiting.push(promise),

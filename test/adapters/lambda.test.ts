@@ -222,4 +222,51 @@ describe('lambda adapter', () => {
   it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
     expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
   });
+
+  it.each([
+    ['headers', 'constructor', 'http-api'],
+    ['headers', '__proto__', 'http-api'],
+    ['multiValueHeaders', 'Constructor', 'api-gateway-rest'],
+    ['multiValueHeaders', '__proto__', 'alb-multi-value'],
+  ] as const)('verifies as usual a signed delivery whose %s hold a header named %s (%s)', async (field, name, source) => {
+    const ids: string[] = [];
+    const handler = verifyWebhook(options, (_event, context) => void ids.push(context.id));
+    const event = lambdaEvent(source, signedRequest()) as unknown as Record<string, Record<string, unknown>>;
+    // Defined as own keys, as JSON.parse leaves them: an assignment to __proto__ would set the prototype.
+    Object.defineProperty(event[field], name, { value: field === 'headers' ? 'x' : ['x', 'y'], enumerable: true });
+    expect((await handler(event as never, lambdaContext)).statusCode).toBe(204);
+    expect(ids).toEqual(['evt_1']);
+  });
+
+  it.each([
+    ['a null event', null],
+    ['an event that is a string', 'POST /webhooks'],
+    ['a body that is an object', { headers: {}, body: { id: 'evt_1' } }],
+    ['a body that is a number', { headers: {}, body: 42 }],
+  ])('answers 400 invalid_payload for %s, and runs no handler', async (_name, event) => {
+    const handler = vi.fn();
+    const result = await verifyWebhook(options, handler)(event as never, lambdaContext);
+    expect(result).toMatchObject({ statusCode: 400, headers: { 'content-type': 'application/json' } });
+    expect(JSON.parse(result.body!).error.code).toBe('invalid_payload');
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('decodes the body only for a boolean isBase64Encoded, never for the string "false" or "true"', async () => {
+    const handler = verifyWebhook({ ...options, dedup: false }, () => undefined);
+    for (const flag of ['false', 'true']) {
+      const event = { ...lambdaEvent('http-api', signedRequest()), isBase64Encoded: flag };
+      expect((await handler(event as never, lambdaContext)).statusCode).toBe(204);
+    }
+  });
+
+  it.each(['Retry-After', 'RETRY-AFTER'])("adds no retry-after beside onError's own %s", async (own) => {
+    const dedup = new TestDedupStore();
+    await dedup.begin('evt_1');
+    const onError = () => ({ statusCode: 429, headers: { [own]: '120' }, body: '' });
+    const handler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined);
+    expect(await handler(lambdaEvent('http-api', signedRequest()), lambdaContext)).toEqual({ statusCode: 429, headers: { [own]: '120' }, body: '' });
+    const alb = { statusCode: 429, multiValueHeaders: { [own]: ['120'] }, body: '' };
+    const albHandler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError: () => alb }, () => undefined);
+    expect(await albHandler(lambdaEvent('alb-multi-value', signedRequest()), lambdaContext)).toEqual(alb);
+  });
 });
