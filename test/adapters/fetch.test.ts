@@ -281,7 +281,7 @@ describe('fetch adapter', () => {
     const request = requestOf(signedRequest());
     request.body!.getReader();
     const response = await verifyWebhook({ ...options, dedup: false }, handler)(request);
-    expect([response.status, (await response.json()).error.code]).toEqual([500, 'body_already_parsed']);
+    expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([500, 'body_already_parsed']);
     expect(handler).not.toHaveBeenCalled();
   });
 
@@ -295,7 +295,7 @@ describe('fetch adapter', () => {
       return used;
     };
     const response = await verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined)(requestOf(signedRequest()));
-    expect([response.status, response.headers.get('retry-after'), (await response.json()).error.code]).toEqual([409, '30', 'delivery_in_progress']);
+    expect([response.status, response.headers.get('retry-after'), ((await response.json()) as { error: { code: string } }).error.code]).toEqual([409, '30', 'delivery_in_progress']);
     expect(log).toHaveBeenCalledTimes(1);
     expect(log.mock.calls[0]![0]).toMatch(/^svc-webhooks: onError failed \(.*\); a request it left unanswered gets the default answer$/);
     log.mockRestore();
