@@ -87,7 +87,7 @@ export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handle
     handler as SingleHandler | undefined,
   );
   // Never undefined: there is no route.
-  return async (request, ...platform) => (await receive({ request, platform }))!;
+  return (request, ...platform) => receive({ request, platform }) as Promise<Response>;
 }
 
 /** The `waitUntil` of the first extra argument that has one, bound to it. */

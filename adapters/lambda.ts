@@ -102,7 +102,7 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handl
     handler as SingleHandler | undefined,
   );
   // Never undefined: there is no route.
-  return async (request, context) => (await receive({ request, context }))!;
+  return (request, context) => receive({ request, context }) as Promise<LambdaWebhookResult>;
 }
 
 /**

@@ -7,16 +7,16 @@
  */
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
-import { Bench } from 'tinybench';
-import { sign, verify, Webhook } from '../src/index.js';
+import { built } from './built.js';
 import { rawVerify } from './limit.js';
+import { measure, ROUNDS, TIME_MS } from './measure.js';
 import { envelopeOfSize } from './payloads.js';
 
-const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 400);
+const { sign, verify, Webhook } = await built<typeof import('../src/index.js')>('src/index.js');
 
-function cases(bytes: number): Record<string, () => unknown> {
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+function cases(bytes: number): Record<string, () => () => unknown> {
   const id = 'msg_01JD2W6R0YQ4B8N2C7HV5XK3TE';
   const text = envelopeOfSize(id, bytes);
   const body = Buffer.from(text);
@@ -26,39 +26,19 @@ function cases(bytes: number): Record<string, () => unknown> {
   const standard = new StandardWebhook(SECRET);
   const svix = new SvixWebhook(SECRET);
   return {
-    'limit (node:crypto)': () =>
+    'limit (node:crypto)': () => () =>
       rawVerify(key, headers['webhook-id'], headers['webhook-timestamp'], headers['webhook-signature'], body),
-    'Webhook#verify': () => webhook.verify(body, headers),
-    'verify()': () => verify(body, headers, SECRET),
+    'Webhook#verify': () => () => webhook.verify(body, headers),
+    'verify()': () => () => verify(body, headers, SECRET),
     // The peers take the body as a string.
-    standardwebhooks: () => standard.verify(text, headers),
-    svix: () => svix.verify(text, headers),
+    standardwebhooks: () => () => standard.verify(text, headers),
+    svix: () => () => svix.verify(text, headers),
   };
-}
-
-async function measure(bytes: number): Promise<Map<string, number>> {
-  const tasks = cases(bytes);
-  const samples = new Map<string, number[]>(Object.keys(tasks).map((name) => [name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    const bench = new Bench({ time: TIME_MS, warmupTime: 100 });
-    for (const [name, run] of Object.entries(tasks)) bench.add(name, run);
-    await bench.run();
-    for (const task of bench.tasks) {
-      if (task.result.state !== 'completed') throw new Error(`${task.name}: ${task.result.state}`);
-      samples.get(task.name)!.push(task.result.throughput.mean);
-    }
-  }
-  return new Map([...samples].map(([name, values]) => [name, median(values)]));
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 const rows: string[] = [];
 for (const [label, bytes] of [['1 KiB', 1024], ['64 KiB', 64 * 1024]] as const) {
-  const results = await measure(bytes);
+  const results = await measure(cases(bytes));
   const limit = results.get('limit (node:crypto)')!;
   for (const [name, ops] of results) {
     rows.push(`| ${label} | ${name} | ${Math.round(ops).toLocaleString('en-US')} | ${(ops / limit).toFixed(2)}× |`);

@@ -12,7 +12,7 @@ import type { DispatchOptions, EventHandlers, EventSchemas, HandlerContext, Hand
 import { checkHandlerOptions, type CheckedHandlerOptions, type HandlerRoute } from './handler-options.js';
 import { accepted, refused, type DispatchResult } from './responses.js';
 import type { StandardSchema, StandardSchemaIssue } from './standard-schema.js';
-import { callSafely } from './user-callbacks.js';
+import { callSafely, isThenable } from './user-callbacks.js';
 
 export interface Dispatcher {
   /** Runs the event's handler and returns the answer. Never rejects. */
@@ -111,7 +111,8 @@ export async function runSingleHandler<A>(
   context: HandlerContext,
 ): Promise<HandlerAnswer<A> | DispatchResult> {
   try {
-    const value = await call();
+    const returned = call();
+    const value = isThenable(returned) ? await returned : returned;
     if (value === undefined) return accepted();
     if (!shape.isAnswer(value)) throw new TypeError(`svc-webhooks: the webhook handler must return ${shape.described} or nothing`);
     return { answer: value, status: shape.statusOf(value) };

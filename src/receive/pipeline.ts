@@ -17,7 +17,7 @@ import { checkOnHandlerError } from './handler-options.js';
 import type { EventSchemas, HandlerOptions } from './handler-types.js';
 import { createReceiver, type ReceiverOptions } from './receiver.js';
 import { refused, type DecidedResponse, type DispatchResult, type WebhookResponse } from './responses.js';
-import { checkOnErrorOptions, reasonOf, runOnError, type OnErrorOptions } from './user-callbacks.js';
+import { checkOnErrorOptions, isThenable, reasonOf, runOnError, type OnErrorOptions } from './user-callbacks.js';
 
 /** The options every entry takes, before its own `onError`. */
 export interface EntryOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {}
@@ -96,31 +96,31 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
   const settleWaits = new DeadlineQueue(SETTLE_WAIT_MS);
 
   /** Answers what was decided here: by the user's `onError` for a refusal, if it answers in time, else as decided. */
-  const answer = async (request: R, decided: DecidedResponse): Promise<A> => {
+  const answer = (request: R, decided: DecidedResponse): A | Promise<A> => {
     const { error, headers } = decided;
-    if (error !== undefined && platform.onError !== undefined) {
-      const custom = await runOnError(() => platform.onError!(request, error, headers), onErrorTimeoutMs);
-      if (custom !== undefined) return custom.value;
-    }
-    return platform.send(request, decided);
+    if (error === undefined || platform.onError === undefined) return platform.send(request, decided);
+    return runOnError(() => platform.onError!(request, error, headers), onErrorTimeoutMs).then((custom) =>
+      custom === undefined ? platform.send(request, decided) : custom.value,
+    );
   };
 
   /** Runs the user's code for the delivery; never rejects. */
-  const run = async (request: R, delivery: VerifiedDelivery): Promise<Outcome<A>> => {
+  const run = (request: R, delivery: VerifiedDelivery): Promise<Outcome<A>> => {
     const { event, id } = delivery;
     if (dispatcher !== undefined) return dispatcher.dispatch(event);
     if (handler !== undefined) {
       const { shape, context } = platform.single!;
       return runSingleHandler(() => handler(event, context(request, delivery) as never), shape, onHandlerError, event, { id });
     }
-    return { routed: true, status: await platform.route!(request, delivery) };
+    return Promise.resolve(platform.route!(request, delivery)).then((status) => ({ routed: true, status }));
   };
 
   return async function receive(request) {
-    // 1. The body, within the limits.
+    // 1. The body, within the limits. A body at hand (Lambda) is taken without a turn of the event loop.
     let payload: WebhookPayload;
     try {
-      payload = await platform.body(request, receiver.limits);
+      const read = platform.body(request, receiver.limits);
+      payload = isThenable(read) ? await read : read;
     } catch (error) {
       if (error instanceof SenderGoneError && platform.senderGone !== undefined) return platform.senderGone(request);
       if (!(error instanceof WebhookVerificationError)) throw error;
@@ -136,7 +136,8 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     }
 
     // 3. Claim its event: a duplicate, one in progress or a failing store is answered here.
-    const claim = await receiver.claim(delivery);
+    const claiming = receiver.claim(delivery);
+    const claim = isThenable(claiming) ? await claiming : claiming;
     if (typeof claim === 'object') return answer(request, claim);
 
     // 4. Run the user's code.

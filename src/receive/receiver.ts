@@ -94,8 +94,11 @@ export interface Receiver {
   readonly limits: BodyLimits;
   /** Verifies a delivery; throws `WebhookVerificationError` to refuse it. */
   verify(payload: WebhookPayload, headers: WebhookHeaders): VerifiedDelivery;
-  /** Claims the delivery's event. Never rejects: a failing store is an answer (503) and a report. */
-  claim(delivery: VerifiedDelivery): Promise<ClaimOutcome>;
+  /**
+   * Claims the delivery's event: at once without a store, else once the
+   * store answered. Never rejects: a failing store is an answer (503) and a report.
+   */
+  claim(delivery: VerifiedDelivery): ClaimOutcome | Promise<ClaimOutcome>;
 }
 
 /** Builds the receiver's steps. Checks the options once; throws `TypeError`. */
@@ -136,8 +139,12 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   return {
     limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
     verify: (payload, headers) => webhook.verifyDelivery(payload, headers),
-    async claim({ id }) {
-      if (dedup === undefined) return undefined;
+    claim: dedup === undefined ? () => undefined : claimFrom(dedup),
+  };
+
+  /** Claims on `dedup`: a duplicate, one in progress and a failing store are answers. */
+  function claimFrom(dedup: DedupStore) {
+    return async ({ id }: VerifiedDelivery): Promise<ClaimOutcome> => {
       const claimedAt = Date.now();
       let claim: unknown;
       try {
@@ -146,14 +153,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         return unavailable(error, id);
       }
       // A store is the caller's code: an answer it should never give must not read as a claim.
-      if (!isBeginResult(claim)) return unavailable(new TypeError('svc-webhooks: the dedup store\'s begin answered no known state'), id);
+      if (!isBeginResult(claim)) return unavailable(new TypeError("svc-webhooks: the dedup store's begin answered no known state"), id);
       if (claim.state === 'done') return duplicate();
       if (claim.state === 'in_progress') {
         return refused(new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
       }
       return holdClaim({ store: dedup, id, token: claim.token, leaseMs, claimedAt, maxClaimMs, retentionMs, report, renewals });
-    },
-  };
+    };
+  }
 }
 
 function isBeginResult(value: unknown): value is BeginResult {

@@ -64,3 +64,8 @@ export function reasonOf(error: unknown): string {
     return 'an unprintable value';
   }
 }
+
+/** Whether `value` is a promise or another thenable, to be awaited; a plain value is used without a turn of the event loop. */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
