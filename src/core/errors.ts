@@ -38,10 +38,22 @@ export const ERROR_STATUS = {
 
 export type WebhookErrorCode = keyof typeof ERROR_STATUS;
 
+// One symbol per process (Symbol.for), whichever copy of the package made the error.
+const BRAND = Symbol.for('svc-webhooks.WebhookVerificationError');
+
 export class WebhookVerificationError extends Error {
   override readonly name = 'WebhookVerificationError';
   readonly code: WebhookErrorCode;
   readonly status: number;
+
+  /**
+   * `instanceof` holds for an error of any copy of svc-webhooks in the
+   * process: each entry point ships as one file with its own copy of this
+   * class, and an app may load both the ES module and the CommonJS build.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { readonly [BRAND]?: unknown })[BRAND] === true;
+  }
 
   /**
    * `message` must never include a secret, a signature or the body. `cause`
@@ -52,5 +64,6 @@ export class WebhookVerificationError extends Error {
     super(message, options);
     this.code = code;
     this.status = ERROR_STATUS[code];
+    Object.defineProperty(this, BRAND, { value: true });
   }
 }

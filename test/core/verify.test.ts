@@ -184,3 +184,22 @@ describe('sign()', () => {
     expect(() => sign('{}', { ...options, secret: SECRET })).toThrow(TypeError);
   });
 });
+
+describe('WebhookVerificationError', () => {
+  it("carries its code's status, and the cause given, for the operator's logs", () => {
+    const cause = new Error('store down');
+    const error = new WebhookVerificationError('dedup_unavailable', 'retry later', { cause });
+    expect([error.name, error.code, error.status, error.cause]).toEqual(['WebhookVerificationError', 'dedup_unavailable', 503, cause]);
+  });
+
+  it('is what instanceof knows an error of any copy of the package by, and nothing else', () => {
+    // Another copy's error: another class, with the mark every copy sets.
+    const ofAnotherCopy = Object.defineProperty(new Error('x'), Symbol.for('svc-webhooks.WebhookVerificationError'), { value: true });
+    expect(ofAnotherCopy instanceof WebhookVerificationError).toBe(true);
+    expect(new WebhookVerificationError('invalid_signature', 'x') instanceof WebhookVerificationError).toBe(true);
+    expect(new WebhookVerificationError('invalid_signature', 'x') instanceof Error).toBe(true);
+    for (const other of [new Error('x'), { code: 'invalid_signature', status: 400 }, null, 'invalid_signature']) {
+      expect(other instanceof WebhookVerificationError).toBe(false);
+    }
+  });
+});

@@ -66,6 +66,23 @@ try {
   writeFileSync(join(project, 'esm.mjs'), loader((specifier) => `await import('${specifier}')`));
   writeFileSync(join(project, 'cjs.cjs'), loader((specifier) => `require('${specifier}')`));
   console.log(`ESM:\n${run(process.execPath, ['esm.mjs'])}CJS:\n${run(process.execPath, ['cjs.cjs'])}`);
+  // Each entry ships as one file with its own copy of the error class, and the CommonJS build is another:
+  // an error of the Fetch entry is still an instance of the class every copy exports.
+  writeFileSync(
+    join(project, 'identity.mjs'),
+    [
+      `import { createRequire } from 'node:module';`,
+      `import { WebhookVerificationError } from '${manifest.name}';`,
+      `import { verifyWebhook } from '${manifest.name}/fetch';`,
+      `const { WebhookVerificationError: FromRequire } = createRequire(import.meta.url)('${manifest.name}');`,
+      `let refused;`,
+      `const entry = verifyWebhook({ secret: 'whsec_c2VjcmV0', dedup: false, onError: (error) => { refused = error; return new Response(null, { status: 400 }); } }, () => undefined);`,
+      `await entry(new Request('http://receiver.test/', { method: 'POST', body: '{}' }));`,
+      `if (!(refused instanceof WebhookVerificationError) || !(refused instanceof FromRequire) || new Error('x') instanceof FromRequire) throw new Error('instanceof failed across copies');`,
+      `console.log('an error of the Fetch entry is an instance of the class of the root, imported and required');`,
+    ].join('\n'),
+  );
+  console.log(run(process.execPath, ['identity.mjs']));
 
   const imports = specifiers.map((specifier, i) => `import * as m${i} from '${specifier}';\nexport const e${i} = Object.keys(m${i});`);
   // The handler types must hold as published, with no schema library installed: were a type lost to
