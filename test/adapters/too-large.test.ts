@@ -18,7 +18,7 @@ import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import type { ReceiverOptions } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
-import { closeServer, listen } from '../helpers/http-harness.js';
+import { serveNode } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
 const LIMIT = 1024;
@@ -33,9 +33,10 @@ interface Served {
   close(): Promise<void>;
 }
 
-async function serveNode(server: Server, route: RouteSpy): Promise<Served> {
-  await listen(server);
-  return { port: (server.address() as AddressInfo).port, route, close: () => closeServer(server) };
+/** `server` served, with the route that answers on it. */
+async function serveWith(server: Server, route: RouteSpy): Promise<Served> {
+  const { url, close } = await serveNode(server);
+  return { port: Number(new URL(url).port), route, close };
 }
 
 const adapters: ReadonlyArray<[string, () => Promise<Served>]> = [
@@ -47,7 +48,7 @@ const adapters: ReadonlyArray<[string, () => Promise<Served>]> = [
       app.post('/webhooks', expressWebhook(options), async (req, res) => {
         res.status(await route.handle(req.webhook, req.webhookId)).end();
       });
-      return serveNode(createServer(app), route);
+      return serveWith(createServer(app), route);
     },
   ],
   [
@@ -73,7 +74,7 @@ const adapters: ReadonlyArray<[string, () => Promise<Served>]> = [
       const route = new RouteSpy();
       const app = new Hono();
       app.post('/webhooks', honoWebhook(options), async (c) => c.body(null, (await route.handle(c.var.webhook, c.get('webhookId'))) as 204));
-      return serveNode(createAdaptorServer({ fetch: app.fetch }) as Server, route);
+      return serveWith(createAdaptorServer({ fetch: app.fetch }) as Server, route);
     },
   ],
 ];

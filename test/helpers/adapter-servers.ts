@@ -19,18 +19,10 @@ import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../ada
 import type { LambdaWebhook, LambdaWebhookContext } from '../../adapters/lambda.js';
 import type { EventSchemas, WebhookEvent } from '../../src/index.js';
 import type { RouteSpy } from './adapter-contract.js';
-import { closeServer, listen } from './http-harness.js';
+import { serveNode, type ServedApp } from './http-harness.js';
 import { httpResponseOf, lambdaContext, lambdaEvent, type LambdaSource } from './lambda-events.js';
 
-export interface ServedApp {
-  /** The server's base URL; the webhook route is `${url}/webhooks`. */
-  readonly url: string;
-  close(): Promise<void>;
-}
-
-async function serveNode(server: Server): Promise<ServedApp> {
-  return { url: await listen(server), close: () => closeServer(server) };
-}
+export type { ServedApp };
 
 export function serveExpress(options: ExpressWebhookOptions, route: RouteSpy, framework = express): Promise<ServedApp> {
   const app = framework();

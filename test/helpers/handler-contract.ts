@@ -8,12 +8,13 @@ import { type } from 'arktype';
 import * as v from 'valibot';
 import { afterEach, beforeEach, expect, it, vi, type MockInstance } from 'vitest';
 import { z } from 'zod';
-import type { EventSchemas, HandlerOptions, ReceiverOptions, StandardSchema, WebhookErrorCode } from '../../src/index.js';
+import type { EventSchemas, HandlerOptions, ReceiverOptions, StandardSchema } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from './adapter-contract.js';
 import type { ServedApp } from './adapter-servers.js';
 import { failingBothWays } from './failing-callbacks.js';
 import { OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
+import { errorOf } from './refusal.js';
 
 export type HandlerServeOptions = ReceiverOptions & HandlerOptions<EventSchemas>;
 
@@ -42,11 +43,6 @@ const schemas: ReadonlyArray<[string, StandardSchema]> = [
 function missedCallFrom(from: unknown): SignedRequest {
   const event = { id: 'evt_1', type: 'call.missed', created_at: '2023-11-14T22:13:20Z', data: { object: { id: 'obj_1', from } } };
   return signedRequest({ body: JSON.stringify(event) });
-}
-
-async function refusalOf(response: Response): Promise<{ code: WebhookErrorCode; message: string; paths?: string[] }> {
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-  return ((await response.json()) as { error: { code: WebhookErrorCode; message: string; paths?: string[] } }).error;
 }
 
 /** Declares the shared tests of `on` for one adapter. */
@@ -86,7 +82,7 @@ export function handlerContract(serve: ServeHandlers): void {
       await start({ on: { 'call.missed': handler }, onHandlerError });
       const response = await post();
       expect(response.status).toBe(500);
-      expect(await refusalOf(response)).toEqual({ code: 'handler_failed', message: HANDLER_FAILED_MESSAGE });
+      expect(await errorOf(response)).toEqual({ code: 'handler_failed', message: HANDLER_FAILED_MESSAGE });
       expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(
         expect.objectContaining({ message: `cannot reach ${SECRET_VALUE}` }),
         expect.objectContaining({ id: 'evt_1', type: 'call.missed' }),
@@ -116,7 +112,7 @@ export function handlerContract(serve: ServeHandlers): void {
     await start({ on: { 'call.missed': handler }, onUnknown: 'reject' });
     const response = await post(signedRequest({ type: 'call.answered' }));
     expect(response.status).toBe(422);
-    expect((await refusalOf(response)).code).toBe('unknown_event_type');
+    expect((await errorOf(response)).code).toBe('unknown_event_type');
     expect(handler).not.toHaveBeenCalled();
   });
 
@@ -137,7 +133,7 @@ export function handlerContract(serve: ServeHandlers): void {
       expect(response.status).toBe(422);
       const text = await response.clone().text();
       const paths = ['$.data.object.from'];
-      expect(await refusalOf(response)).toEqual({ code: 'invalid_event_data', message: expect.any(String), paths });
+      expect(await errorOf(response)).toEqual({ code: 'invalid_event_data', message: expect.any(String), paths });
       expect(text).not.toContain(SECRET_VALUE);
       expect(handler).not.toHaveBeenCalled();
       const context = { id: 'evt_1' };
@@ -184,7 +180,7 @@ export function handlerContract(serve: ServeHandlers): void {
     await start({ on: { 'call.missed': handler } });
     const response = await post(signedRequest({ secret: OLD_SECRET }));
     expect(response.status).toBe(400);
-    expect((await refusalOf(response)).code).toBe('invalid_signature');
+    expect((await errorOf(response)).code).toBe('invalid_signature');
     expect(handler).not.toHaveBeenCalled();
   });
 
@@ -206,7 +202,7 @@ export function handlerContract(serve: ServeHandlers): void {
     await start({ on: { 'call.missed': () => {} }, schemas: { 'call.missed': schemas[1]![1] }, ...quiet }, 'throws');
     const response = await post(missedCallFrom(null));
     expect(response.status).toBe(422);
-    expect(await refusalOf(response)).toMatchObject({ code: 'invalid_event_data', paths: ['$.data.object.from'] });
+    expect(await errorOf(response)).toMatchObject({ code: 'invalid_event_data', paths: ['$.data.object.from'] });
     expect(log).toHaveBeenCalledWith(expect.stringContaining('svc-webhooks: onError failed'));
   });
 }

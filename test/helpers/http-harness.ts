@@ -29,6 +29,18 @@ export async function closeServer(server: Server): Promise<void> {
   await once(server, 'close');
 }
 
+/** A server the tests send to. */
+export interface ServedApp {
+  /** The server's base URL; the webhook route is `${url}/webhooks`. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Serves `server` on 127.0.0.1, on a port of its own. */
+export async function serveNode(server: Server): Promise<ServedApp> {
+  return { url: await listen(server), close: () => closeServer(server) };
+}
+
 /**
  * POSTs a signed, chunked 256 MiB body without Content-Length to a route
  * limited to far less, and checks the server answered 413 before the client

@@ -15,7 +15,7 @@ import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import type { DedupStore, ReceiverOptions } from '../../src/index.js';
-import { closeServer, listen } from '../helpers/http-harness.js';
+import { serveNode, type ServedApp } from '../helpers/http-harness.js';
 import { SECRET, now } from '../helpers/signed-request.js';
 import { draw } from './seeded-random.js';
 import type { SideEffectLedger } from './side-effect-ledger.js';
@@ -52,7 +52,7 @@ export async function startReceiverInstance(options: ReceiverInstanceOptions): P
   const { framework = 'express', dedup, leaseMs, onStoreError } = options;
   const webhookOptions: ReceiverOptions = { secret: SECRET, now, dedup, leaseMs, onStoreError };
   const served = await serve[framework](webhookOptions, handler(options));
-  return { url: `${served.base}/webhooks`, close: served.close };
+  return { url: `${served.url}/webhooks`, close: served.close };
 }
 
 /** The route's work: a delay, then a throw, a 500, or the side effect and 204, as the seed decides per call. */
@@ -77,17 +77,8 @@ function handler({ ledger, seed, leaseMs, slowShare = 0 }: ReceiverInstanceOptio
   };
 }
 
-interface Served {
-  readonly base: string;
-  close(): Promise<void>;
-}
 
-async function serveNode(server: Server): Promise<Served> {
-  const base = await listen(server);
-  return { base, close: () => closeServer(server) };
-}
-
-const serve: Record<Framework, (options: ReceiverOptions, handle: Handler) => Promise<Served>> = {
+const serve: Record<Framework, (options: ReceiverOptions, handle: Handler) => Promise<ServedApp>> = {
   async express(options, handle) {
     const app = express();
     app.post('/webhooks', expressWebhook(options), async (req, res) => {
@@ -114,7 +105,7 @@ const serve: Record<Framework, (options: ReceiverOptions, handle: Handler) => Pr
         },
       }),
     );
-    const base = await app.listen({ port: 0, host: '127.0.0.1' });
-    return { base, close: () => app.close() };
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    return { url, close: () => app.close() };
   },
 };
