@@ -20,6 +20,8 @@ declare global {
       webhook: WebhookEvent;
       /** The verified `webhook-id`, the key to deduplicate on; set only behind `verifyWebhook`. */
       webhookId: string;
+      /** Which secret verified it (see `KeyedSecret`); set only behind `verifyWebhook`. */
+      webhookKeyId: string;
     }
   }
 }
@@ -55,9 +57,10 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebho
     },
     senderGone: () => undefined,
     onError: onError && (({ req, res, next }, error, headers) => answeredOnNode(res, headers, () => onError(error, req, res, next))),
-    route({ req, res, next }, { event, id }) {
+    route({ req, res, next }, { event, id, keyId }) {
       req.webhook = event;
       req.webhookId = id;
+      req.webhookKeyId = keyId;
       const ended = statusWhenEnded(res);
       next();
       return ended;

@@ -24,6 +24,8 @@ declare module 'fastify' {
     webhook: WebhookEvent;
     /** The verified `webhook-id`, the key to deduplicate on; set only there too. */
     webhookId: string;
+    /** Which secret verified it (see `KeyedSecret`); set only there too. */
+    webhookKeyId: string;
   }
 }
 
@@ -87,9 +89,10 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
     // Its sender is gone: nobody is left to answer.
     senderGone: ({ reply }) => void reply.hijack(),
     onError: onError && (({ request, reply }, error, headers) => answeredOnNode(reply.raw, headers, () => onError(error, request, reply))),
-    route({ request, reply, proceed }, { event, id }) {
+    route({ request, reply, proceed }, { event, id, keyId }) {
       request.webhook = event;
       request.webhookId = id;
+      request.webhookKeyId = keyId;
       const ended = statusWhenEnded(reply.raw);
       proceed();
       return ended;
@@ -101,6 +104,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
   return async function svcWebhooks(webhooks) {
     webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
     webhooks.decorateRequest('webhookId', '');
+    webhooks.decorateRequest('webhookKeyId', '');
     const hiddenTypes = new WeakMap<FastifyRequest, string>();
     // Before Fastify's parsing, so that a refusal is answered here (a user's setErrorHandler in
     // `routes` never sees it), the read deadline holds, and every later hook sees a verified delivery.

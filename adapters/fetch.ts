@@ -24,6 +24,8 @@ export interface FetchWebhookContext {
   readonly id: string;
   /** The verified `webhook-timestamp`, in seconds since the Unix epoch. */
   readonly timestamp: number;
+  /** Which secret verified it (see `KeyedSecret`). */
+  readonly keyId: string;
   /** The request, for its URL and headers; its body is already read. */
   readonly request: Request;
 }
@@ -81,7 +83,7 @@ export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handle
       keepAlive: ({ platform }, work) => waitUntilOf(platform)?.(work),
       single: {
         shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
-        context: ({ request }, { id, timestamp }): FetchWebhookContext => ({ id, timestamp, request }),
+        context: ({ request }, { id, timestamp, keyId }): FetchWebhookContext => ({ id, timestamp, keyId, request }),
       },
     },
     handler as SingleHandler | undefined,

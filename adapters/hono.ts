@@ -22,6 +22,8 @@ declare module 'hono' {
     webhook: WebhookEvent;
     /** The verified `webhook-id`, the key to deduplicate on; set only behind `verifyWebhook`. */
     webhookId: string;
+    /** Which secret verified it (see `KeyedSecret`); set only behind `verifyWebhook`. */
+    webhookKeyId: string;
   }
 }
 
@@ -73,9 +75,10 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
       }
       context.waitUntil(work);
     },
-    async route({ c, next }, { event, id }) {
+    async route({ c, next }, { event, id, keyId }) {
       c.set('webhook', event);
       c.set('webhookId', id);
+      c.set('webhookKeyId', keyId);
       // Hono turns a route's error into its error response, so c.res holds the outcome either way.
       await next();
       return c.res.status;

@@ -41,6 +41,8 @@ export interface LambdaWebhookContext {
   readonly id: string;
   /** The verified `webhook-timestamp`, in seconds since the Unix epoch. */
   readonly timestamp: number;
+  /** Which secret verified it (see `KeyedSecret`). */
+  readonly keyId: string;
   /** The Lambda event of the HTTP request. */
   readonly request: LambdaWebhookEvent;
   /** The Lambda invocation context. */
@@ -96,7 +98,7 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handl
         }),
       single: {
         shape: { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode },
-        context: ({ request, context }, { id, timestamp }): LambdaWebhookContext => ({ id, timestamp, request, context }),
+        context: ({ request, context }, { id, timestamp, keyId }): LambdaWebhookContext => ({ id, timestamp, keyId, request, context }),
       },
     },
     handler as SingleHandler | undefined,

@@ -21,7 +21,7 @@ export {
 export type { HeaderGetter, HeaderRecord, WebhookHeaders } from './core/headers.js';
 export type { VerifyOptions } from './core/options.js';
 export type { WebhookPayload } from './core/payload.js';
-export type { WebhookSecret } from './core/secret.js';
+export type { KeyedSecret, WebhookSecret } from './core/secret.js';
 export { sign, type SignOptions, type WebhookSignatureHeaders } from './core/sign.js';
 export type { VerifiedDelivery } from './core/verify-delivery.js';
 export { verify, verifyDelivery } from './core/verify.js';

@@ -1,7 +1,23 @@
 import { Buffer } from 'node:buffer';
 
-/** A secret as the service hands it out, or a list of them during rotation. */
-export type WebhookSecret = string | readonly string[];
+/** A secret with a name of your choosing, reported as the `keyId` of the deliveries it verifies. */
+export interface KeyedSecret {
+  readonly id: string;
+  readonly secret: string;
+}
+
+/**
+ * A secret as the service hands it out, or a list of them during rotation;
+ * any of them may be keyed, `{ id, secret }`, to learn which one verified a
+ * delivery.
+ */
+export type WebhookSecret = string | KeyedSecret | readonly (string | KeyedSecret)[];
+
+/** A secret's HMAC key, and the id that names it: a keyed secret's own, else its position in the list (`'0'` for a lone one). */
+export interface DecodedKey {
+  readonly id: string;
+  readonly key: Buffer;
+}
 
 const PREFIX = 'whsec_';
 // Standard base64, padded or not; Buffer.from alone would silently skip bad characters.
@@ -24,12 +40,27 @@ export function decodeSecret(secret: string): Buffer {
   return Buffer.from(encoded, 'base64');
 }
 
-/** Decodes one secret or a non-empty list of them. Throws `TypeError`. */
-export function decodeSecrets(secret: WebhookSecret): Buffer[] {
-  if (typeof secret === 'string') return [decodeSecret(secret)];
-  if (!Array.isArray(secret)) {
-    throw new TypeError('svc-webhooks: the secret must be a string or an array of strings');
+/** Decodes one secret or a non-empty list of them, each with its id. Throws `TypeError`. */
+export function decodeSecrets(secret: WebhookSecret, decode: (secret: string) => Buffer = decodeSecret): DecodedKey[] {
+  const list: readonly unknown[] = Array.isArray(secret) ? secret : [secret];
+  if (!Array.isArray(secret) && typeof secret !== 'string' && !isKeyed(secret)) {
+    throw new TypeError('svc-webhooks: the secret must be a string, { id, secret }, or an array of them');
   }
-  if (secret.length === 0) throw new TypeError('svc-webhooks: the list of secrets is empty');
-  return secret.map(decodeSecret);
+  if (list.length === 0) throw new TypeError('svc-webhooks: the list of secrets is empty');
+  const keys = list.map((one, position) => decodeKey(one, position, decode));
+  const ids = new Set(keys.map(({ id }) => id));
+  if (ids.size !== keys.length) throw new TypeError('svc-webhooks: two secrets in the list have the same id');
+  return keys;
+}
+
+/** One entry of a list, at `position`. */
+function decodeKey(entry: unknown, position: number, decode: (secret: string) => Buffer): DecodedKey {
+  if (typeof entry === 'string') return { id: String(position), key: decode(entry) };
+  if (!isKeyed(entry)) throw new TypeError('svc-webhooks: a secret must be a string or { id, secret }');
+  if (typeof entry.id !== 'string' || entry.id.length === 0) throw new TypeError('svc-webhooks: a keyed secret needs an id, a non-empty string');
+  return { id: entry.id, key: decode(entry.secret) };
+}
+
+function isKeyed(value: unknown): value is KeyedSecret {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'secret' in value;
 }

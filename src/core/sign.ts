@@ -1,6 +1,5 @@
-import type { Buffer } from 'node:buffer';
 import { rawPayload, type WebhookPayload } from './payload.js';
-import { decodeSecrets, type WebhookSecret } from './secret.js';
+import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
 import { computeSignature } from './signature.js';
 
 /** The three headers a signed request carries. A type, not an interface, so it is a `HeaderRecord`. */
@@ -19,7 +18,7 @@ export interface SignOptions {
 }
 
 /** Signs with keys already decoded: one `v1,` entry per key. */
-export function signWithKeys(payload: WebhookPayload, options: SignOptions, keys: readonly Buffer[]): WebhookSignatureHeaders {
+export function signWithKeys(payload: WebhookPayload, options: SignOptions, keys: readonly DecodedKey[]): WebhookSignatureHeaders {
   const { id, timestamp } = checkedObject(options);
   if (typeof id !== 'string' || id.length === 0) throw new TypeError('svc-webhooks: id must be a non-empty string');
   const seconds = timestamp instanceof Date ? Math.floor(timestamp.getTime() / 1000) : timestamp;
@@ -28,7 +27,7 @@ export function signWithKeys(payload: WebhookPayload, options: SignOptions, keys
   }
   const body = rawPayload(payload, Number.MAX_SAFE_INTEGER);
   const stamp = String(seconds);
-  const signature = keys.map((key) => `v1,${computeSignature(key, id, stamp, body).toString('base64')}`).join(' ');
+  const signature = keys.map(({ key }) => `v1,${computeSignature(key, id, stamp, body).toString('base64')}`).join(' ');
   return { 'webhook-id': id, 'webhook-timestamp': stamp, 'webhook-signature': signature };
 }
 

@@ -22,6 +22,11 @@ export function computeSignature(key: Buffer, id: string, timestamp: string, bod
  * skipped; compares are constant-time on the decoded bytes.
  */
 export function hasMatchingSignature(header: string, expected: readonly Buffer[]): boolean {
+  return matchingSignature(header, expected) !== -1;
+}
+
+/** The index in `expected` of the digest that an entry of `header` equals, or -1; see `hasMatchingSignature`. */
+export function matchingSignature(header: string, expected: readonly Buffer[]): number {
   let tried = 0;
   let start = 0;
   while (start < header.length && tried < MAX_SIGNATURES_TRIED) {
@@ -34,12 +39,12 @@ export function hasMatchingSignature(header: string, expected: readonly Buffer[]
       // Buffer.from skips characters outside base64, so a malformed entry decodes short.
       const candidate = Buffer.from(header.slice(start + 3, end), 'base64');
       if (candidate.length === DIGEST_BYTES) {
-        for (const digest of expected) {
-          if (timingSafeEqual(candidate, digest)) return true;
+        for (let i = 0; i < expected.length; i++) {
+          if (timingSafeEqual(candidate, expected[i]!)) return i;
         }
       }
     }
     start = next + 1;
   }
-  return false;
+  return -1;
 }

@@ -1,10 +1,10 @@
-import type { Buffer } from 'node:buffer';
 import { WebhookVerificationError } from './errors.js';
 import { parseEvent, type WebhookEvent } from './event.js';
 import { readHeader, type WebhookHeaders } from './headers.js';
 import type { ResolvedVerifyOptions } from './options.js';
 import { rawPayload, type WebhookPayload } from './payload.js';
-import { computeSignature, hasMatchingSignature } from './signature.js';
+import type { DecodedKey } from './secret.js';
+import { computeSignature, matchingSignature } from './signature.js';
 import { checkTimestamp } from './timestamp.js';
 
 /** A delivery whose signature, timestamp and envelope were all checked. */
@@ -13,6 +13,8 @@ export interface VerifiedDelivery<E extends WebhookEvent = WebhookEvent> {
   readonly id: string;
   /** The `webhook-timestamp` header, in seconds since the Unix epoch. */
   readonly timestamp: number;
+  /** Which secret verified it: the `id` of a keyed secret, else its position in the list (`'0'` for a lone one). */
+  readonly keyId: string;
   /** The parsed envelope; `event.id === id`. */
   readonly event: E;
 }
@@ -21,7 +23,7 @@ export interface VerifiedDelivery<E extends WebhookEvent = WebhookEvent> {
 export function verifyWithKeys(
   payload: WebhookPayload,
   headers: WebhookHeaders,
-  keys: readonly Buffer[],
+  keys: readonly DecodedKey[],
   options: ResolvedVerifyOptions,
 ): VerifiedDelivery {
   const body = rawPayload(payload, options.maxPayloadBytes);
@@ -33,11 +35,12 @@ export function verifyWithKeys(
   if (signatureHeader === undefined) throw missing('webhook-signature');
 
   const timestamp = checkTimestamp(timestampHeader, options.now(), options.toleranceSeconds);
-  const expected = keys.map((key) => computeSignature(key, id, timestampHeader, body));
-  if (!hasMatchingSignature(signatureHeader, expected)) {
+  const expected = keys.map(({ key }) => computeSignature(key, id, timestampHeader, body));
+  const matched = matchingSignature(signatureHeader, expected);
+  if (matched === -1) {
     throw new WebhookVerificationError('invalid_signature', 'no v1 signature in webhook-signature matches the secret');
   }
-  return { id, timestamp, event: parseEvent(body, id) };
+  return { id, timestamp, keyId: keys[matched]!.id, event: parseEvent(body, id) };
 }
 
 function missing(name: string): WebhookVerificationError {

@@ -1,9 +1,8 @@
-import type { Buffer } from 'node:buffer';
 import type { WebhookEvent } from './event.js';
 import type { WebhookHeaders } from './headers.js';
 import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from './options.js';
 import type { WebhookPayload } from './payload.js';
-import { decodeSecrets, type WebhookSecret } from './secret.js';
+import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
 import { signWithKeys, type SignOptions, type WebhookSignatureHeaders } from './sign.js';
 import { verifyWithKeys, type VerifiedDelivery } from './verify-delivery.js';
 
@@ -13,7 +12,7 @@ import { verifyWithKeys, type VerifiedDelivery } from './verify-delivery.js';
  * or options.
  */
 export class Webhook {
-  readonly #keys: readonly Buffer[];
+  readonly #keys: readonly DecodedKey[];
   readonly #options: ResolvedVerifyOptions;
 
   constructor(secret: WebhookSecret, options?: VerifyOptions) {

@@ -16,7 +16,9 @@ import { callSafely, isThenable } from './user-callbacks.js';
 
 export interface Dispatcher {
   /** Runs the event's handler and returns the answer. Never rejects. */
-  dispatch(event: WebhookEvent): Promise<DispatchResult>;
+  dispatch(event: WebhookEvent, context: HandlerContext): Promise<DispatchResult>;
+  /** Whether a handler runs for events of `type` (its own in `on`, or an `onUnknown` function for an unknown type). */
+  handles(type: string): boolean;
 }
 
 const UNKNOWN_TYPE_MESSAGE = 'this receiver refuses event types it does not know';
@@ -31,7 +33,10 @@ const HANDLER_FAILED_MESSAGE = 'the handler for this event failed; retry later';
 export function createDispatcher<S extends EventSchemas>(options: HandlerOptions<S>, singleHandler = false): Dispatcher | undefined {
   const checked = checkHandlerOptions(options, singleHandler);
   if (checked === undefined) return undefined;
-  return { dispatch: (event) => dispatchChecked(checked, event) };
+  return {
+    dispatch: (event, context) => dispatchChecked(checked, event, context),
+    handles: (type) => checked.routes.has(type) || (!isKnownEventType(type) && typeof checked.onUnknown === 'function'),
+  };
 }
 
 /**
@@ -48,11 +53,10 @@ export function dispatch<S extends EventSchemas = {}>(
   if (on === undefined) throw new TypeError('svc-webhooks: dispatch needs on, an object of handlers by event type');
   if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: dispatch options must be an object');
   const checked = checkHandlerOptions<S>({ ...options, on }, false) as CheckedHandlerOptions;
-  return dispatchChecked(checked, event);
+  return dispatchChecked(checked, event, { id: event.id });
 }
 
-async function dispatchChecked(options: CheckedHandlerOptions, event: WebhookEvent): Promise<DispatchResult> {
-  const context: HandlerContext = { id: event.id };
+async function dispatchChecked(options: CheckedHandlerOptions, event: WebhookEvent, context: HandlerContext): Promise<DispatchResult> {
   const route = options.routes.get(event.type);
   if (route !== undefined) return run(route, event, context, options.onHandlerError);
   // Known types without a handler, like unknown ones, are answered 2xx: anything else is retried for days.

@@ -9,6 +9,8 @@ export type KnownEventMap = { [E in KnownWebhookEvent as E['type']]: E };
 export interface HandlerContext {
   /** The verified `webhook-id`, equal to `event.id`: the same on every retry of the event. */
   readonly id: string;
+  /** Which secret verified it (see `KeyedSecret`); absent for `dispatch`, which verifies nothing. */
+  readonly keyId?: string;
 }
 
 /**

@@ -106,11 +106,11 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
 
   /** Runs the user's code for the delivery; never rejects. */
   const run = (request: R, delivery: VerifiedDelivery): Promise<Outcome<A>> => {
-    const { event, id } = delivery;
-    if (dispatcher !== undefined) return dispatcher.dispatch(event);
+    const { event, id, keyId } = delivery;
+    if (dispatcher !== undefined) return dispatcher.dispatch(event, { id, keyId });
     if (handler !== undefined) {
       const { shape, context } = platform.single!;
-      return runSingleHandler(() => handler(event, context(request, delivery) as never), shape, onHandlerError, event, { id });
+      return runSingleHandler(() => handler(event, context(request, delivery) as never), shape, onHandlerError, event, { id, keyId });
     }
     return Promise.resolve(platform.route!(request, delivery)).then((status) => ({ routed: true, status }));
   };

@@ -71,7 +71,7 @@ describe('fetch adapter', () => {
     const request = requestOf(signedRequest());
     const response = await handler(request);
     expect([response.status, await response.text()]).toEqual([204, '']);
-    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, request }]]);
+    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, keyId: '0', request }]]);
   });
 
   it('sends the handler Response as it is, and settles the claim by its status', async () => {
@@ -152,7 +152,7 @@ describe('fetch adapter', () => {
     expect(response.status).toBe(500);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(await response.json()).toEqual({ error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } });
-    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1' });
+    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1', keyId: '0' });
     expect(dedup.stateOf('evt_1')).toBe('absent');
   });
 

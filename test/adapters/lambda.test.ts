@@ -68,7 +68,7 @@ describe('lambda adapter', () => {
     const handler = verifyWebhook(options, (event, context) => void seen.push([event, context]));
     const request = lambdaEvent('http-api', signedRequest());
     await handler(request, lambdaContext);
-    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, request, context: lambdaContext }]]);
+    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, keyId: '0', request, context: lambdaContext }]]);
   });
 
   it('returns the handler result as it is, and settles the claim by its statusCode', async () => {
@@ -135,7 +135,7 @@ describe('lambda adapter', () => {
       body: JSON.stringify({ error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } }),
       isBase64Encoded: false,
     });
-    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1' });
+    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1', keyId: '0' });
     expect(dedup.stateOf('evt_1')).toBe('absent');
   });
 

@@ -14,14 +14,18 @@ const secretNumber = (n: number) => `whsec_${Buffer.from(`secret-${n}`).toString
 
 describe('cachedKeys', () => {
   it('decodes as decodeSecrets does', () => {
-    expect(cachedKeys('whsec_QUJD')).toEqual([Buffer.from('ABC')]);
-    expect(cachedKeys(['whsec_QUJD', 'legacy'])).toEqual([Buffer.from('ABC'), Buffer.from('legacy')]);
+    expect(cachedKeys('whsec_QUJD')).toEqual([{ id: '0', key: Buffer.from('ABC') }]);
+    expect(cachedKeys(['whsec_QUJD', { id: 'old', secret: 'legacy' }])).toEqual([
+      { id: '0', key: Buffer.from('ABC') },
+      { id: 'old', key: Buffer.from('legacy') },
+    ]);
   });
 
   it('answers a secret seen before from the cache, alone or in a list', () => {
     const first = cachedKeys('whsec_QUJD');
     expect(cachedKeys('whsec_QUJD')).toBe(first);
-    expect(cachedKeys(['legacy', 'whsec_QUJD'])[1]).toBe(first[0]);
+    expect(cachedKeys(['legacy', 'whsec_QUJD'])[1]!.key).toBe(first[0]!.key);
+    expect(cachedKeys([{ id: 'new', secret: 'whsec_QUJD' }])[0]!.key).toBe(first[0]!.key);
   });
 
   it('forgets everything when a new secret would make it hold more than 256', () => {

@@ -52,16 +52,37 @@ describe('decodeSecret', () => {
 });
 
 describe('decodeSecrets', () => {
-  it('decodes one secret or each of a list, in order', () => {
-    expect(decodeSecrets('whsec_QUJD')).toEqual([Buffer.from('ABC')]);
-    expect(decodeSecrets(['whsec_QUJD', 'legacy'])).toEqual([Buffer.from('ABC'), Buffer.from('legacy')]);
+  it('decodes one secret or each of a list, in order, each named by its position', () => {
+    expect(decodeSecrets('whsec_QUJD')).toEqual([{ id: '0', key: Buffer.from('ABC') }]);
+    expect(decodeSecrets(['whsec_QUJD', 'legacy'])).toEqual([
+      { id: '0', key: Buffer.from('ABC') },
+      { id: '1', key: Buffer.from('legacy') },
+    ]);
+  });
+
+  it('names a keyed secret by its own id, alone or in a list beside plain ones', () => {
+    expect(decodeSecrets({ id: 'new', secret: 'whsec_QUJD' })).toEqual([{ id: 'new', key: Buffer.from('ABC') }]);
+    expect(decodeSecrets([{ id: 'new', secret: 'whsec_QUJD' }, 'legacy'])).toEqual([
+      { id: 'new', key: Buffer.from('ABC') },
+      { id: '1', key: Buffer.from('legacy') },
+    ]);
+  });
+
+  it.each([
+    ['an empty id', [{ id: '', secret: 'whsec_QUJD' }], 'svc-webhooks: a keyed secret needs an id, a non-empty string'],
+    ['an id that is no string', [{ id: 7, secret: 'whsec_QUJD' }], 'svc-webhooks: a keyed secret needs an id, a non-empty string'],
+    ['a keyed secret that is no string', [{ id: 'a', secret: 42 }], 'svc-webhooks: a secret must be a string'],
+    ['two entries with one id', [{ id: '1', secret: 'whsec_QUJD' }, 'legacy'], 'svc-webhooks: two secrets in the list have the same id'],
+    ['an entry that is neither', ['whsec_QUJD', 42], 'svc-webhooks: a secret must be a string or { id, secret }'],
+  ])('refuses %s with the whole message', (_name, secret, message) => {
+    expect(() => decodeSecrets(secret as never)).toThrow(new TypeError(message));
   });
 
   it('refuses an empty list, a list with a bad secret, and what is neither', () => {
     expect(() => decodeSecrets([])).toThrow(new TypeError('svc-webhooks: the list of secrets is empty'));
     expect(() => decodeSecrets(['whsec_QUJD', ''])).toThrow('the secret is empty');
     for (const secret of [undefined, null, 42, { 0: 'whsec_QUJD', length: 1 }]) {
-      expect(() => decodeSecrets(secret as never)).toThrow(new TypeError('svc-webhooks: the secret must be a string or an array of strings'));
+      expect(() => decodeSecrets(secret as never)).toThrow(new TypeError('svc-webhooks: the secret must be a string, { id, secret }, or an array of them'));
     }
   });
 });

@@ -203,3 +203,34 @@ describe('WebhookVerificationError', () => {
     }
   });
 });
+
+describe('keyId: which secret verified a delivery', () => {
+  const body = JSON.stringify({ id: 'evt_k', type: 'call.missed', created_at: '2023-11-14T22:13:20Z', data: { object: { id: 'obj_k' } } });
+  const NEW = 'whsec_bmV3LXNlY3JldC1uZXctc2VjcmV0LW5ldy1zZWNyZXQ=';
+  const OLD = 'whsec_b2xkLXNlY3JldC1vbGQtc2VjcmV0LW9sZC1zZWNyZXQ=';
+  const now = () => 1_700_000_000_000;
+  const signedWith = (secret: string | string[]) => sign(body, { id: 'evt_k', timestamp: 1_700_000_000, secret });
+
+  it("is '0' for a lone string, and a plain string's position in a list", () => {
+    expect(verifyDelivery(body, signedWith(OLD), OLD, { now }).keyId).toBe('0');
+    expect(verifyDelivery(body, signedWith(OLD), [NEW, OLD], { now }).keyId).toBe('1');
+    expect(new Webhook([NEW, OLD], { now }).verifyDelivery(body, signedWith(NEW)).keyId).toBe('0');
+  });
+
+  it("is a keyed secret's own id, alone or beside plain strings", () => {
+    expect(verifyDelivery(body, signedWith(OLD), { id: 'old', secret: OLD }, { now }).keyId).toBe('old');
+    expect(verifyDelivery(body, signedWith(OLD), [{ id: 'new', secret: NEW }, OLD], { now }).keyId).toBe('1');
+    expect(new Webhook([NEW, { id: 'old', secret: OLD }], { now }).verifyDelivery(body, signedWith(OLD)).keyId).toBe('old');
+  });
+
+  it('names the secret of the first entry that matches while the sender signs with both during a rotation', () => {
+    const both = signedWith([NEW, OLD]);
+    const secrets = [
+      { id: 'new', secret: NEW },
+      { id: 'old', secret: OLD },
+    ];
+    expect(verifyDelivery(body, both, secrets, { now }).keyId).toBe('new');
+    expect(verifyDelivery(body, both, [secrets[1]!], { now }).keyId).toBe('old');
+    expect(() => verifyDelivery(body, signedWith(OLD), [secrets[0]!], { now })).toThrow(expect.objectContaining({ code: 'invalid_signature' }));
+  });
+});

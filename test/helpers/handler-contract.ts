@@ -72,7 +72,7 @@ export function handlerContract(serve: ServeHandlers): void {
     expect(response.status).toBe(204);
     expect(response.headers.get('content-type')).toBeNull();
     expect(await response.text()).toBe('');
-    expect(handler).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ id: 'evt_m', type: 'message.received' }), { id: 'evt_m' });
+    expect(handler).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ id: 'evt_m', type: 'message.received' }), { id: 'evt_m', keyId: '0' });
   });
 
   it.each(failingBothWays(new Error(`cannot reach ${SECRET_VALUE}`)))(
@@ -86,7 +86,7 @@ export function handlerContract(serve: ServeHandlers): void {
       expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(
         expect.objectContaining({ message: `cannot reach ${SECRET_VALUE}` }),
         expect.objectContaining({ id: 'evt_1', type: 'call.missed' }),
-        { id: 'evt_1' },
+        { id: 'evt_1', keyId: '0' },
       );
     },
   );
@@ -120,7 +120,7 @@ export function handlerContract(serve: ServeHandlers): void {
     const onUnknown = vi.fn();
     await start({ on: {}, onUnknown });
     expect((await post(signedRequest({ type: 'call.answered' }))).status).toBe(204);
-    expect(onUnknown).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ type: 'call.answered' }), { id: 'evt_1' });
+    expect(onUnknown).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ type: 'call.answered' }), { id: 'evt_1', keyId: '0' });
   });
 
   it.each(schemas)(
@@ -136,7 +136,7 @@ export function handlerContract(serve: ServeHandlers): void {
       expect(await errorOf(response)).toEqual({ code: 'invalid_event_data', message: expect.any(String), paths });
       expect(text).not.toContain(SECRET_VALUE);
       expect(handler).not.toHaveBeenCalled();
-      const context = { id: 'evt_1' };
+      const context = { id: 'evt_1', keyId: '0' };
       expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ code: 'invalid_event_data' }), expect.anything(), context);
 
       // Released: the retry of an event that passes, as after a fixed schema, is handled, and gets the schema's output.

@@ -60,7 +60,7 @@ describe('handler options', () => {
 
   it('takes an undefined handler or schema as none', async () => {
     const dispatcher = createDispatcher({ on: { 'call.missed': undefined, 'webhook.test': handler }, schemas: { 'webhook.test': undefined } });
-    expect(await dispatcher?.dispatch(eventOf('call.missed'))).toMatchObject({ status: 204 });
+    expect(await dispatcher?.dispatch(eventOf('call.missed'), { id: 'evt_1' })).toMatchObject({ status: 204 });
   });
 
   it('keeps the handlers it was given: a later change to on has no effect', async () => {
@@ -69,8 +69,8 @@ describe('handler options', () => {
     const dispatcher = createDispatcher({ on });
     on['call.missed'] = () => void calls.push('second');
     on['webhook.test'] = () => void calls.push('added');
-    await dispatcher?.dispatch(eventOf('call.missed'));
-    await dispatcher?.dispatch(eventOf('webhook.test'));
+    await dispatcher?.dispatch(eventOf('call.missed'), { id: 'evt_1' });
+    await dispatcher?.dispatch(eventOf('webhook.test'), { id: 'evt_1' });
     expect(calls).toEqual(['first']);
   });
 

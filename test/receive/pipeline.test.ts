@@ -109,11 +109,11 @@ describe('createPipeline: the single handler', () => {
     expect(heard).toEqual([new TypeError('svc-webhooks: the webhook handler must return an Answer or nothing')]);
   });
 
-  it('tells onHandlerError the id of the delivery whose handler failed', async () => {
+  it('tells onHandlerError the id of the delivery whose handler failed, and which secret verified it', async () => {
     const contexts: unknown[] = [];
     const receive = entry({ onHandlerError: (_error, _event, context) => void contexts.push(context) }, () => Promise.reject(new Error('boom')));
     await receive(request());
-    expect(contexts).toEqual([{ id: 'evt_1' }]);
+    expect(contexts).toEqual([{ id: 'evt_1', keyId: '0' }]);
   });
 
   it('answers 204 itself once the handler of on ran', async () => {
