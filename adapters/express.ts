@@ -47,6 +47,7 @@ interface ExpressRequest {
 export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebhookOptions<S>): RequestHandler {
   const { onError } = options;
   const receive = createPipeline<ExpressRequest, void, S>(options, {
+    entry: 'express',
     // What a parser that ran before left (see rawBodyLeftByParser), else read from the stream.
     body: ({ req }, limits) => rawBodyLeftByParser(req) ?? readNodeBody(req, req.headers['content-length'], limits),
     headers: ({ req }) => req.headers,
@@ -55,6 +56,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebho
       if (res.headersSent) res.end();
       else res.set(headers).status(status).json(body);
     },
+    statusOf: ({ res }) => res.statusCode,
     senderGone: () => undefined,
     onError: onError && (({ req, res, next }, error, headers) => answeredOnNode(res, headers, () => onError(error, req, res, next))),
     route({ req, res, next }, { event, id, keyId }) {

@@ -74,6 +74,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
   const { routes, path, onError } = options;
   const bodies = new WeakMap<FastifyRequest, Buffer>();
   const receive = createPipeline<FastifyWebhookRequest, void, S>(options, {
+    entry: 'fastify',
     async body({ request, payload }, limits) {
       const bytes = await readNodeBody(payload, request.headers['content-length'], limits);
       // For the content-type parser: the route's request.body.
@@ -86,6 +87,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
       if (reply.raw.headersSent) reply.raw.end();
       else reply.headers(headers).code(status).send(body);
     },
+    statusOf: ({ reply }) => reply.raw.statusCode,
     // Its sender is gone: nobody is left to answer.
     senderGone: ({ reply }) => void reply.hijack(),
     onError: onError && (({ request, reply }, error, headers) => answeredOnNode(reply.raw, headers, () => onError(error, request, reply))),

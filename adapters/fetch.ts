@@ -68,9 +68,11 @@ export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handle
   const receive = createPipeline<FetchRequest, Response, EventSchemas>(
     options,
     {
+      entry: 'fetch',
       body: ({ request }, limits) => readRequestBody(request, limits, BODY_USED_MESSAGE),
       headers: ({ request }) => request.headers,
       send: (_request, { status, headers, body }) => webResponse(status, headers, body),
+      statusOf: (_request, response) => response!.status,
       // Nobody reads this answer.
       senderGone: () => new Response(null, { status: 400 }),
       onError:

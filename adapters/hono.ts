@@ -49,6 +49,7 @@ const BODY_USED_MESSAGE =
 export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookOptions<S>): MiddlewareHandler {
   const { onError } = options;
   const receive = createPipeline<HonoRequest, Response, S>(options, {
+    entry: 'hono',
     body: ({ c }, limits) => rawBody(c, limits),
     headers: ({ c }) => c.req.raw.headers,
     send({ c }, { status, headers, body }) {
@@ -56,6 +57,8 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
       if (body === undefined) return c.body(null, status as StatusCode);
       return c.json(body, status as ContentfulStatusCode);
     },
+    // Undefined once the route answered: its response is Hono's.
+    statusOf: ({ c }, answer) => (answer ?? c.res).status,
     // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
     senderGone: ({ c }) => c.body(null, 400),
     onError:

@@ -82,6 +82,7 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handl
   const receive = createPipeline<LambdaRequest, LambdaWebhookResult, EventSchemas>(
     options,
     {
+      entry: 'lambda',
       body: ({ request }) => bodyOf(request),
       headers: ({ request }) => headersOf(request),
       send({ request }, { status, headers, body }) {
@@ -89,6 +90,7 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handl
         const json = { ...headers, 'content-type': 'application/json' };
         return { statusCode: status, ...headersField(json, request), body: JSON.stringify(body), isBase64Encoded: false };
       },
+      statusOf: (_request, result) => result!.statusCode,
       onError:
         onError &&
         (async ({ request }, error, headers) => {

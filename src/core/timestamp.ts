@@ -4,16 +4,21 @@ import { WebhookVerificationError } from './errors.js';
 // 15 digits keep the value an exact integer far past any real clock.
 const SECONDS = /^\d{1,15}$/;
 
+/** `webhook-timestamp` in seconds, or `undefined` when it is no plain integer of seconds. */
+export function parseSeconds(header: string | undefined): number | undefined {
+  return header !== undefined && SECONDS.test(header) ? Number(header) : undefined;
+}
+
 /** Parses `webhook-timestamp` and checks it against the clock. Returns seconds. */
 export function checkTimestamp(header: string, nowMs: number, toleranceSeconds: number): number {
-  if (!SECONDS.test(header)) {
+  const timestamp = parseSeconds(header);
+  if (timestamp === undefined) {
     throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp must be an integer number of seconds');
   }
   if (!Number.isFinite(nowMs)) {
     // A broken clock must not turn both window checks off.
     throw new TypeError('svc-webhooks: the clock (options.now) returned a non-finite number');
   }
-  const timestamp = Number(header);
   // In milliseconds, so that the window is the same width on both sides of the clock.
   const ageMs = nowMs - timestamp * 1000;
   const toleranceMs = toleranceSeconds * 1000;

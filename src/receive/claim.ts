@@ -8,6 +8,7 @@
 import type { DedupStore } from '../stores/dedup-store.js';
 import { describeStoreError, storeFailureHint } from '../stores/store-failure-hint.js';
 import { unref, type Deadline, type DeadlineQueue } from './deadlines.js';
+import { storeFailures } from './diagnostics.js';
 import { reasonOf } from './user-callbacks.js';
 
 /** A store operation of a claim's life. */
@@ -83,18 +84,24 @@ const CONSEQUENCE: Readonly<Record<StoreOperation, string>> = {
 const FIRST_PAUSE_MS = 25;
 const MAX_PAUSE_MS = 1_000;
 
+/** Publishes a failed store operation on the store channel, while someone listens there. */
+export function tellStoreFailure(operation: StoreOperation, id: string, attempt: number, error: unknown): void {
+  if (storeFailures?.hasSubscribers) storeFailures.publish({ operation, id, attempt, error });
+}
+
 /**
  * Runs `operation`, and again after each rejection, pausing longer each time,
  * as long as the next try starts no later than `deadline` (a `Date.now()`
  * time): the last try starts at the deadline itself. The first try always
  * runs. Resolves to the first answer; rejects with the last error once out
- * of time.
+ * of time. `failed` hears of each rejection, with the try's number from 1.
  */
-export async function retryBefore<T>(deadline: number, operation: () => Promise<T>): Promise<T> {
-  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, MAX_PAUSE_MS)) {
+export async function retryBefore<T>(deadline: number, operation: () => Promise<T>, failed?: (error: unknown, attempt: number) => void): Promise<T> {
+  for (let pause = FIRST_PAUSE_MS, attempt = 1; ; pause = Math.min(2 * pause, MAX_PAUSE_MS), attempt++) {
     try {
       return await operation();
     } catch (error) {
+      failed?.(error, attempt);
       const left = deadline - Date.now();
       if (left <= 0) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
@@ -182,12 +189,16 @@ export class LeaseRenewal {
     let sentAt = 0;
     let held: boolean;
     try {
-      held = await retryBefore(LeaseRenewal.deadline(this.#expiresAt, leaseMs), async () => {
-        // Once settled, the lease is the settlement's business: no further try.
-        if (this.#stopped) return false;
-        sentAt = Date.now();
-        return await store.renew(id, token, grantMs);
-      });
+      held = await retryBefore(
+        LeaseRenewal.deadline(this.#expiresAt, leaseMs),
+        async () => {
+          // Once settled, the lease is the settlement's business: no further try.
+          if (this.#stopped) return false;
+          sentAt = Date.now();
+          return await store.renew(id, token, grantMs);
+        },
+        (error, attempt) => tellStoreFailure('renew', id, attempt, error),
+      );
     } catch (error) {
       if (!this.#stopped) await this.#onGiveUp(error);
       return;
@@ -230,10 +241,15 @@ export function holdClaim(claim: ClaimToHold): Settle {
     const deadline = LeaseRenewal.deadline(renewal.stop(), leaseMs);
     // Only a 2xx tells the sender to stop; anything else must leave the event to its retry.
     const succeeded = status >= 200 && status < 300;
+    const operation = succeeded ? 'complete' : 'release';
     try {
-      await retryBefore(deadline, () => (succeeded ? store.complete(id, token, retentionMs) : store.release(id, token)));
+      await retryBefore(
+        deadline,
+        () => (succeeded ? store.complete(id, token, retentionMs) : store.release(id, token)),
+        (error, attempt) => tellStoreFailure(operation, id, attempt, error),
+      );
     } catch (error) {
-      await report(error, { operation: succeeded ? 'complete' : 'release', id });
+      await report(error, { operation, id });
     }
   };
   return (status) => (settled ??= settle(status));

@@ -6,7 +6,8 @@
  * channels gets nothing published and nothing thrown.
  */
 import * as diagnostics from 'node:diagnostics_channel';
-import type { WebhookErrorCode } from '../core/errors.js';
+import type { WebhookErrorCode, WebhookVerificationError } from '../core/errors.js';
+import type { StoreOperation } from './claim.js';
 
 /** The channel of `DeliveryMessage`s. */
 export const DELIVERY_CHANNEL = 'svc-webhooks:delivery';
@@ -55,7 +56,7 @@ export interface HandlerTraceContext {
 
 /** Published on `svc-webhooks:store` for each failed store operation, retries included. */
 export interface StoreMessage {
-  readonly operation: 'begin' | 'complete' | 'release' | 'renew';
+  readonly operation: StoreOperation;
   /** The event id (the dedup key) the operation was for. */
   readonly id: string;
   /** 1 for the first try, 2 for its first retry, and so on. */
@@ -73,6 +74,18 @@ export interface Publisher<T> {
 export interface Tracer<C extends object> {
   readonly hasSubscribers: boolean;
   tracePromise<T>(run: () => Promise<T>, context: C): Promise<T>;
+}
+
+/**
+ * The outcome of an answer: a refusal's code (`in_progress` for a delivery
+ * in progress), `failed` for any other non-2xx, and for a 2xx `processed`
+ * when user code ran for it, else `unhandled`. A duplicate is the claim's
+ * to tell.
+ */
+export function outcomeOf(status: number, error: WebhookVerificationError | undefined, ran: boolean): DeliveryOutcome {
+  if (error !== undefined) return error.code === 'delivery_in_progress' ? 'in_progress' : error.code;
+  if (status < 200 || status >= 300) return 'failed';
+  return ran ? 'processed' : 'unhandled';
 }
 
 function publisher<T>(name: string): Publisher<T> | undefined {

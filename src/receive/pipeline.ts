@@ -12,6 +12,7 @@ import type { WebhookPayload } from '../core/payload.js';
 import type { VerifiedDelivery } from '../core/verify-delivery.js';
 import { bodyRefusal, SenderGoneError, type BodyLimits } from './body-limits.js';
 import { DeadlineQueue, withinDeadline } from './deadlines.js';
+import { deliveries, handlerRuns, outcomeOf, type DeliveryOutcome, type EntryName } from './diagnostics.js';
 import { createDispatcher, runSingleHandler, type AnswerShape, type HandlerAnswer } from './dispatch.js';
 import { checkOnHandlerError } from './handler-options.js';
 import type { EventSchemas, HandlerOptions } from './handler-types.js';
@@ -34,6 +35,8 @@ export const SETTLE_WAIT_MS = 1000;
 
 /** What an entry knows of its platform's requests (`R`) and answers (`A`). */
 export interface Platform<R, A> {
+  /** Which entry this is, for the diagnostics channels. */
+  readonly entry: EntryName;
   /**
    * The raw body. Rejects with a `WebhookVerificationError` to refuse the
    * request (past the limits, already parsed), with `SenderGoneError` when the
@@ -43,6 +46,8 @@ export interface Platform<R, A> {
   headers(request: R): WebhookHeaders;
   /** Sends an answer decided here: `body` as JSON, or none when it is `undefined`. */
   send(request: R, response: WebhookResponse): A;
+  /** The status the request was answered with, once answered: `answer` is what the entry returns (`undefined` where the route answered). */
+  statusOf(request: R, answer: A | undefined): number;
   /** The request's sender left mid-body: nobody is left to answer. Absent where a body cannot break off (Lambda). */
   senderGone?(request: R): A;
   /**
@@ -71,6 +76,11 @@ export type SingleHandler = (event: WebhookEvent, context: never) => unknown;
 
 /** What running the user's code led to: an answer decided here, the single handler's own, or the route's, already sent. */
 type Outcome<A> = DispatchResult | HandlerAnswer<A> | { readonly routed: true; readonly status: number };
+
+/** A request watched for the delivery channel: when its handling started. Only made while someone listens. */
+interface Watch {
+  readonly started: number;
+}
 
 /**
  * Checks the options once and returns the request path; throws `TypeError`.
@@ -115,16 +125,42 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     return Promise.resolve(platform.route!(request, delivery)).then((status) => ({ routed: true, status }));
   };
 
+  /** Publishes the delivery message of a watched request once `answering` is sent, and passes its answer on. */
+  const told = async (request: R, watch: Watch, answering: A | PromiseLike<A> | undefined, outcome: DeliveryOutcome, delivery?: VerifiedDelivery) => {
+    const answered = await answering;
+    deliveries!.publish({
+      entry: platform.entry,
+      status: platform.statusOf(request, answered),
+      outcome,
+      ...(delivery && { id: delivery.id, type: delivery.event.type, keyId: delivery.keyId }),
+      ...receiver.skewOf(platform.headers(request)),
+      durationMs: performance.now() - watch.started,
+    });
+    return answered;
+  };
+
+  /** Answers a refusal or a claim's answer, telling the delivery channel when watched. */
+  const refuse = (request: R, watch: Watch | undefined, decided: DecidedResponse, delivery?: VerifiedDelivery) => {
+    const answering = answer(request, decided);
+    if (watch === undefined) return answering;
+    // The only answer decided here without an error is the claim's duplicate.
+    const outcome = decided.error === undefined ? 'duplicate' : outcomeOf(decided.status, decided.error, false);
+    return told(request, watch, answering, outcome, delivery);
+  };
+
   return async function receive(request) {
+    const watch: Watch | undefined = deliveries?.hasSubscribers ? { started: performance.now() } : undefined;
+
     // 1. The body, within the limits. A body at hand (Lambda) is taken without a turn of the event loop.
     let payload: WebhookPayload;
     try {
       const read = platform.body(request, receiver.limits);
       payload = isThenable(read) ? await read : read;
     } catch (error) {
+      // Nobody is left to answer, nor anything to tell.
       if (error instanceof SenderGoneError && platform.senderGone !== undefined) return platform.senderGone(request);
       if (!(error instanceof WebhookVerificationError)) throw error;
-      return answer(request, bodyRefusal(error));
+      return refuse(request, watch, bodyRefusal(error));
     }
 
     // 2. Verify it.
@@ -132,16 +168,19 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     try {
       delivery = receiver.verify(payload, platform.headers(request));
     } catch (error) {
-      return answer(request, refused(error));
+      return refuse(request, watch, refused(error));
     }
 
     // 3. Claim its event: a duplicate, one in progress or a failing store is answered here.
     const claiming = receiver.claim(delivery);
     const claim = isThenable(claiming) ? await claiming : claiming;
-    if (typeof claim === 'object') return answer(request, claim);
+    if (typeof claim === 'object') return refuse(request, watch, claim, delivery);
 
-    // 4. Run the user's code.
-    const outcome = await run(request, delivery);
+    // 4. Run the user's code, in a span of the tracing channel while someone listens there.
+    const { id, keyId, event } = delivery;
+    const outcome = handlerRuns?.hasSubscribers
+      ? await handlerRuns.tracePromise(() => run(request, delivery), { entry: platform.entry, id, type: event.type, keyId })
+      : await run(request, delivery);
     const routed = 'routed' in outcome;
 
     // 5. Settle the claim by the answer, in the background where the platform may cut it off; an answer
@@ -153,8 +192,10 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     }
 
     // 6. Answer, unless the route did.
-    if (routed) return undefined;
-    return 'answer' in outcome ? outcome.answer : answer(request, outcome);
+    const answering = routed ? undefined : 'answer' in outcome ? outcome.answer : answer(request, outcome);
+    if (watch === undefined) return answering;
+    const ran = !('body' in outcome) || dispatcher === undefined || dispatcher.handles(event.type);
+    return told(request, watch, answering, outcomeOf(outcome.status, 'error' in outcome ? outcome.error : undefined, ran), delivery);
   };
 
   /** Hands the settling to the platform; a platform that throws for it changes no answer, and the settle runs on regardless. */

@@ -4,17 +4,18 @@
  * itself. Checks the options of both once, at creation.
  */
 import { WebhookVerificationError } from '../core/errors.js';
-import type { WebhookHeaders } from '../core/headers.js';
+import { readHeader, type WebhookHeaders } from '../core/headers.js';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
 import type { WebhookSecret } from '../core/secret.js';
+import { parseSeconds } from '../core/timestamp.js';
 import type { VerifiedDelivery } from '../core/verify-delivery.js';
 import { Webhook } from '../core/webhook.js';
 import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
-import { holdClaim, renewalDelay, storeErrorLog, storeErrorReporter, type Settle, type StoreErrorCallback } from './claim.js';
+import { holdClaim, renewalDelay, storeErrorLog, storeErrorReporter, tellStoreFailure, type Settle, type StoreErrorCallback } from './claim.js';
 import { DeadlineQueue } from './deadlines.js';
 import { duplicate, refused, type DecidedResponse } from './responses.js';
 
@@ -94,6 +95,8 @@ export interface Receiver {
   readonly limits: BodyLimits;
   /** Verifies a delivery; throws `WebhookVerificationError` to refuse it. */
   verify(payload: WebhookPayload, headers: WebhookHeaders): VerifiedDelivery;
+  /** `{ skewSeconds }`: the receiver's clock minus the request's `webhook-timestamp`, when that parses; else nothing. */
+  skewOf(headers: WebhookHeaders): { readonly skewSeconds?: number };
   /**
    * Claims the delivery's event: at once without a store, else once the
    * store answered. Never rejects: a failing store is an answer (503) and a report.
@@ -131,6 +134,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   /** A store that failed `begin`: reported, then answered 503, or run without a claim under `'process'`. */
   const unavailable = (cause: unknown, id: string): DecidedResponse | undefined => {
+    tellStoreFailure('begin', id, 1, cause);
     void report(cause, { operation: 'begin', id });
     if (onDedupError === 'process') return undefined;
     return refused(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause }), unavailableHeaders);
@@ -139,6 +143,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   return {
     limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
     verify: (payload, headers) => webhook.verifyDelivery(payload, headers),
+    skewOf(headers) {
+      const timestamp = parseSeconds(readHeader(headers, 'webhook-timestamp', ', '));
+      return timestamp === undefined ? {} : { skewSeconds: now() / 1000 - timestamp };
+    },
     claim: dedup === undefined ? () => undefined : claimFrom(dedup),
   };
 

@@ -33,9 +33,11 @@ const shape = { isAnswer: (value: unknown): value is Answer => value instanceof 
 /** A platform whose answers are `Answer`s; `onError` is the user's, wrapped as an entry wraps it. */
 function platform(onError?: (error: WebhookVerificationError) => unknown, extra: Partial<Platform<TestRequest, Answer>> = {}): Platform<TestRequest, Answer> {
   return {
+    entry: 'fetch',
     body: (request) => request.body,
     headers: (request) => request.headers,
     send: (_request, { status, headers, body }) => new Answer(status, headers, body),
+    statusOf: (_request, answer) => answer?.status ?? 0,
     onError:
       onError &&
       (async (_request, error, headers) => {
@@ -215,7 +217,13 @@ describe('createPipeline: the claim', () => {
 function handlingReceiver<S extends EventSchemas>(options: Partial<ReceiverOptions> & HandlerOptions<S>) {
   const receive = createPipeline<SignedRequest, WebhookResponse, S>(
     { secret: SECRET, now, ...options },
-    { body: (request) => request.body, headers: (request) => request.headers, send: (_request, response) => response },
+    {
+      entry: 'fetch',
+      body: (request) => request.body,
+      headers: (request) => request.headers,
+      send: (_request, response) => response,
+      statusOf: (_request, response) => response?.status ?? 0,
+    },
   );
   return async (spec: RequestSpec = {}): Promise<WebhookResponse> => (await receive(signedRequest(spec)))!;
 }
