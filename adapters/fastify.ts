@@ -17,6 +17,7 @@ import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventHandlers, EventSchemas, HandlerOptions } from '../src/receive/handler-types.js';
 import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
+import type { Handoff } from '../src/receive/handoff.js';
 import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,9 +31,9 @@ declare module 'fastify' {
 }
 
 /** The options of either way to use the plugin: your routes, or handlers at a path. */
-export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyRoutesOptions | FastifyHandlersOptions<S>;
+export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyRoutesOptions | FastifyHandlersOptions<S> | FastifyHandoffOptions;
 
-interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions> {
+interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions | 'handoff'> {
   /**
    * Answers a refused request (it must send a reply, within
    * `onErrorTimeoutMs`) instead of the default JSON response. The handler is
@@ -44,7 +45,7 @@ interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions> 
 }
 
 /** Your routes answer each verified delivery. */
-export interface FastifyRoutesOptions extends FastifyCommonOptions, Partial<Record<keyof HandlerOptions | 'path', undefined>> {
+export interface FastifyRoutesOptions extends FastifyCommonOptions, Partial<Record<keyof HandlerOptions | 'path' | 'handoff', undefined>> {
   /**
    * Registers the webhook routes, in the plugin's scope: each of them is
    * verified before its handler runs. Required without `on`.
@@ -59,6 +60,15 @@ export interface FastifyHandlersOptions<S extends EventSchemas = {}> extends Fas
   /** One handler per known event type, as in `HandlerOptions`. Required with `path`. */
   readonly on: EventHandlers<S>;
   readonly routes?: undefined;
+  readonly handoff?: undefined;
+}
+
+/** The plugin answers each delivery at `path` itself, handing its event to a queue. */
+export interface FastifyHandoffOptions extends FastifyCommonOptions, Partial<Record<keyof HandlerOptions | 'routes', undefined>> {
+  /** Where the plugin registers its webhook route, in its scope (under `register`'s `prefix`). */
+  readonly path: string;
+  /** The queue, as `enqueue` of `svc-webhooks/bullmq` or `svc-webhooks/pg-boss` returns it: see `EntryOptions.handoff`. */
+  readonly handoff: Handoff;
 }
 
 /** One request in the plugin's preParsing hook. */
@@ -147,12 +157,13 @@ async function answeredInHook(_request: FastifyRequest, reply: FastifyReply): Pr
   return reply;
 }
 
-/** Exactly one of `routes` and `path`, and `path` exactly with `on`; throws `TypeError`. */
-function checkMount({ routes, path, on }: { readonly routes?: unknown; readonly path?: unknown; readonly on?: unknown }): void {
+/** Exactly one of `routes` and `path`, and `path` exactly with `on` or `handoff`; throws `TypeError`. */
+function checkMount({ routes, path, on, handoff }: { readonly routes?: unknown; readonly path?: unknown; readonly on?: unknown; readonly handoff?: unknown }): void {
+  if (handoff !== undefined && path === undefined) throw new TypeError('svc-webhooks: with handoff, give path (the plugin answers there itself) instead of routes');
   if (routes !== undefined && path !== undefined) throw new TypeError('svc-webhooks: give routes or path, not both');
   if (path !== undefined) {
     if (typeof path !== 'string') throw new TypeError('svc-webhooks: path must be a string, the webhook route');
-    if (on === undefined) throw new TypeError('svc-webhooks: path takes effect only with on; without on, register your routes in routes');
+    if (on === undefined && handoff === undefined) throw new TypeError('svc-webhooks: path takes effect only with on; without on, register your routes in routes');
   } else if (on !== undefined) {
     throw new TypeError('svc-webhooks: with on, give path (the plugin answers there itself) instead of routes');
   } else if (typeof routes !== 'function') {

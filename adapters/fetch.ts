@@ -15,6 +15,7 @@
 import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventHandlers, EventSchemas, WithoutHandlerOptions } from '../src/receive/handler-types.js';
+import type { Handoff } from '../src/receive/handoff.js';
 import { createPipeline, type EntryOptions, type SingleHandler } from '../src/receive/pipeline.js';
 import { isResponse, readRequestBody, webResponse, withMissingHeaders } from '../src/receive/web-platform.js';
 
@@ -63,6 +64,8 @@ interface FetchRequest {
 export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhookOptions<S> & { readonly on: EventHandlers<S> }): FetchWebhook;
 /** Calls `handler` for each verified event and sends what it returns. */
 export function verifyWebhook(options: FetchWebhookOptions & WithoutHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
+/** Hands each verified event to a queue (`enqueue` of `svc-webhooks/bullmq` or `svc-webhooks/pg-boss`) and answers 202. */
+export function verifyWebhook(options: FetchWebhookOptions & WithoutHandlerOptions & { readonly handoff: Handoff }): FetchWebhook;
 export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handler?: FetchWebhookHandler): FetchWebhook {
   const { onError } = options;
   const receive = createPipeline<FetchRequest, Response, EventSchemas>(

@@ -27,6 +27,7 @@ import { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { HeaderGetter } from '../src/core/headers.js';
 import type { EventHandlers, EventSchemas, WithoutHandlerOptions } from '../src/receive/handler-types.js';
+import type { Handoff } from '../src/receive/handoff.js';
 import { createPipeline, type EntryOptions, type SingleHandler } from '../src/receive/pipeline.js';
 
 /** The HTTP events a webhook reaches Lambda by. A Function URL sends the HTTP API (2.0) shape. */
@@ -77,6 +78,8 @@ interface LambdaRequest {
 export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S> & { readonly on: EventHandlers<S> }): LambdaWebhook;
 /** Calls `handler` for each verified event and returns what it returns. */
 export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
+/** Hands each verified event to a queue (`enqueue` of `svc-webhooks/bullmq` or `svc-webhooks/pg-boss`) and answers 202. */
+export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions & { readonly handoff: Handoff }): LambdaWebhook;
 export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handler?: LambdaWebhookHandler): LambdaWebhook {
   const { onError } = options;
   const receive = createPipeline<LambdaRequest, LambdaWebhookResult, EventSchemas>(

@@ -28,6 +28,7 @@ export { verify, verifyDelivery } from './core/verify.js';
 export { Webhook } from './core/webhook.js';
 export type { BeginResult, DedupStore } from './stores/dedup-store.js';
 export type { ReceiverOptions } from './receive/receiver.js';
+export type { Handoff } from './receive/handoff.js';
 export { dispatch } from './receive/dispatch.js';
 export type { DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';
 export type {

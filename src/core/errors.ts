@@ -28,6 +28,8 @@ export const ERROR_STATUS = {
   delivery_in_progress: 409,
   /** The dedup store failed; the sender should retry so nothing is lost. */
   dedup_unavailable: 503,
+  /** The queue given as `handoff` did not record the event; the sender retries. */
+  handoff_failed: 503,
   /** A handler (given in `on`, or to the Fetch and Lambda entries) threw or rejected; the sender retries. The error itself is never sent. */
   handler_failed: 500,
   /** The event failed the schema given for its type; the sender retries. */

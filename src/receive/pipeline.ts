@@ -15,13 +15,23 @@ import { DeadlineQueue, withinDeadline } from './deadlines.js';
 import { deliveries, handlerRuns, outcomeOf, type DeliveryOutcome, type EntryName } from './diagnostics.js';
 import { createDispatcher, runSingleHandler, type AnswerShape, type HandlerAnswer } from './dispatch.js';
 import { checkOnHandlerError } from './handler-options.js';
+import { checkHandoff, handOff, type Handoff } from './handoff.js';
 import type { EventSchemas, HandlerOptions } from './handler-types.js';
 import { createReceiver, type ReceiverOptions } from './receiver.js';
-import { refused, type DecidedResponse, type DispatchResult, type WebhookResponse } from './responses.js';
+import { refused, type DecidedResponse, type WebhookResponse } from './responses.js';
 import { checkOnErrorOptions, isThenable, reasonOf, runOnError, type OnErrorOptions } from './user-callbacks.js';
 
 /** The options every entry takes, before its own `onError`. */
-export interface EntryOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {}
+export interface EntryOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {
+  /**
+   * Hands each event to a queue (`enqueue` of `svc-webhooks/bullmq` or
+   * `svc-webhooks/pg-boss`) in place of `on`, a route or a handler: under the
+   * claim, answered 202 once the queue recorded it, 503 `handoff_failed` with
+   * `Retry-After` when it did not.
+   * @default undefined (the handlers of `on`, the route or the handler run)
+   */
+  readonly handoff?: Handoff;
+}
 
 /**
  * How long an answer of the user's handlers waits for the store to record
@@ -75,7 +85,7 @@ export interface Platform<R, A> {
 export type SingleHandler = (event: WebhookEvent, context: never) => unknown;
 
 /** What running the user's code led to: an answer decided here, the single handler's own, or the route's, already sent. */
-type Outcome<A> = DispatchResult | HandlerAnswer<A> | { readonly routed: true; readonly status: number };
+type Outcome<A> = DecidedResponse | HandlerAnswer<A> | { readonly routed: true; readonly status: number };
 
 /** A request watched for the delivery channel: when its handling started. Only made while someone listens. */
 interface Watch {
@@ -97,11 +107,15 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
   const receiver = createReceiver(options);
   const onErrorTimeoutMs = checkOnErrorOptions(options);
   if (handler !== undefined && typeof handler !== 'function') throw new TypeError('svc-webhooks: the handler must be a function');
-  if (platform.route === undefined && (options.on === undefined) === (handler === undefined)) {
+  const handoff = checkHandoff(options.handoff);
+  if (handoff !== undefined && (options.on !== undefined || handler !== undefined)) {
+    throw new TypeError('svc-webhooks: handoff takes the place of on and of a handler: give only one of them');
+  }
+  if (platform.route === undefined && handoff === undefined && (options.on === undefined) === (handler === undefined)) {
     throw new TypeError('svc-webhooks: verifyWebhook needs either on in its options or a handler function, not both');
   }
-  // Without on, a single handler takes every event, and onHandlerError with them.
-  const dispatcher = createDispatcher(options, handler !== undefined);
+  // Without on, a single handler or the handoff takes every event, and onHandlerError with them.
+  const dispatcher = createDispatcher(options, handler !== undefined || handoff !== undefined);
   const onHandlerError = checkOnHandlerError(options.onHandlerError);
   const settleWaits = new DeadlineQueue(SETTLE_WAIT_MS);
 
@@ -117,6 +131,7 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
   /** Runs the user's code for the delivery; never rejects. */
   const run = (request: R, delivery: VerifiedDelivery): Promise<Outcome<A>> => {
     const { event, id, keyId } = delivery;
+    if (handoff !== undefined) return handOff(handoff, event, { id, keyId }, onHandlerError);
     if (dispatcher !== undefined) return dispatcher.dispatch(event, { id, keyId });
     if (handler !== undefined) {
       const { shape, context } = platform.single!;
