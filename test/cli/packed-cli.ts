@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { PACKAGE_ROOT, packTarball } from '../package/pack.js';
 
-const SOURCES = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.build-cjs.json', 'src', 'adapters'];
+const SOURCES = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.build-cjs.json', 'src', 'adapters', 'scripts'];
 
 export interface CliRun {
   readonly code: number | null;
