@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from '../core/errors.js';
+import { EntryQueue } from './entry-queue.js';
 
 /** Options of `new MemoryDedupStore()`. */
 export interface MemoryDedupStoreOptions {
@@ -35,10 +36,15 @@ export interface MemoryDedupStoreOptions {
   readonly now?: () => number;
 }
 
-interface Lease {
-  readonly token: string;
+/** An id's state: leased under `token`, or done once `token` is undefined; it counts until `expiresAt`. */
+interface Entry {
+  readonly id: string;
+  readonly token: string | undefined;
   readonly expiresAt: number;
 }
+
+/** Stale entries a queue may hold beyond twice the store's entries before it is compacted. */
+const QUEUE_SLACK = 1024;
 
 const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
 const DONE: BeginResult = Object.freeze({ state: 'done' });
@@ -46,10 +52,13 @@ const DONE: BeginResult = Object.freeze({ state: 'done' });
 export class MemoryDedupStore implements DedupStore {
   readonly #maxEntries: number;
   readonly #now: () => number;
-  // A Map iterates in insertion order, so the first lease is the oldest claim
-  // and the first done id the oldest completion: eviction stays O(1).
-  readonly #leases = new Map<string, Lease>();
-  readonly #done = new Map<string, number>();
+  readonly #entries = new Map<string, Entry>();
+  // Entries are never changed, only replaced, so a queued entry is current while the map still holds it.
+  readonly #isCurrent = (entry: Entry): boolean => this.#entries.get(entry.id) === entry;
+  /** Leases in order of claim or renewal: the first is the oldest, the one to evict if it ran out. */
+  readonly #leases = new EntryQueue(this.#isCurrent);
+  /** Done ids in order of completion: the first is the one to forget when full. */
+  readonly #done = new EntryQueue(this.#isCurrent);
   readonly #sweepIntervalMs: number;
   #nextSweepAt = -Infinity;
 
@@ -71,50 +80,40 @@ export class MemoryDedupStore implements DedupStore {
 
   /** How many ids are held, leased or done, expired ones not yet swept included. */
   get size(): number {
-    return this.#leases.size + this.#done.size;
+    return this.#entries.size;
   }
 
   async begin(id: string, leaseMs: number): Promise<BeginResult> {
     checkDuration('leaseMs', leaseMs);
     const now = this.#now();
     if (now >= this.#nextSweepAt) this.#sweep(now);
-    const doneUntil = this.#done.get(id);
-    if (doneUntil !== undefined) {
-      if (doneUntil > now) return DONE;
-      this.#done.delete(id);
-    }
-    const lease = this.#leases.get(id);
-    if (lease !== undefined) {
-      if (lease.expiresAt > now) return IN_PROGRESS;
-      this.#leases.delete(id);
-    }
-    this.#makeRoom(now);
+    const held = this.#entries.get(id);
+    if (held !== undefined && held.expiresAt > now) return held.token === undefined ? DONE : IN_PROGRESS;
+    // An expired entry of the same id is replaced in its slot; only a new id needs room.
+    if (held === undefined) this.#makeRoom(now);
     const token = randomUUID();
-    this.#leases.set(id, { token, expiresAt: now + leaseMs });
+    this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
     return { state: 'claimed', token };
   }
 
   async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
     checkDuration('ttlMs', ttlMs);
     if (!this.#holds(id, token)) return false;
-    const now = this.#now();
-    this.#leases.delete(id);
-    this.#done.set(id, now + ttlMs);
+    this.#enqueue(this.#done, { id, token: undefined, expiresAt: this.#now() + ttlMs });
     return true;
   }
 
   async release(id: string, token: string): Promise<boolean> {
     if (!this.#holds(id, token)) return false;
-    this.#leases.delete(id);
+    this.#entries.delete(id);
     return true;
   }
 
   async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
     checkDuration('leaseMs', leaseMs);
     if (!this.#holds(id, token)) return false;
-    // Re-inserted last, so the first lease stays the one that ends soonest for eviction.
-    this.#leases.delete(id);
-    this.#leases.set(id, { token, expiresAt: this.#now() + leaseMs });
+    // Queued again, last: the first lease stays the oldest claim or renewal.
+    this.#enqueue(this.#leases, { id, token, expiresAt: this.#now() + leaseMs });
     return true;
   }
 
@@ -123,30 +122,34 @@ export class MemoryDedupStore implements DedupStore {
 
   /** Whether `token` holds a live lease on `id`; an expired lease is held by nobody. */
   #holds(id: string, token: string): boolean {
-    const lease = this.#leases.get(id);
-    return lease !== undefined && lease.token === token && lease.expiresAt > this.#now();
+    const entry = this.#entries.get(id);
+    return entry !== undefined && entry.token !== undefined && entry.token === token && entry.expiresAt > this.#now();
+  }
+
+  /** Makes `entry` the one of its id and queues it, compacting the queue once stale entries outnumber the store's. */
+  #enqueue(queue: EntryQueue<Entry>, entry: Entry): void {
+    this.#entries.set(entry.id, entry);
+    queue.push(entry);
+    if (queue.length > 2 * this.#entries.size + QUEUE_SLACK) queue.compact();
   }
 
   /** Frees one slot if the store is full, losing no live lease; throws `dedup_unavailable` if it cannot. */
   #makeRoom(now: number): void {
-    if (this.size < this.#maxEntries) return;
-    const oldestLease = this.#leases.entries().next();
-    if (!oldestLease.done && oldestLease.value[1].expiresAt <= now) {
-      this.#leases.delete(oldestLease.value[0]);
-      return;
+    if (this.#entries.size < this.#maxEntries) return;
+    const oldestLease = this.#leases.first();
+    const oldest = oldestLease !== undefined && oldestLease.expiresAt <= now ? oldestLease : this.#done.first();
+    if (oldest === undefined) {
+      throw new WebhookVerificationError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
     }
-    const oldestDone = this.#done.keys().next();
-    if (!oldestDone.done) {
-      this.#done.delete(oldestDone.value);
-      return;
-    }
-    throw new WebhookVerificationError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
+    // Deleted from the map, it is stale in its queue, which drops it when next met.
+    this.#entries.delete(oldest.id);
   }
 
   #sweep(now: number): void {
     this.#nextSweepAt = now + this.#sweepIntervalMs;
     // Deleting the current entry while iterating a Map is safe.
-    for (const [id, expiresAt] of this.#done) if (expiresAt <= now) this.#done.delete(id);
-    for (const [id, lease] of this.#leases) if (lease.expiresAt <= now) this.#leases.delete(id);
+    for (const [id, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(id);
+    this.#leases.compact();
+    this.#done.compact();
   }
 }
