@@ -6,7 +6,7 @@
  * within `begin`, not on a timer: a timer would keep a process alive, and a
  * Cloudflare Worker refuses one started at module scope.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from '../core/errors.js';
@@ -61,6 +61,8 @@ export class MemoryDedupStore implements DedupStore {
   readonly #done = new EntryQueue(this.#isCurrent);
   readonly #sweepIntervalMs: number;
   #nextSweepAt = -Infinity;
+  #tokenPrefix: string | undefined;
+  #claims = 0;
 
   /** Checks the options once; throws `TypeError`. */
   constructor(options: MemoryDedupStoreOptions = {}) {
@@ -83,47 +85,78 @@ export class MemoryDedupStore implements DedupStore {
     return this.#entries.size;
   }
 
-  async begin(id: string, leaseMs: number): Promise<BeginResult> {
-    checkDuration('leaseMs', leaseMs);
-    const now = this.#now();
-    if (now >= this.#nextSweepAt) this.#sweep(now);
-    const held = this.#entries.get(id);
-    if (held !== undefined && held.expiresAt > now) return held.token === undefined ? DONE : IN_PROGRESS;
-    // An expired entry of the same id is replaced in its slot; only a new id needs room.
-    if (held === undefined) this.#makeRoom(now);
-    const token = randomUUID();
-    this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
-    return { state: 'claimed', token };
+  // Plain functions answering settled promises: an async function costs more per call. A throw (a bad
+  // duration, a failing clock, a full store) becomes a rejection, as it would in an async function.
+
+  begin(id: string, leaseMs: number): Promise<BeginResult> {
+    try {
+      checkDuration('leaseMs', leaseMs);
+      const now = this.#now();
+      if (now >= this.#nextSweepAt) this.#sweep(now);
+      const held = this.#entries.get(id);
+      if (held !== undefined && held.expiresAt > now) return Promise.resolve(held.token === undefined ? DONE : IN_PROGRESS);
+      // An expired entry of the same id is replaced in its slot; only a new id needs room.
+      if (held === undefined) this.#makeRoom(now);
+      const token = this.#newToken();
+      this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
+      return Promise.resolve({ state: 'claimed', token });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
-    checkDuration('ttlMs', ttlMs);
-    if (!this.#holds(id, token)) return false;
-    this.#enqueue(this.#done, { id, token: undefined, expiresAt: this.#now() + ttlMs });
-    return true;
+  complete(id: string, token: string, ttlMs: number): Promise<boolean> {
+    try {
+      checkDuration('ttlMs', ttlMs);
+      const now = this.#now();
+      if (!this.#holds(id, token, now)) return Promise.resolve(false);
+      this.#enqueue(this.#done, { id, token: undefined, expiresAt: now + ttlMs });
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async release(id: string, token: string): Promise<boolean> {
-    if (!this.#holds(id, token)) return false;
-    this.#entries.delete(id);
-    return true;
+  release(id: string, token: string): Promise<boolean> {
+    try {
+      if (!this.#holds(id, token, this.#now())) return Promise.resolve(false);
+      this.#entries.delete(id);
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
-    checkDuration('leaseMs', leaseMs);
-    if (!this.#holds(id, token)) return false;
-    // Queued again, last: the first lease stays the oldest claim or renewal.
-    this.#enqueue(this.#leases, { id, token, expiresAt: this.#now() + leaseMs });
-    return true;
+  renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+    try {
+      checkDuration('leaseMs', leaseMs);
+      const now = this.#now();
+      if (!this.#holds(id, token, now)) return Promise.resolve(false);
+      // Queued again, last: the first lease stays the oldest claim or renewal.
+      this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
   close(): void {}
 
-  /** Whether `token` holds a live lease on `id`; an expired lease is held by nobody. */
-  #holds(id: string, token: string): boolean {
+  /** Whether `token` holds a live lease on `id` at `now`; an expired lease is held by nobody. */
+  #holds(id: string, token: string, now: number): boolean {
     const entry = this.#entries.get(id);
-    return entry !== undefined && entry.token !== undefined && entry.token === token && entry.expiresAt > this.#now();
+    return entry !== undefined && entry.token !== undefined && entry.token === token && entry.expiresAt > now;
+  }
+
+  /**
+   * A token no other claim of this store gets, nor likely any other store's: a random prefix of the
+   * store's own and a count. The prefix is drawn at the first claim rather than in the constructor, as
+   * a Worker refuses random values in its global scope, where the store may be created.
+   */
+  #newToken(): string {
+    this.#tokenPrefix ??= `${randomBytes(16).toString('hex')}-`;
+    return this.#tokenPrefix + (this.#claims++).toString(36);
   }
 
   /** Makes `entry` the one of its id and queues it, compacting the queue once stale entries outnumber the store's. */
