@@ -106,15 +106,7 @@ export class MemoryDedupStore implements DedupStore {
   }
 
   complete(id: string, token: string, ttlMs: number): Promise<boolean> {
-    try {
-      checkDuration('ttlMs', ttlMs);
-      const now = this.#now();
-      if (!this.#holds(id, token, now)) return Promise.resolve(false);
-      this.#enqueue(this.#done, { id, token: undefined, expiresAt: now + ttlMs });
-      return Promise.resolve(true);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#replaceLease(id, token, 'ttlMs', ttlMs, this.#done, undefined);
   }
 
   release(id: string, token: string): Promise<boolean> {
@@ -128,16 +120,8 @@ export class MemoryDedupStore implements DedupStore {
   }
 
   renew(id: string, token: string, leaseMs: number): Promise<boolean> {
-    try {
-      checkDuration('leaseMs', leaseMs);
-      const now = this.#now();
-      if (!this.#holds(id, token, now)) return Promise.resolve(false);
-      // Queued again, last: the first lease stays the oldest claim or renewal.
-      this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
-      return Promise.resolve(true);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    // Queued again, last: the first lease stays the oldest claim or renewal.
+    return this.#replaceLease(id, token, 'leaseMs', leaseMs, this.#leases, token);
   }
 
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
@@ -157,6 +141,23 @@ export class MemoryDedupStore implements DedupStore {
   #newToken(): string {
     this.#tokenPrefix ??= `${randomBytes(16).toString('hex')}-`;
     return this.#tokenPrefix + (this.#claims++).toString(36);
+  }
+
+  /**
+   * If `token` holds a live lease on `id`, replaces it with an entry ending
+   * `ms` (the duration `name`) from now, held by `newToken` or done if that is
+   * undefined, and queues it on `queue`. Answers whether it did.
+   */
+  #replaceLease(id: string, token: string, name: string, ms: number, queue: EntryQueue<Entry>, newToken: string | undefined): Promise<boolean> {
+    try {
+      checkDuration(name, ms);
+      const now = this.#now();
+      if (!this.#holds(id, token, now)) return Promise.resolve(false);
+      this.#enqueue(queue, { id, token: newToken, expiresAt: now + ms });
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Makes `entry` the one of its id and queues it, compacting the queue once stale entries outnumber the store's. */
