@@ -6,10 +6,11 @@
  * within `begin`, not on a timer: a timer would keep a process alive, and a
  * Cloudflare Worker refuses one started at module scope.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import type { BeginResult, DedupStore } from './dedup-store.js';
 import { WebhookVerificationError } from '../core/errors.js';
+import { EntryQueue } from './entry-queue.js';
 
 /** Options of `new MemoryDedupStore()`. */
 export interface MemoryDedupStoreOptions {
@@ -35,10 +36,15 @@ export interface MemoryDedupStoreOptions {
   readonly now?: () => number;
 }
 
-interface Lease {
-  readonly token: string;
+/** An id's state: leased under `token`, or done once `token` is undefined; it counts until `expiresAt`. */
+interface Entry {
+  readonly id: string;
+  readonly token: string | undefined;
   readonly expiresAt: number;
 }
+
+/** Stale entries a queue may hold beyond twice the store's entries before it is compacted. */
+const QUEUE_SLACK = 1024;
 
 const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
 const DONE: BeginResult = Object.freeze({ state: 'done' });
@@ -46,12 +52,17 @@ const DONE: BeginResult = Object.freeze({ state: 'done' });
 export class MemoryDedupStore implements DedupStore {
   readonly #maxEntries: number;
   readonly #now: () => number;
-  // A Map iterates in insertion order, so the first lease is the oldest claim
-  // and the first done id the oldest completion: eviction stays O(1).
-  readonly #leases = new Map<string, Lease>();
-  readonly #done = new Map<string, number>();
+  readonly #entries = new Map<string, Entry>();
+  // Entries are never changed, only replaced, so a queued entry is current while the map still holds it.
+  readonly #isCurrent = (entry: Entry): boolean => this.#entries.get(entry.id) === entry;
+  /** Leases in order of claim or renewal: the first is the oldest, the one to evict if it ran out. */
+  readonly #leases = new EntryQueue(this.#isCurrent);
+  /** Done ids in order of completion: the first is the one to forget when full. */
+  readonly #done = new EntryQueue(this.#isCurrent);
   readonly #sweepIntervalMs: number;
   #nextSweepAt = -Infinity;
+  #tokenPrefix: string | undefined;
+  #claims = 0;
 
   /** Checks the options once; throws `TypeError`. */
   constructor(options: MemoryDedupStoreOptions = {}) {
@@ -71,82 +82,108 @@ export class MemoryDedupStore implements DedupStore {
 
   /** How many ids are held, leased or done, expired ones not yet swept included. */
   get size(): number {
-    return this.#leases.size + this.#done.size;
+    return this.#entries.size;
   }
 
-  async begin(id: string, leaseMs: number): Promise<BeginResult> {
-    checkDuration('leaseMs', leaseMs);
-    const now = this.#now();
-    if (now >= this.#nextSweepAt) this.#sweep(now);
-    const doneUntil = this.#done.get(id);
-    if (doneUntil !== undefined) {
-      if (doneUntil > now) return DONE;
-      this.#done.delete(id);
+  // Plain functions answering settled promises: an async function costs more per call. A throw (a bad
+  // duration, a failing clock, a full store) becomes a rejection, as it would in an async function.
+
+  begin(id: string, leaseMs: number): Promise<BeginResult> {
+    try {
+      checkDuration('leaseMs', leaseMs);
+      const now = this.#now();
+      if (now >= this.#nextSweepAt) this.#sweep(now);
+      const held = this.#entries.get(id);
+      if (held !== undefined && held.expiresAt > now) return Promise.resolve(held.token === undefined ? DONE : IN_PROGRESS);
+      // An expired entry of the same id is replaced in its slot; only a new id needs room.
+      if (held === undefined) this.#makeRoom(now);
+      const token = this.#newToken();
+      this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
+      return Promise.resolve({ state: 'claimed', token });
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const lease = this.#leases.get(id);
-    if (lease !== undefined) {
-      if (lease.expiresAt > now) return IN_PROGRESS;
-      this.#leases.delete(id);
+  }
+
+  complete(id: string, token: string, ttlMs: number): Promise<boolean> {
+    return this.#replaceLease(id, token, 'ttlMs', ttlMs, this.#done, undefined);
+  }
+
+  release(id: string, token: string): Promise<boolean> {
+    try {
+      if (!this.#holds(id, token, this.#now())) return Promise.resolve(false);
+      this.#entries.delete(id);
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    this.#makeRoom(now);
-    const token = randomUUID();
-    this.#leases.set(id, { token, expiresAt: now + leaseMs });
-    return { state: 'claimed', token };
   }
 
-  async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
-    checkDuration('ttlMs', ttlMs);
-    if (!this.#holds(id, token)) return false;
-    const now = this.#now();
-    this.#leases.delete(id);
-    this.#done.set(id, now + ttlMs);
-    return true;
-  }
-
-  async release(id: string, token: string): Promise<boolean> {
-    if (!this.#holds(id, token)) return false;
-    this.#leases.delete(id);
-    return true;
-  }
-
-  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
-    checkDuration('leaseMs', leaseMs);
-    if (!this.#holds(id, token)) return false;
-    // Re-inserted last, so the first lease stays the one that ends soonest for eviction.
-    this.#leases.delete(id);
-    this.#leases.set(id, { token, expiresAt: this.#now() + leaseMs });
-    return true;
+  renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+    // Queued again, last: the first lease stays the oldest claim or renewal.
+    return this.#replaceLease(id, token, 'leaseMs', leaseMs, this.#leases, token);
   }
 
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
   close(): void {}
 
-  /** Whether `token` holds a live lease on `id`; an expired lease is held by nobody. */
-  #holds(id: string, token: string): boolean {
-    const lease = this.#leases.get(id);
-    return lease !== undefined && lease.token === token && lease.expiresAt > this.#now();
+  /** Whether `token` holds a live lease on `id` at `now`; an expired lease is held by nobody. */
+  #holds(id: string, token: string, now: number): boolean {
+    const entry = this.#entries.get(id);
+    return entry !== undefined && entry.token !== undefined && entry.token === token && entry.expiresAt > now;
+  }
+
+  /**
+   * A token no other claim of this store gets, nor likely any other store's: a random prefix of the
+   * store's own and a count. The prefix is drawn at the first claim rather than in the constructor, as
+   * a Worker refuses random values in its global scope, where the store may be created.
+   */
+  #newToken(): string {
+    this.#tokenPrefix ??= `${randomBytes(16).toString('hex')}-`;
+    return this.#tokenPrefix + (this.#claims++).toString(36);
+  }
+
+  /**
+   * If `token` holds a live lease on `id`, replaces it with an entry ending
+   * `ms` (the duration `name`) from now, held by `newToken` or done if that is
+   * undefined, and queues it on `queue`. Answers whether it did.
+   */
+  #replaceLease(id: string, token: string, name: string, ms: number, queue: EntryQueue<Entry>, newToken: string | undefined): Promise<boolean> {
+    try {
+      checkDuration(name, ms);
+      const now = this.#now();
+      if (!this.#holds(id, token, now)) return Promise.resolve(false);
+      this.#enqueue(queue, { id, token: newToken, expiresAt: now + ms });
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Makes `entry` the one of its id and queues it, compacting the queue once stale entries outnumber the store's. */
+  #enqueue(queue: EntryQueue<Entry>, entry: Entry): void {
+    this.#entries.set(entry.id, entry);
+    queue.push(entry);
+    if (queue.length > 2 * this.#entries.size + QUEUE_SLACK) queue.compact();
   }
 
   /** Frees one slot if the store is full, losing no live lease; throws `dedup_unavailable` if it cannot. */
   #makeRoom(now: number): void {
-    if (this.size < this.#maxEntries) return;
-    const oldestLease = this.#leases.entries().next();
-    if (!oldestLease.done && oldestLease.value[1].expiresAt <= now) {
-      this.#leases.delete(oldestLease.value[0]);
-      return;
+    if (this.#entries.size < this.#maxEntries) return;
+    const oldestLease = this.#leases.first();
+    const oldest = oldestLease !== undefined && oldestLease.expiresAt <= now ? oldestLease : this.#done.first();
+    if (oldest === undefined) {
+      throw new WebhookVerificationError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
     }
-    const oldestDone = this.#done.keys().next();
-    if (!oldestDone.done) {
-      this.#done.delete(oldestDone.value);
-      return;
-    }
-    throw new WebhookVerificationError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
+    // Deleted from the map, it is stale in its queue, which drops it when next met.
+    this.#entries.delete(oldest.id);
   }
 
   #sweep(now: number): void {
     this.#nextSweepAt = now + this.#sweepIntervalMs;
     // Deleting the current entry while iterating a Map is safe.
-    for (const [id, expiresAt] of this.#done) if (expiresAt <= now) this.#done.delete(id);
-    for (const [id, lease] of this.#leases) if (lease.expiresAt <= now) this.#leases.delete(id);
+    for (const [id, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(id);
+    this.#leases.compact();
+    this.#done.compact();
   }
 }

@@ -74,3 +74,19 @@ describe('MemoryDedupStore sweep', () => {
     expect(await memory.begin('leased', 1_000)).toEqual({ state: 'in_progress' });
   });
 });
+
+describe('MemoryDedupStore failures', () => {
+  it('rejects, never throws, when its clock throws', async () => {
+    let broken = false;
+    const memory = store({
+      now: () => {
+        if (broken) throw new Error('clock unavailable');
+        return 1_700_000_000_000;
+      },
+    });
+    const token = await claim(memory, 'evt_1');
+    broken = true;
+    const answers = [memory.begin('evt_2', 1_000), memory.complete('evt_1', token, 1_000), memory.release('evt_1', token), memory.renew('evt_1', token, 1_000)];
+    for (const answer of answers) await expect(answer).rejects.toThrow('clock unavailable');
+  });
+});

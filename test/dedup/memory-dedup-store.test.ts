@@ -40,6 +40,27 @@ describe('MemoryDedupStore: bounded memory', () => {
     expect((await store.begin('b', 60_000)).state).toBe('claimed');
   });
 
+  it('keeps forgetting done ids in the order they were completed through many evictions, releases and renewals', async () => {
+    const { store } = manualStore({ maxEntries: 100 });
+    const live = await claim(store, 'live');
+    let completed = 0;
+    for (let round = 0; round < 30; round++) {
+      // A released claim and a renewal leave stale entries behind; neither changes the order.
+      await store.release('gone', await claim(store, 'gone'));
+      expect(await store.renew('live', live, 60_000)).toBe(true);
+      for (let i = 0; i < 50; i++) {
+        const id = `done_${completed++}`;
+        await store.complete(id, await claim(store, id), 60_000);
+      }
+    }
+    expect(store.size).toBe(100);
+    expect(await store.begin('live', 60_000)).toEqual({ state: 'in_progress' });
+    // The 99 done ids held are the last 99 completed.
+    expect(await store.begin(`done_${completed - 99}`, 60_000)).toEqual({ state: 'done' });
+    expect(await store.begin(`done_${completed - 1}`, 60_000)).toEqual({ state: 'done' });
+    expect((await store.begin(`done_${completed - 100}`, 60_000)).state).toBe('claimed');
+  });
+
   it('evicts a done id rather than a live lease', async () => {
     const { store } = manualStore({ maxEntries: 3 });
     await claim(store, 'x');

@@ -449,7 +449,7 @@ describe('createReceiver: what the store is asked', () => {
 
     it.each([
       ['an Error', new Error('connection reset'), 'Error: connection reset'],
-      ['a string', 'timeout', 'timeout'],
+      ['a string', 'timeout', 'string: timeout'],
     ])('is logged by default with its reason when the store rejects with %s', async (_name, reason, said) => {
       const log = vi.spyOn(console, 'error').mockImplementation(() => {});
       const receiver = createReceiver({ secret: SECRET, now, leaseMs: 200, dedup: failing('complete', reason) });

@@ -3,8 +3,12 @@
  * recorded in the caller's own transaction, so the record commits or rolls
  * back with the caller's writes.
  */
+import { errorChain } from '../error-chain.js';
 import { isPool, statementRunner, type PostgresConnection } from './connection.js';
 import { processedEventsTable, type ProcessedEventsOptions } from './processed-events-options.js';
+
+/** SQLSTATE no_active_sql_transaction: what LOCK TABLE answers outside a transaction block. */
+const NO_ACTIVE_TRANSACTION = '25P01';
 
 /**
  * Records `eventId` as processed, inside the caller's open transaction on
@@ -21,7 +25,9 @@ import { processedEventsTable, type ProcessedEventsOptions } from './processed-e
  * `BEGIN`, the `sql` that postgres.js' `sql.begin()` hands its callback, or a
  * function running a statement in the transaction. Throws `TypeError` for a
  * pool or a postgres.js top-level `sql`, whose statements would run outside
- * the transaction, for an empty id, or for bad options.
+ * the transaction, for an empty id, or for bad options. Rejects with a
+ * `TypeError`, recording nothing, when the statements run outside a
+ * transaction all the same (a client without `BEGIN`, a function over a pool).
  */
 export function markProcessed(db: PostgresConnection, eventId: string, options?: ProcessedEventsOptions): Promise<boolean> {
   const run = statementRunner(db, 'markProcessed');
@@ -33,6 +39,20 @@ export function markProcessed(db: PostgresConnection, eventId: string, options?:
   }
   if (typeof eventId !== 'string' || eventId === '') throw new TypeError('svc-webhooks: eventId must be a non-empty string');
   const table = processedEventsTable(options);
-  const text = `INSERT INTO ${table.sql} (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING true AS inserted`;
-  return run(text, [eventId]).then((rows) => rows.length === 1);
+  // Outside a transaction the INSERT would commit on its own: should the side effect then fail, its retry
+  // would be skipped as a duplicate and the event lost. LOCK TABLE fails there (and only there) before
+  // anything is written; inside, it takes the lock the INSERT takes anyway. No single statement can tell:
+  // over the extended protocol even transaction_timestamp() differs from statement_timestamp() outside one.
+  return run(`LOCK TABLE ONLY ${table.sql} IN ROW EXCLUSIVE MODE`, []).then(
+    () => run(`INSERT INTO ${table.sql} (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING true AS inserted`, [eventId]),
+    (error: unknown) => {
+      if (!errorChain(error).some((link) => (link as { code?: unknown }).code === NO_ACTIVE_TRANSACTION)) throw error;
+      throw new TypeError(
+        'svc-webhooks: markProcessed ran outside a transaction (its connection had no BEGIN), where the record would ' +
+          'commit alone and a retry after a failed side effect would be skipped: call markProcessed inside the ' +
+          'transaction that does the side effect, on its connection',
+        { cause: error },
+      );
+    },
+  ).then((rows) => rows.length === 1);
 }
