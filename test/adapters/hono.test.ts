@@ -55,6 +55,58 @@ describe('hono adapter through app.request()', () => {
     expect(await response.json()).toEqual({ reread: JSON.parse(body) });
   });
 
+  it("verifies the body a middleware before it read, from Hono's cache", async () => {
+    const app = new Hono();
+    app.use('/webhooks', async (c, next) => {
+      c.set('webhookId', `peeked ${((await c.req.json()) as { id: string }).id}`);
+      await next();
+    });
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: false }), async (c) => c.json({ reread: await c.req.text() }));
+    const { body, headers } = signedRequest();
+    const response = await app.request('/webhooks', { method: 'POST', body, headers });
+    expect([response.status, await response.json()]).toEqual([200, { reread: body }]);
+  });
+
+  it('leaves the exact bytes cached when the body arrived as a view into a larger buffer', async () => {
+    const app = new Hono();
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: false }), async (c) => c.json({ reread: await c.req.text() }));
+    const { body, headers } = signedRequest();
+    const pooled = Buffer.from(`xxxxx${body}yyyyy`);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(pooled.subarray(5, 5 + Buffer.byteLength(body)));
+        controller.close();
+      },
+    });
+    const response = await app.request('/webhooks', { method: 'POST', body: stream, headers, duplex: 'half' } as RequestInit);
+    expect([response.status, await response.json()]).toEqual([200, { reread: body }]);
+  });
+
+  it("names Hono's own readers when the raw request body was read before it", async () => {
+    const app = new Hono();
+    app.post(
+      '/webhooks',
+      async (c, next) => {
+        await c.req.raw.text();
+        await next();
+      },
+      verifyWebhook({ secret: SECRET, now, dedup: false }),
+      (c) => c.body(null, 204),
+    );
+    const { body, headers } = signedRequest();
+    const response = await app.request('/webhooks', { method: 'POST', body, headers });
+    expect([response.status, await response.json()]).toEqual([
+      500,
+      {
+        error: {
+          code: 'body_already_parsed',
+          message:
+            'the request body was read before verifyWebhook, outside Hono (c.req.raw); read it with c.req.arrayBuffer(), c.req.text() or c.req.json() instead, which keep it',
+        },
+      },
+    ]);
+  });
+
   it('leaves JSON parsing of other routes in the same app alone', async () => {
     const route = new RouteSpy();
     const app = webhookApp({ options: { secret: SECRET, now }, route });

@@ -107,3 +107,48 @@ describe('unref', () => {
     expect(unref(42)).toBe(42);
   });
 });
+
+describe('DeadlineQueue, once drained and on Workers', () => {
+  it('serves deadlines started after every earlier one fired', async () => {
+    const queue = new DeadlineQueue(50);
+    const fired: string[] = [];
+    queue.start(() => fired.push('first'));
+    await vi.advanceTimersByTimeAsync(50);
+    queue.start(() => fired.push('second'));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(fired).toEqual(['first']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fired).toEqual(['first', 'second']);
+  });
+
+  it('sleeps until the next deadline is due, rather than waking each millisecond', async () => {
+    const queue = new DeadlineQueue(100);
+    queue.start(() => undefined);
+    await vi.advanceTimersByTimeAsync(60);
+    queue.start(() => undefined);
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    await vi.advanceTimersByTimeAsync(100);
+    // Once at 100 ms for the second deadline, due at 160 ms; nothing after it.
+    expect(armed.mock.calls.map(([, delay]) => delay)).toEqual([60]);
+  });
+
+  it('gives each deadline a timer of its own on Workers, where a timer dies with the request that set it', async () => {
+    vi.resetModules();
+    vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' });
+    try {
+      const { DeadlineQueue: WorkersQueue } = await import('../../src/receive/deadlines.js');
+      const queue = new WorkersQueue(100);
+      const fired: number[] = [];
+      const first = queue.start(() => fired.push(1));
+      queue.start(() => fired.push(2));
+      expect(vi.getTimerCount()).toBe(2);
+      first.cancel();
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(fired).toEqual([2]);
+    } finally {
+      vi.unstubAllGlobals();
+      vi.resetModules();
+    }
+  });
+});

@@ -35,6 +35,14 @@ describe('readNodeBody', () => {
     expect(listenersOn(request)).toEqual([0, 0, 0, 0]);
   });
 
+  it('answers a body that came in one chunk as that chunk, uncopied', async () => {
+    const request = new PassThrough();
+    const chunk = Buffer.from('abc');
+    const body = readNodeBody(request, undefined, limits());
+    request.end(chunk);
+    expect(await body).toBe(chunk);
+  });
+
   it('reads an empty body', async () => {
     const request = new PassThrough();
     const body = readNodeBody(request, undefined, limits());
