@@ -316,6 +316,30 @@ describe('fetch adapter', () => {
     log.mockRestore();
   });
 
+  it('gives the default answer, and logs why, when onError returns no Response', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const handler = verifyWebhook({ ...options, onError: (() => ({ status: 418 })) as never }, () => undefined);
+    const response = await handler(requestOf(signedRequest({ secret: SECRET.replace('w', 'W') })));
+    expect(response.status).toBe(400);
+    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it answered no Response); a request it left unanswered gets the default answer']]);
+    log.mockRestore();
+  });
+
+  it('answers 400, running nothing, when the body broke off mid-stream', async () => {
+    const handler = vi.fn();
+    const { headers } = signedRequest();
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"id":'));
+        controller.error(new Error('connection reset'));
+      },
+    });
+    const request = new Request('http://receiver.test/webhooks', { method: 'POST', body: stream, headers, duplex: 'half' } as RequestInit);
+    const response = await verifyWebhook({ ...options, dedup: false }, handler)(request);
+    expect([response.status, response.body]).toEqual([400, null]);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
   it('closes the connection on a body refusal that left part of the body unread', async () => {
     const { body, headers } = signedRequest();
     const request = new Request('http://receiver.test/webhooks', { method: 'POST', body, headers: { ...headers, 'content-length': String(2_000_000) } });

@@ -203,6 +203,15 @@ describe('lambda adapter', () => {
     expect(await verifyWebhook(options, () => undefined)(event as never, lambdaContext)).toEqual({ statusCode: 204, headers: {}, body: '', isBase64Encoded: false });
   });
 
+  it('gives the default answer, and logs why, when onError returns no result', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const handler = verifyWebhook({ ...options, onError: (() => ({ status: 418 })) as never }, () => undefined);
+    const result = await handler(lambdaEvent('http-api', signedRequest({ secret: SECRET.replace('w', 'W') })), lambdaContext);
+    expect([result.statusCode, JSON.parse(result.body!).error.code]).toEqual([400, 'invalid_signature']);
+    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it answered no { statusCode, ... }); a request it left unanswered gets the default answer']]);
+    log.mockRestore();
+  });
+
   it('returns the answer of onError as it is when the refusal adds no headers', async () => {
     const onError = () => ({ statusCode: 418, body: 'refused' });
     const handler = verifyWebhook({ ...options, onError }, () => undefined);
@@ -243,11 +252,12 @@ describe('lambda adapter', () => {
     ['an event that is a string', 'POST /webhooks'],
     ['a body that is an object', { headers: {}, body: { id: 'evt_1' } }],
     ['a body that is a number', { headers: {}, body: 42 }],
-  ])('answers 400 invalid_payload for %s, and runs no handler', async (_name, event) => {
+  ])('answers 400 invalid_payload for %s, and runs no handler', async (name, event) => {
     const handler = vi.fn();
     const result = await verifyWebhook(options, handler)(event as never, lambdaContext);
     expect(result).toMatchObject({ statusCode: 400, headers: { 'content-type': 'application/json' } });
-    expect(JSON.parse(result.body!).error.code).toBe('invalid_payload');
+    const says = name.includes('event') ? 'the Lambda event is no HTTP request' : "the Lambda event's body is no string";
+    expect(JSON.parse(result.body!).error).toEqual({ code: 'invalid_payload', message: says });
     expect(handler).not.toHaveBeenCalled();
   });
 

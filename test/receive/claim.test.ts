@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryDedupStore, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
-import { LeaseRenewal, STORE_LOG_INTERVAL_MS, storeErrorLog, storeErrorReporter, type HeldLease } from '../../src/receive/claim.js';
+import { LeaseRenewal, renewalDelay, STORE_LOG_INTERVAL_MS, storeErrorLog, storeErrorReporter, type HeldLease } from '../../src/receive/claim.js';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { storeFailureHint } from '../../src/stores/store-failure-hint.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
@@ -559,6 +559,12 @@ describe('storeErrorReporter', () => {
   });
 });
 
+describe('renewalDelay', () => {
+  it('is a third of the lease, leaving two thirds for retries, for any lease', () => {
+    expect([renewalDelay(90), renewalDelay(60_000), renewalDelay(1), renewalDelay(100)]).toEqual([30, 20_000, 1, 34]);
+  });
+});
+
 describe('storeErrorLog', () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 1_700_000_000_000 });
@@ -607,5 +613,8 @@ describe('storeErrorLog', () => {
     first(new Error('down'), { operation: 'begin', id: 'evt_6' });
     expect(log).toHaveBeenCalledTimes(3);
     expect(lines(log)[2]).toMatch(/ \(4 more store failures since the last line\)$/);
+    await vi.advanceTimersByTimeAsync(STORE_LOG_INTERVAL_MS);
+    first(new Error('down'), { operation: 'begin', id: 'evt_7' });
+    expect(lines(log)[3]).not.toMatch(/more store failures/);
   });
 });

@@ -81,6 +81,12 @@ describe('createPipeline: checks at creation', () => {
   it('takes neither on nor a handler when the platform has a route', () => {
     expect(() => entry({}, undefined, platform(undefined, { route: async () => 204 }))).not.toThrow();
   });
+
+  it('refuses onHandlerError with a route and no on: no handler of its runs there', () => {
+    expect(() => entry({ onHandlerError: () => undefined }, undefined, platform(undefined, { route: async () => 204 }))).toThrow(
+      new TypeError('svc-webhooks: onHandlerError takes effect only with on'),
+    );
+  });
 });
 
 describe('createPipeline: the single handler', () => {
@@ -162,6 +168,7 @@ describe('createPipeline: refusals and onError', () => {
   it("answers the platform's senderGone when the sender left mid-body, and passes on anything else the read rejects with", async () => {
     const receive = entry({}, () => undefined, platform(undefined, { senderGone: () => new Answer(499) }));
     expect(await receive(request({}, Promise.reject(new SenderGoneError())))).toEqual(new Answer(499));
+    expect(await receive(request({}, Promise.reject(tooLarge(10))))).toMatchObject({ status: 413 });
     await expect(receive(request({}, Promise.reject(new Error('socket gone'))))).rejects.toThrow('socket gone');
   });
 });
