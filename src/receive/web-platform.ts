@@ -6,20 +6,47 @@
 import { WebhookVerificationError } from '../core/errors.js';
 import { tooLarge } from '../core/payload.js';
 import { bodyTimeout, checkDeclaredLength, SenderGoneError, type BodyLimits } from './body-limits.js';
+import { withinDeadline } from './deadlines.js';
 
 /**
  * Reads a request's body, at most `maxPayloadBytes` of it and within the
- * read deadline. Past either it cancels the stream and throws
- * `payload_too_large` or `body_timeout`, so a body sent without a length is
- * never buffered whole and a stalled one never holds the request. A stream
- * that errors (its connection lost) throws `SenderGoneError`; a body read
- * (or being read) before throws `body_already_parsed` with `usedMessage`.
+ * read deadline. Past either it throws `payload_too_large` or
+ * `body_timeout`, so a body sent without a length is never buffered whole
+ * and a stalled one never holds the request. A body that broke off throws
+ * `SenderGoneError`; a body read (or being read) before throws
+ * `body_already_parsed` with `usedMessage`.
  */
 export async function readRequestBody(request: Request, limits: BodyLimits, usedMessage: string): Promise<Uint8Array> {
-  const { maxPayloadBytes: maxBytes, deadlines } = limits;
+  if (request.bodyUsed) throw new WebhookVerificationError('body_already_parsed', usedMessage);
+  const declared = request.headers.get('content-length');
+  checkDeclaredLength(declared, limits.maxPayloadBytes);
+  // A length the connection's framing holds the body to: read it whole, the host's own fastest way
+  // (@hono/node-server reads it straight from Node's request, where a stream costs four times the CPU).
+  if (declared !== null && DECIMAL.test(declared)) return readDeclared(request, limits, usedMessage);
+  return readStream(request, limits, usedMessage);
+}
+
+const DECIMAL = /^\d{1,15}$/;
+const TIMED_OUT = Symbol('timed out');
+
+/** The body of a declared length, whole; a host that lets it run past that length still gets `payload_too_large`. */
+async function readDeclared(request: Request, { maxPayloadBytes, deadlines }: BodyLimits, usedMessage: string): Promise<Uint8Array> {
+  let body: ArrayBuffer | typeof TIMED_OUT;
+  try {
+    body = await withinDeadline(deadlines, request.arrayBuffer(), () => TIMED_OUT);
+  } catch (error) {
+    // A body locked by a reader, or read meanwhile: unusable. Anything else broke off.
+    throw error instanceof TypeError ? new WebhookVerificationError('body_already_parsed', usedMessage) : new SenderGoneError();
+  }
+  if (body === TIMED_OUT) throw bodyTimeout(deadlines.ms);
+  if (body.byteLength > maxPayloadBytes) throw tooLarge(maxPayloadBytes);
+  return new Uint8Array(body);
+}
+
+/** The body as it streams in, cancelled past the limit or the deadline. */
+async function readStream(request: Request, { maxPayloadBytes: maxBytes, deadlines }: BodyLimits, usedMessage: string): Promise<Uint8Array> {
   const stream = request.body;
-  if (request.bodyUsed || stream?.locked) throw new WebhookVerificationError('body_already_parsed', usedMessage);
-  checkDeclaredLength(request.headers.get('content-length'), maxBytes);
+  if (stream?.locked) throw new WebhookVerificationError('body_already_parsed', usedMessage);
   if (stream === null) return new Uint8Array(0);
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];

@@ -61,6 +61,30 @@ describe('readRequestBody', () => {
     await expect(read(request)).rejects.toThrow(alreadyRead);
   });
 
+  it("reads a body of a declared length whole, the host's own way, and still refuses one that ran past the limit", async () => {
+    const { stream } = webStream([Buffer.from('abc'), Buffer.from('def')]);
+    const read6 = await read(streamedRequest(stream, { 'content-length': '6' }));
+    expect(Buffer.from(read6).toString()).toBe('abcdef');
+    // In-process, a header is only a header: the stream may run past it.
+    const { stream: longer } = webStream([Buffer.from('abcdef'), Buffer.from('ghijk')]);
+    await expect(read(streamedRequest(longer, { 'content-length': '5' }))).rejects.toThrow(tooLarge);
+  });
+
+  it.each([
+    ['without', {}],
+    ['with', { 'content-length': '3' }],
+  ])('refuses a body %s a declared length whose stream a reader locked', async (_name, headers) => {
+    const { stream } = webStream([Buffer.from('abc')]);
+    const request = streamedRequest(stream, headers);
+    request.body!.getReader();
+    await expect(read(request)).rejects.toThrow(alreadyRead);
+  });
+
+  it('rejects a body of a declared length that broke off as the sender gone', async () => {
+    const { stream } = webStream([Buffer.from('abc')], 'error');
+    await expect(read(streamedRequest(stream, { 'content-length': '10' }))).rejects.toBeInstanceOf(SenderGoneError);
+  });
+
   it('refuses a body whose stream is locked by a reader that read nothing, and leaves that reader be', async () => {
     const { stream, state } = webStream([Buffer.from('abc')]);
     const request = streamedRequest(stream);
@@ -87,6 +111,15 @@ describe('readRequestBody on a fake clock', () => {
     await vi.advanceTimersByTimeAsync(1);
     await expect(body).rejects.toThrow(timedOut);
     expect(state.cancelled).toBe(true);
+  });
+
+  it('refuses a body of a declared length still unfinished at the deadline', async () => {
+    const { stream } = webStream([Buffer.from('abc')], 'stall');
+    const body = read(streamedRequest(stream, { 'content-length': '10' }));
+    await vi.advanceTimersByTimeAsync(499);
+    expect(await settledAfter(body, vi.advanceTimersByTimeAsync)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(body).rejects.toThrow(timedOut);
   });
 
   it('reads many bodies under one timer, which stops once the last deadline would have passed', async () => {
