@@ -10,11 +10,6 @@ export interface Deadline {
   cancel(): void;
 }
 
-interface Entry extends Deadline {
-  readonly at: number;
-  late: (() => void) | undefined;
-}
-
 // A Worker (workerd) runs a timer in the request that set it and cancels it when that request ends, so
 // one request's timer cannot serve the deadlines of others there: each deadline gets a timer of its own.
 const timerPerDeadline = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
@@ -22,13 +17,19 @@ const timerPerDeadline = (globalThis as { navigator?: { userAgent?: unknown } })
 /**
  * Deadlines that all lie `ms` after they start, in the order they started:
  * the first to start is the first due, so one timer, set for the first, is
- * enough. A cancelled deadline stays queued until it would have been due
- * (it costs an object, not a timer).
+ * enough. The queue holds each deadline as a number and a callback, the
+ * callback dropped when it is cancelled: at thousands of requests a second
+ * a deadline of 10 s keeps tens of thousands queued, and objects kept that
+ * long would cost the garbage collector more than a timer each.
  */
 export class DeadlineQueue {
   readonly ms: number;
-  #entries: Entry[] = [];
+  /** When each queued deadline is due, by `Date.now()`, and what it calls then (`undefined` once cancelled). */
+  #at: number[] = [];
+  #late: Array<(() => void) | undefined> = [];
   #head = 0;
+  /** The sequence number of `#at[0]`: a deadline's index is its number minus this. */
+  #base = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   /** `ms`, whole milliseconds up to `MAX_TIMER_MS`, is checked by the caller. */
@@ -42,16 +43,17 @@ export class DeadlineQueue {
       const timer = setTimeout(late, this.ms);
       return { cancel: () => clearTimeout(timer) };
     }
-    const entry: Entry = {
-      at: Date.now() + this.ms,
-      late,
-      cancel() {
-        entry.late = undefined;
-      },
-    };
-    this.#entries.push(entry);
+    const sequence = this.#base + this.#at.length;
+    this.#at.push(Date.now() + this.ms);
+    this.#late.push(late);
     if (this.#timer === undefined) this.#arm(this.ms);
-    return entry;
+    return new QueuedDeadline(this, sequence);
+  }
+
+  /** Drops the callback of deadline `sequence`, if it is still queued. */
+  cancel(sequence: number): void {
+    const index = sequence - this.#base;
+    if (index >= this.#head) this.#late[index] = undefined;
   }
 
   #arm(delay: number): void {
@@ -61,23 +63,43 @@ export class DeadlineQueue {
   #fire(): void {
     this.#timer = undefined;
     const now = Date.now();
-    const entries = this.#entries;
-    while (this.#head < entries.length && entries[this.#head]!.at <= now) {
-      const { late } = entries[this.#head]!;
-      entries[this.#head++] = undefined as unknown as Entry;
+    const at = this.#at;
+    const lates = this.#late;
+    while (this.#head < at.length && at[this.#head]! <= now) {
+      const late = lates[this.#head];
+      lates[this.#head++] = undefined;
       late?.();
     }
-    if (this.#head === entries.length) {
-      this.#entries = [];
+    if (this.#head === at.length) {
+      this.#base += this.#head;
+      this.#at = [];
+      this.#late = [];
       this.#head = 0;
       return;
     }
-    // Compact now and then, so the array does not keep every deadline ever started.
-    if (this.#head > 1024 && this.#head * 2 > entries.length) {
-      this.#entries = entries.slice(this.#head);
+    // Compact now and then, so the arrays do not keep every deadline ever started.
+    if (this.#head > 1024 && this.#head * 2 > at.length) {
+      this.#base += this.#head;
+      this.#at = at.slice(this.#head);
+      this.#late = lates.slice(this.#head);
       this.#head = 0;
     }
-    this.#arm(Math.max(1, this.#entries[this.#head]!.at - now));
+    this.#arm(Math.max(1, this.#at[this.#head]! - now));
+  }
+}
+
+/** A deadline in a queue: its sequence number there. */
+class QueuedDeadline implements Deadline {
+  readonly #queue: DeadlineQueue;
+  readonly #sequence: number;
+
+  constructor(queue: DeadlineQueue, sequence: number) {
+    this.#queue = queue;
+    this.#sequence = sequence;
+  }
+
+  cancel(): void {
+    this.#queue.cancel(this.#sequence);
   }
 }
 
