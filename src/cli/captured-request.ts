@@ -38,7 +38,9 @@ function dechunk(data: Buffer, source: string): Buffer {
   let at = 0;
   for (;;) {
     const lineEnd = data.indexOf('\r\n', at);
-    const size = lineEnd === -1 ? Number.NaN : Number.parseInt(data.subarray(at, lineEnd).toString('latin1').split(';')[0]!, 16);
+    // Hex digits only (then extensions): parseInt would read "-6" as a step back, and loop for ever.
+    const digits = lineEnd === -1 ? '' : data.subarray(at, lineEnd).toString('latin1').split(';')[0]!.trim();
+    const size = /^[0-9a-fA-F]{1,8}$/.test(digits) ? Number.parseInt(digits, 16) : Number.NaN;
     if (!Number.isSafeInteger(size) || lineEnd + 2 + size > data.length) throw new UsageError(`${source}: a malformed or truncated chunk`);
     if (size === 0) return Buffer.concat(chunks);
     chunks.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));

@@ -29,7 +29,7 @@ Checks run at once; every attempt is abandoned after 10 s, the service's
 answer window. Each check uses new event ids.
 
 Options:
-  --secret S   the receiver's secret (whsec_…)
+  --secret S   the receiver's secret (whsec_…); without it, WEBHOOK_SECRET
   --json       print {"url", "passed", "checks": [{"id", "check", "passed", "detail"}]}
 
 Exit status: 0 every check passed, 1 a check failed, 2 bad arguments.`,

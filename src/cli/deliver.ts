@@ -4,8 +4,11 @@
  * backoff under the same webhook-id. The timing is injectable so that tests
  * need not wait it out.
  */
+import { Buffer } from 'node:buffer';
 
 const MAX_BACKOFF_MS = 30_000;
+/** The most of an answer's body read, for its error code: an error envelope is far smaller. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** How a sender waits: for the answer to one attempt, and between attempts. */
 export interface DeliveryTiming {
@@ -38,7 +41,13 @@ export function delivered(attempt: Attempt): boolean {
   return attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
 }
 
-/** One attempt: POST `body` with `headers`, abandoned when the answer window closes. */
+/**
+ * One attempt: POST `body` with `headers`, abandoned when the answer window
+ * closes. Its status counts once it arrived in time; of the body at most
+ * `MAX_ANSWER_BYTES` are read, and only while the window lasts, so a receiver
+ * that answers 200 and then streams for ever costs neither memory nor the
+ * delivery.
+ */
 export async function post(
   url: string,
   body: string,
@@ -51,8 +60,7 @@ export async function post(
   const timer = setTimeout(() => controller.abort(), answerWindowMs);
   try {
     const response = await fetch(url, { method: 'POST', body, headers, redirect: 'manual', signal: controller.signal });
-    const text = await response.text();
-    const errorCode = errorCodeOf(text);
+    const errorCode = errorCodeOf(await answerText(response));
     return { ms: elapsed(), status: response.status, ...(errorCode === undefined ? {} : { errorCode }) };
   } catch (error) {
     if (controller.signal.aborted) return { ms: elapsed(), failure: `no answer within ${answerWindowMs / 1000} s` };
@@ -62,6 +70,27 @@ export async function post(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Up to `MAX_ANSWER_BYTES` of the answer's body, as text; what a window closing mid-body left, if it did. */
+async function answerText(response: Response): Promise<string> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < MAX_ANSWER_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // The window closed mid-body: the status came in time, and counts.
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8');
 }
 
 function errorCodeOf(text: string): string | undefined {

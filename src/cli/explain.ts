@@ -2,6 +2,7 @@
 import type { WebhookVerificationError } from '../core/errors.js';
 import { TOLERANCE_SECONDS, type Diagnosis, type SignatureFinding } from './diagnose.js';
 import type { BodyChange, KeyMistake } from './variants.js';
+import { printable } from './printable.js';
 
 const KEY_MISTAKES: Record<KeyMistake, string> = {
   prefix_kept:
@@ -75,7 +76,7 @@ function clockCause(behind: number, timestampHeader: string): string {
 
 function timestampLine(diagnosis: Diagnosis): string | undefined {
   const { behindSeconds: behind, timestampHeader } = diagnosis;
-  if (behind === undefined) return timestampHeader === undefined ? undefined : `timestamp: "${timestampHeader}" is not Unix seconds`;
+  if (behind === undefined) return timestampHeader === undefined ? undefined : `timestamp: "${printable(timestampHeader)}" is not Unix seconds`;
   const offset = behind === 0 ? 'on this clock' : behind > 0 ? `${behind} s behind this clock` : `${-behind} s ahead of this clock`;
   return `timestamp: ${offset} (${Math.abs(behind) > TOLERANCE_SECONDS ? 'past' : 'within'} the ${TOLERANCE_SECONDS} s tolerance)`;
 }
@@ -96,7 +97,7 @@ function cause(diagnosis: Diagnosis, error: WebhookVerificationError): string {
 /** The lines `verify` prints. */
 export function explain(diagnosis: Diagnosis): string[] {
   const { error, event } = diagnosis;
-  const lines = error ? [`invalid: ${error.code}: ${error.message}`, `cause: ${cause(diagnosis, error)}`] : [`valid: ${event!.type} ${event!.id}`];
+  const lines = error ? [`invalid: ${error.code}: ${error.message}`, `cause: ${cause(diagnosis, error)}`] : [`valid: ${printable(event!.type)} ${printable(event!.id)}`];
   const timestamp = timestampLine(diagnosis);
   return timestamp === undefined ? lines : [...lines, timestamp];
 }

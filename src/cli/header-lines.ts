@@ -1,10 +1,16 @@
 import { UsageError } from './args.js';
+import { printable } from './printable.js';
 
 /** The three headers of a signed request (spec section 5). */
 export const HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 
-/** Request headers by lower-case name, each with every value it was given. */
+/**
+ * Request headers by lower-case name, each with every value it was given.
+ * Without a prototype: a header named `constructor` or `__proto__` is just a header.
+ */
 export type HeaderLists = Record<string, string[]>;
+
+const noHeaders = (): HeaderLists => Object.create(null) as HeaderLists;
 
 /**
  * Headers from text: `name: value` lines (as `sign` prints them and as in a
@@ -12,11 +18,11 @@ export type HeaderLists = Record<string, string[]>;
  */
 export function parseHeaderText(text: string, source: string): HeaderLists {
   if (text.trimStart().startsWith('{')) return fromJson(text, source);
-  const headers: HeaderLists = {};
+  const headers = noHeaders();
   for (const line of text.split(/\r?\n/)) {
     if (line.trim() === '') continue;
     const colon = line.indexOf(':');
-    if (colon <= 0) throw new UsageError(`${source}: not a "name: value" header line: ${line.slice(0, 80)}`);
+    if (colon <= 0) throw new UsageError(`${source}: not a "name: value" header line: ${printable(line.slice(0, 80))}`);
     add(headers, line.slice(0, colon), line.slice(colon + 1));
   }
   return headers;
@@ -29,10 +35,11 @@ function fromJson(text: string, source: string): HeaderLists {
   } catch {
     throw new UsageError(`${source}: starts with "{" but is not JSON`);
   }
-  const headers: HeaderLists = {};
-  for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`${source}: starts with "{" but is not a JSON object`);
+  const headers = noHeaders();
+  for (const [name, value] of Object.entries(parsed)) {
     for (const one of Array.isArray(value) ? value : [value]) {
-      if (typeof one !== 'string') throw new UsageError(`${source}: the value of "${name}" is not a string`);
+      if (typeof one !== 'string') throw new UsageError(`${source}: the value of "${printable(name)}" is not a string`);
       add(headers, name, one);
     }
   }

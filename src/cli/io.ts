@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { UsageError } from './args.js';
+import { readCapped } from './capped-read.js';
 
 /** Where a command writes and reads: the process's streams, or a test's buffers. */
 export interface CliIO {
@@ -31,9 +32,7 @@ export function streamIO(streams: Streams): CliIO {
       // Waiting on a terminal for a body nobody types looks like a hang.
       const { stdin } = streams;
       if (stdin.isTTY) throw new UsageError('standard input is a terminal: give the body with @file, or pipe it in');
-      const chunks: Buffer[] = [];
-      for await (const chunk of stdin) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks);
+      return readCapped(stdin, 'standard input');
     },
   };
 }

@@ -30,7 +30,8 @@ again at the time of sending. Prints one line per attempt: status, error code
 of a JSON answer, latency.
 
 Options:
-  --secret S    the endpoint's secret (whsec_…); give it twice to sign with both
+  --secret S    the endpoint's secret (whsec_…); give it twice to sign with both;
+                without it, WEBHOOK_SECRET
                 keys of a rotation
   --type T      the event type (default: webhook.test)
   --data D      the envelope's "data", as JSON or @file

@@ -23,7 +23,8 @@ prints the webhook-id, webhook-timestamp and webhook-signature headers as
 
 Options:
   --secret S       the endpoint's secret (whsec_…); give it twice to sign with
-                   both keys of a rotation (two v1 entries)
+                   both keys of a rotation (two v1 entries); without it,
+                   WEBHOOK_SECRET
   --id ID          the webhook-id; the body's "id" must be the same
   --timestamp N    Unix time in seconds (default: now)
   --body B         @file, - for standard input (the default), or the text itself;

@@ -31,7 +31,8 @@ names the likeliest cause after trying it:
   - another secret: no variant matches
 
 Options:
-  --secret S     the endpoint's secret; repeat it to accept either of a rotation
+  --secret S     the endpoint's secret; repeat it to accept either of a rotation;
+                 without it, WEBHOOK_SECRET
   --headers H    the request headers: "name: value" lines (as sign prints them)
                  or a JSON object; @file, - for standard input, or the text
   --body B       the body exactly as received: @file, -, or the text

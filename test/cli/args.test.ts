@@ -35,12 +35,14 @@ describe('positionals', () => {
   it('takes exactly one where one is wanted', () => {
     expect(onePositional(['http://a/'], '<url>')).toBe('http://a/');
     expect(usageMessage(() => onePositional([], '<url>'))).toBe('<url> is missing');
-    expect(usageMessage(() => onePositional(['a', 'b', 'c'], '<url>'))).toBe('unexpected arguments: b c');
+    expect(usageMessage(() => onePositional(['a', 'b', 'c'], '<url>'))).toBe('2 unexpected arguments after <url> (not shown, in case one is a secret: give a secret with --secret or WEBHOOK_SECRET)');
+    expect(usageMessage(() => onePositional(['a', 'whsec_c2VjcmV0'], '<url>'))).not.toContain('c2VjcmV0');
   });
 
   it('takes none where none is wanted', () => {
     expect(() => noPositionals([])).not.toThrow();
-    expect(usageMessage(() => noPositionals(['a', 'b']))).toBe('unexpected arguments: a b');
+    expect(usageMessage(() => noPositionals(['a', 'legacy-secret']))).toBe('2 unexpected arguments where this command takes none (not shown, in case one is a secret: give a secret with --secret or WEBHOOK_SECRET)');
+    expect(usageMessage(() => noPositionals(['a']))).toBe('1 unexpected argument where this command takes none (not shown, in case one is a secret: give a secret with --secret or WEBHOOK_SECRET)');
   });
 });
 
@@ -67,11 +69,11 @@ describe('wholeNumber', () => {
   });
 
   it.each(['', '-1', '1.5', '1e3', '0x10', ' 1', '1 ', 'ten', '1000000000000000'])('refuses %j', (text) => {
-    expect(usageMessage(() => wholeNumber(text, 'retries'))).toBe(`--retries must be a whole number of at least 0, not "${text}"`);
+    expect(usageMessage(() => wholeNumber(text, 'retries'))).toBe('--retries must be a whole number of at least 0');
   });
 
   it('refuses a number below the least', () => {
-    expect(usageMessage(() => wholeNumber('0', 'count', 1))).toBe('--count must be a whole number of at least 1, not "0"');
+    expect(usageMessage(() => wholeNumber('0', 'count', 1))).toBe('--count must be a whole number of at least 1');
   });
 });
 
@@ -82,8 +84,16 @@ describe('receiverUrl', () => {
   });
 
   it('refuses what is not a URL, or not http(s)', () => {
-    expect(usageMessage(() => receiverUrl('localhost'))).toBe('not a URL: localhost');
-    expect(usageMessage(() => receiverUrl('ftp://example.com/'))).toBe('the URL must be http or https: ftp://example.com/');
+    expect(usageMessage(() => receiverUrl('whsec_c2VjcmV0LWluLXRoZS11cmw='))).toBe("the first argument is not a URL: give the receiver's http(s) URL there");
+    expect(usageMessage(() => receiverUrl('ftp://example.com/'))).toBe('the URL must be http or https');
+  });
+
+  it('refuses a URL with a user name or password, and prints neither', () => {
+    for (const url of ['https://hook:s3cret-pass@example.com/webhooks', 'https://s3cret-pass@example.com/']) {
+      const message = usageMessage(() => receiverUrl(url));
+      expect(message).toBe("the URL carries a user name or password: give the receiver's URL without credentials");
+      expect(message).not.toContain('s3cret-pass');
+    }
   });
 });
 
@@ -97,6 +107,13 @@ describe('secrets', () => {
 
   it("refuses a secret the core would refuse, in the core's words", () => {
     expect(usageMessage(() => secrets(['whsec_c2VjcmV0', '']))).toBe('--secret: the secret is empty');
-    expect(usageMessage(() => secrets(undefined))).toBe('--secret is required');
+    expect(usageMessage(() => secrets(undefined, {}))).toBe('--secret is required (or set WEBHOOK_SECRET)');
+    expect(usageMessage(() => secrets(undefined, { WEBHOOK_SECRET: '' }))).toBe('--secret is required (or set WEBHOOK_SECRET)');
+  });
+
+  it('reads the secret from WEBHOOK_SECRET when --secret is absent, and checks it the same way', () => {
+    expect(secrets(undefined, { WEBHOOK_SECRET: 'whsec_c2VjcmV0' })).toEqual(['whsec_c2VjcmV0']);
+    expect(secrets(['whsec_b3RoZXI='], { WEBHOOK_SECRET: 'whsec_c2VjcmV0' })).toEqual(['whsec_b3RoZXI=']);
+    expect(usageMessage(() => secrets(undefined, { WEBHOOK_SECRET: 'whsec_!!' }))).toMatch(/^--secret: a secret starting with "whsec_" must continue/);
   });
 });

@@ -22,6 +22,25 @@ describe('parseCapturedRequest', () => {
     expect([...parse('a: 1\r\n\r\n\xc3\x28').body]).toEqual([0xc3, 0x28]);
   });
 
+  it.each(['-6', '+3', '0x3', '', 'zz', '123456789'])('refuses a chunk size of "%s" rather than step back or loop', (size) => {
+    const capture = `POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n${size}\r\nxyz\r\n0\r\n\r\n`;
+    expect(() => parse(capture)).toThrow(new UsageError('capture: a malformed or truncated chunk'));
+  });
+
+  it('keeps headers named like Object.prototype members as headers', () => {
+    const request = parse('Constructor: a\r\n__proto__: b\r\ntoString: c\r\nhasOwnProperty: d\r\n\r\n{}');
+    expect(Object.entries(request.headers)).toEqual([
+      ['constructor', ['a']],
+      ['__proto__', ['b']],
+      ['tostring', ['c']],
+      ['hasownproperty', ['d']],
+    ]);
+  });
+
+  it('prints a bad header line escaped: escape sequences never reach the terminal', () => {
+    expect(() => parse('ok: 1\r\n\x1b[31mred\x07\r\n\r\n')).toThrow(new UsageError('capture: not a "name: value" header line: \\x1b[31mred\\x07'));
+  });
+
   it('joins the chunks of a chunked body, extensions ignored', () => {
     const request = parse('POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\na\r\n0123456789\r\n0\r\n\r\n');
     expect(request.body.toString()).toBe('abc0123456789');

@@ -2,6 +2,7 @@
  * One attempt and a run of attempts as `send` and `check` make them, against
  * a node:http server whose paths each answer one way.
  */
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deliver, delivered, describeAttempt, post, type Attempt } from '../../src/cli/deliver.js';
@@ -107,6 +108,45 @@ describe('post', () => {
     const attempt = await post(`${base}/hang`, '{}', {}, 50);
     expect(withoutMs(attempt)).toStrictEqual({ ms: 0, failure: 'no answer within 0.05 s' });
     expect(attempt.ms).toBeGreaterThanOrEqual(50);
+  });
+
+  it('counts a 2xx that came in time though its body streams on for ever, reading at most 64 KiB of it', async () => {
+    let written = 0;
+    let clientLeft!: () => void;
+    const left = new Promise<void>((resolve) => (clientLeft = resolve));
+    const endless = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const more = (): void => {
+        while (!response.destroyed && response.write(Buffer.alloc(16 * 1024, 0x20))) written += 16 * 1024;
+        if (!response.destroyed) response.once('drain', more);
+      };
+      response.on('close', clientLeft);
+      more();
+    });
+    const url = await listen(endless);
+    try {
+      const attempt = await post(url, '{}', {}, 5_000);
+      expect(delivered(attempt)).toBe(true);
+      expect(withoutMs(attempt)).toStrictEqual({ ms: 0, status: 200 });
+      // The client hung up rather than read on: what the server got out is bounded by the socket's buffers.
+      await left;
+      expect(written).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      await closeServer(endless);
+    }
+  });
+
+  it('keeps the status of a 2xx whose body the answer window cut short', async () => {
+    const slow = createServer((_request, response) => {
+      response.writeHead(202);
+      response.write('{"error":');
+    });
+    const url = await listen(slow);
+    try {
+      expect(withoutMs(await post(url, '{}', {}, 100))).toStrictEqual({ ms: 0, status: 202 });
+    } finally {
+      await closeServer(slow);
+    }
   });
 
   it('names why a connection failed: the system error code, else the error', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/args.js';
+import { MAX_INPUT_BYTES, readCapped } from '../../src/cli/capped-read.js';
 import { readInput } from '../../src/cli/input.js';
 import type { CliIO } from '../../src/cli/io.js';
 
@@ -12,6 +13,20 @@ const STDIN = Buffer.from([0xff, 0x00, 0x7b]);
 const io: CliIO = { out: () => {}, err: () => {}, stdin: async () => STDIN };
 const scratch = mkdtempSync(join(tmpdir(), 'svc-webhooks-input-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('readInput past MAX_INPUT_BYTES', () => {
+  it('refuses a file that never ends, having read no more than the bound', async () => {
+    await expect(readInput('@/dev/zero', 'request', io)).rejects.toThrow(new UsageError('--request @/dev/zero is larger than 4 MiB: that is no webhook'));
+  });
+
+  it('refuses standard input past the bound, and reads one at the bound whole', async () => {
+    async function* stream(bytes: number) {
+      for (let sent = 0; sent < bytes; sent += 64 * 1024) yield Buffer.alloc(Math.min(64 * 1024, bytes - sent));
+    }
+    await expect(readCapped(stream(MAX_INPUT_BYTES + 1), 'standard input')).rejects.toThrow(new UsageError('standard input is larger than 4 MiB: that is no webhook'));
+    expect((await readCapped(stream(MAX_INPUT_BYTES), 'standard input')).length).toBe(MAX_INPUT_BYTES);
+  });
+});
 
 describe('readInput', () => {
   it('reads standard input for "-"', async () => {

@@ -53,7 +53,7 @@ it('reads a body piped to standard input', async () => {
 
 it('exits 2 on a usage mistake, saying so on standard error', async () => {
   expect(await runBin('sign', '--id', 'msg_main')).toBe(2);
-  expect(written.stderr).toBe('svc-webhooks sign: --secret is required\nRun "svc-webhooks sign --help" for usage.\n');
+  expect(written.stderr).toBe('svc-webhooks sign: --secret is required (or set WEBHOOK_SECRET)\nRun "svc-webhooks sign --help" for usage.\n');
   expect(written.stdout).toBe('');
 });
 

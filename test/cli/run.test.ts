@@ -54,7 +54,7 @@ describe('runCli', () => {
   it.each([
     [['deliver'], /unknown command "deliver"/],
     [['send', '--secret', SECRET], /<url> is missing/],
-    [['send', 'http://127.0.0.1:1/', 'extra', '--secret', SECRET], /unexpected arguments: extra/],
+    [['send', 'http://127.0.0.1:1/', 'extra', '--secret', SECRET], /1 unexpected argument after <url> \(not shown/],
     [['send', 'ftp://127.0.0.1/', '--secret', SECRET], /must be http or https/],
     [['send', 'http://127.0.0.1:1/'], /--secret is required/],
     [['send', 'http://127.0.0.1:1/', '--secret', SECRET, '--retries', 'many'], /--retries must be a whole number/],

@@ -109,7 +109,7 @@ describe('svc-webhooks send, in process', () => {
     [['--data', 'null'], '--data must be a JSON object'],
     [['--data', '"text"'], '--data must be a JSON object'],
     [['--data', '@/nonexistent/data.json'], '--data: cannot read /nonexistent/data.json (ENOENT)'],
-    [['--retries', '2.5'], '--retries must be a whole number of at least 0, not "2.5"'],
+    [['--retries', '2.5'], '--retries must be a whole number of at least 0'],
   ])('refuses %j with exit 2 before sending anything', async (args, message) => {
     await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
       const run = await inProcessCli()(['send', url, '--secret', SECRET, ...args]);

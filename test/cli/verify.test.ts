@@ -102,6 +102,26 @@ describe('verify reads', () => {
     expect(await verify([...at(NOW), '--request', '-'], capture)).toEqual({ status: 0, out: VALID, err: [] });
   });
 
+  it.each(['constructor', '__proto__', 'Constructor'])('a captured request with a header named %s, as any other header', async (name) => {
+    const capture = `POST /hooks HTTP/1.1\r\n${name}: x\r\n${name}: y\r\ncontent-length: ${BODY.length}\r\n${lines(signed()).replaceAll('\n', '\r\n')}\r\n${BODY}`;
+    expect(await verify([...at(NOW), '--request', '-'], capture)).toEqual({ status: 0, out: VALID, err: [] });
+  });
+
+  it('the secret from WEBHOOK_SECRET when no --secret is given', async () => {
+    vi.stubEnv('WEBHOOK_SECRET', SECRET);
+    try {
+      expect(await verify(['--now', String(NOW), '--headers', lines(signed()), '--body', BODY])).toEqual({ status: 0, out: VALID, err: [] });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('a timestamp that is no number, escaped: escape sequences in a request never reach the terminal', async () => {
+    const result = await verify([...at(NOW), '--headers', lines(signed(BODY, { timestamp: '\u001b[2J' })), '--body', BODY]);
+    expect(result.out.join('\n')).toContain('timestamp: "\\x1b[2J" is not Unix seconds');
+    expect(result.out.join('\n')).not.toContain('\u001b');
+  });
+
   it('the clock as now when --now is not given', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime((NOW + 7) * 1000 + 400);
@@ -185,8 +205,8 @@ describe('verify refuses', () => {
     [['--headers', '@/nonexistent/headers.txt', '--body', '{}'], '--headers: cannot read /nonexistent/headers.txt (ENOENT)'],
     [['--headers', 'a: 1', '--body', '@/nonexistent/body.json'], '--body: cannot read /nonexistent/body.json (ENOENT)'],
     [['--headers', 'no colon', '--body', '{}'], '--headers: not a "name: value" header line: no colon'],
-    [['--now', 'soon', '--headers', 'a: 1', '--body', '{}'], '--now must be a whole number of at least 0, not "soon"'],
-    [['--headers', 'a: 1', '--body', '{}', 'extra'], 'unexpected arguments: extra'],
+    [['--now', 'soon', '--headers', 'a: 1', '--body', '{}'], '--now must be a whole number of at least 0'],
+    [['--headers', 'a: 1', '--body', '{}', 'extra'], '1 unexpected argument where this command takes none (not shown, in case one is a secret: give a secret with --secret or WEBHOOK_SECRET)'],
   ])('%j', async (args, message) => {
     const { status, out, err } = await verify(['--secret', SECRET, ...args], 'no blank line');
     expect({ status, out, err }).toEqual({ status: 2, out: [], err: [`svc-webhooks verify: ${message}`, 'Run "svc-webhooks verify --help" for usage.'] });
