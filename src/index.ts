@@ -46,3 +46,5 @@ export type {
 export type { StandardSchema, StandardSchemaIssue, StandardSchemaOutput } from './receive/standard-schema.js';
 export type { StoreErrorCallback, StoreErrorContext, StoreOperation } from './receive/claim.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';
+export { DELIVERY_CHANNEL, HANDLER_CHANNEL, STORE_CHANNEL } from './receive/diagnostics.js';
+export type { DeliveryMessage, DeliveryOutcome, EntryName, HandlerTraceContext, StoreMessage } from './receive/diagnostics.js';
