@@ -17,7 +17,7 @@ import type { WebhookEvent } from '../src/core/event.js';
 import type { EventHandlers, EventSchemas, WithoutHandlerOptions } from '../src/receive/handler-types.js';
 import type { Handoff } from '../src/receive/handoff.js';
 import { createPipeline, type EntryOptions, type SingleHandler } from '../src/receive/pipeline.js';
-import { isResponse, readRequestBody, webResponse, withMissingHeaders } from '../src/receive/web-platform.js';
+import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
 
 /** What the handler gets besides the event. */
 export interface FetchWebhookContext {
@@ -78,13 +78,7 @@ export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handle
       statusOf: (_request, response) => response!.status,
       // Nobody reads this answer.
       senderGone: () => new Response(null, { status: 400 }),
-      onError:
-        onError &&
-        (async ({ request }, error, headers) => {
-          const answer = await onError(error, request);
-          if (!isResponse(answer)) throw new TypeError('it answered no Response');
-          return withMissingHeaders(answer, headers);
-        }),
+      onError: onError && (async ({ request }, error, headers) => onErrorResponse(await onError(error, request), headers)),
       keepAlive: ({ platform }, work) => waitUntilOf(platform)?.(work),
       single: {
         shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },

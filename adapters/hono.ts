@@ -14,7 +14,7 @@ import type { WebhookEvent } from '../src/core/event.js';
 import type { BodyLimits } from '../src/receive/body-limits.js';
 import type { EventSchemas } from '../src/receive/handler-types.js';
 import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
-import { isResponse, readRequestBody, withMissingHeaders } from '../src/receive/web-platform.js';
+import { onErrorResponse, readRequestBody } from '../src/receive/web-platform.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -61,13 +61,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
     statusOf: ({ c }, answer) => (answer ?? c.res).status,
     // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
     senderGone: ({ c }) => c.body(null, 400),
-    onError:
-      onError &&
-      (async ({ c }, error, headers) => {
-        const answer = await onError(error, c);
-        if (!isResponse(answer)) throw new TypeError('it answered no Response');
-        return withMissingHeaders(answer, headers);
-      }),
+    onError: onError && (async ({ c }, error, headers) => onErrorResponse(await onError(error, c), headers)),
     keepAlive({ c }, work) {
       let context: { waitUntil(work: Promise<unknown>): void };
       try {

@@ -118,6 +118,12 @@ export function withMissingHeaders(response: Response, headers: Readonly<Record<
   return copy;
 }
 
+/** What a user's `onError` answered, as the answer to send: a Response, with the refusal's `headers` it lacks; throws for anything else. */
+export function onErrorResponse(answer: unknown, headers: Readonly<Record<string, string>>): Response {
+  if (!isResponse(answer)) throw new TypeError('it answered no Response');
+  return withMissingHeaders(answer, headers);
+}
+
 /** The JSON answer for a response decided by svc-webhooks, or none on 204. */
 export function webResponse(status: number, headers: Readonly<Record<string, string>>, body: unknown): Response {
   if (body === undefined) return new Response(null, { status, headers });
