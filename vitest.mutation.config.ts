@@ -14,6 +14,7 @@ export default defineConfig({
       'test/core/**/*.test.ts',
       'test/receive/**/*.test.ts',
       'test/adapters/**/*.test.ts',
+      'test/otel/**/*.test.ts',
       'test/dedup/memory-dedup-store*.test.ts',
       'test/cli/**/*.test.ts',
     ],

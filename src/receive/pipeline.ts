@@ -191,10 +191,11 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     const claim = isThenable(claiming) ? await claiming : claiming;
     if (typeof claim === 'object') return refuse(request, watch, claim, delivery);
 
-    // 4. Run the user's code, in a span of the tracing channel while someone listens there.
+    // 4. Run the user's code, in a span of the tracing channel while someone listens there and code of theirs runs.
     const { id, keyId, event } = delivery;
-    const outcome = handlerRuns?.hasSubscribers
-      ? await handlerRuns.tracePromise(() => run(request, delivery), { entry: platform.entry, id, type: event.type, keyId })
+    const traced = handlerRuns?.hasSubscribers && (dispatcher === undefined || dispatcher.handles(event.type));
+    const outcome = traced
+      ? await handlerRuns!.tracePromise(() => run(request, delivery), { entry: platform.entry, id, type: event.type, keyId })
       : await run(request, delivery);
     const routed = 'routed' in outcome;
 
