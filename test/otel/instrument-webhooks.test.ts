@@ -11,7 +11,18 @@ import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/otel.js';
 import type { EntryName } from '../../src/index.js';
-import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
+import { RouteSpy } from '../helpers/adapter-contract.js';
+import {
+  serveExpress,
+  serveExpressHandlers,
+  serveFastify,
+  serveFastifyHandlers,
+  serveFetch,
+  serveHono,
+  serveHonoHandlers,
+  serveLambda,
+  type ServedApp,
+} from '../helpers/adapter-servers.js';
 import { NOW_SECONDS, now, OLD_SECRET, SECRET, signedRequest, type RequestSpec } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
@@ -166,5 +177,53 @@ describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, 
     await post({ id: id(), type: 'call.missed' });
     expect(await counted({ 'webhook.entry': entry })).toBe(before);
     expect(spans.getFinishedSpans()).toEqual([]);
+  });
+});
+
+/** Each entry with a route (or single handler) that fails, and a body limit of 200 bytes. */
+const routed: Array<[EntryName, () => Promise<ServedApp>]> = [
+  ['express', () => serveExpress({ secret: SECRET, now, dedup: false, maxPayloadBytes: 200 }, failingRoute())],
+  ['hono', () => serveHono({ secret: SECRET, now, dedup: false, maxPayloadBytes: 200 }, failingRoute())],
+  ['fastify', () => serveFastify({ secret: SECRET, now, dedup: false, maxPayloadBytes: 200 }, failingRoute())],
+  ['fetch', () => serveFetch(fetchWebhook({ secret: SECRET, now, dedup: false, maxPayloadBytes: 200 }, () => new Response(null, { status: 503 })))],
+  ['lambda', () => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, dedup: false, maxPayloadBytes: 200 }, () => ({ statusCode: 503, body: '' })))],
+];
+
+function failingRoute(): RouteSpy {
+  const route = new RouteSpy();
+  route.failing = true;
+  return route;
+}
+
+describe.each(routed)('instrumentWebhooks on the %s entry with a route that fails, over HTTP', (entry, serve) => {
+  let app: ServedApp;
+  let instrumentation: WebhookInstrumentation;
+  beforeAll(async () => {
+    app = await serve();
+    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+  });
+  afterAll(async () => {
+    instrumentation.stop();
+    await app.close();
+  });
+
+  const count = async (outcome: string, status: number) =>
+    (await points('webhook.deliveries'))
+      .filter((point) => point.attributes['webhook.entry'] === entry && point.attributes['webhook.outcome'] === outcome && point.attributes['http.response.status_code'] === status)
+      .reduce((sum, point) => sum + (point.value as number), 0);
+
+  it('counts a non-2xx answer of the route or handler as failed, and a body past the limit as payload_too_large', async () => {
+    const failedStatus = entry === 'fetch' || entry === 'lambda' ? 503 : 500;
+    const [failed, tooLarge] = [await count('failed', failedStatus), await count('payload_too_large', 413)];
+    const small = JSON.stringify({ id: 'evt_small', type: 'webhook.test', data: { object: { id: 'o' } } });
+    const signed = signedRequest({ id: 'evt_small', body: small });
+    const answer = await fetch(`${app.url}/webhooks`, { method: 'POST', body: signed.body, headers: signed.headers });
+    await answer.arrayBuffer();
+    const large = signedRequest({ id: 'evt_large', body: JSON.stringify({ id: 'evt_large', type: 'webhook.test', data: { object: { id: 'o', pad: 'x'.repeat(400) } } }) });
+    const refused = await fetch(`${app.url}/webhooks`, { method: 'POST', body: large.body, headers: large.headers });
+    await refused.arrayBuffer();
+    expect([answer.status, refused.status]).toEqual([failedStatus, 413]);
+    expect(await count('failed', failedStatus)).toBe(failed + 1);
+    expect(await count('payload_too_large', 413)).toBe(tooLarge + 1);
   });
 });
