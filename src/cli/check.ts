@@ -1,6 +1,6 @@
 import { onePositional, parseCommandArgs, receiverUrl, secrets, UsageError } from './args.js';
 import { EXIT, type Command } from './command.js';
-import { SERVICE_TIMING, type DeliveryTiming } from './deliver.js';
+import { SERVICE_TIMING, type DeliveryTiming } from '../testing/delivery.js';
 import type { CliIO } from './io.js';
 import { runReceiverChecks } from './receiver-checks.js';
 import { formatTable } from './table.js';

@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sign } from '../core/sign.js';
-import { deliver, delivered, describeAttempt, post, SERVICE_TIMING, type Attempt, type DeliveryTiming } from './deliver.js';
-import { defaultData, eventEnvelope, newId } from './event-envelope.js';
+import { deliver, delivered, describeAttempt, post, SERVICE_TIMING, type Attempt, type DeliveryTiming } from '../testing/delivery.js';
+import { defaultData, eventEnvelope, newId } from '../testing/envelope.js';
 import { HEADER_NAMES } from './header-lines.js';
 
 /** The receiver under test. */

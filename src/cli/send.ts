@@ -1,8 +1,8 @@
 import { sign } from '../core/sign.js';
 import { onePositional, parseCommandArgs, receiverUrl, secrets, UsageError, wholeNumber } from './args.js';
 import { EXIT, type Command } from './command.js';
-import { deliver, delivered, describeAttempt, SERVICE_TIMING, type DeliveryTiming } from './deliver.js';
-import { defaultData, eventEnvelope, newId } from './event-envelope.js';
+import { deliver, delivered, describeAttempt, SERVICE_TIMING, type DeliveryTiming } from '../testing/delivery.js';
+import { defaultData, eventEnvelope, newId } from '../testing/envelope.js';
 import { readInput } from './input.js';
 import type { CliIO } from './io.js';
 

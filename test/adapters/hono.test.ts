@@ -16,6 +16,7 @@ import {
 import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { simulateDelivery, testEvent } from '../../src/testing/index.js';
 
 function webhookApp({ options, route, customErrors }: HarnessSpec): Hono {
   const app = new Hono();
@@ -105,6 +106,20 @@ describe('hono adapter through app.request()', () => {
         },
       },
     ]);
+  });
+
+  it('runs the route once for two copies delivered as the service delivers them, through app.request', async () => {
+    const seen: string[] = [];
+    const app = new Hono().post('/webhooks', verifyWebhook({ secret: SECRET }), async (c) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen.push(c.var.webhookId);
+      return c.body(null, 204);
+    });
+    const event = testEvent('message.received');
+    const pause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 30));
+    const result = await simulateDelivery((request) => app.request(request), event, { secret: SECRET, copies: 2, sleep: pause });
+    expect(result.delivered).toBe(true);
+    expect(seen).toEqual([event.id]);
   });
 
   it('leaves JSON parsing of other routes in the same app alone', async () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkCommand } from '../../src/cli/check.js';
-import { SERVICE_TIMING } from '../../src/cli/deliver.js';
+import { SERVICE_TIMING } from '../../src/testing/delivery.js';
 import { sendCommand } from '../../src/cli/send.js';
 
 describe('the help of send and check', () => {

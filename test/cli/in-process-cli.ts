@@ -4,7 +4,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { checkCommand } from '../../src/cli/check.js';
-import { SERVICE_TIMING, type DeliveryTiming } from '../../src/cli/deliver.js';
+import { SERVICE_TIMING, type DeliveryTiming } from '../../src/testing/delivery.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/run.js';
 import { sendCommand } from '../../src/cli/send.js';

@@ -4,7 +4,7 @@
  * retries and the answer window, with pauses recorded instead of waited out.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SERVICE_TIMING } from '../../src/cli/deliver.js';
+import { SERVICE_TIMING } from '../../src/testing/delivery.js';
 import {
   attemptLines,
   expectSignedBy,

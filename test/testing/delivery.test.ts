@@ -5,10 +5,10 @@
 import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deliver, delivered, describeAttempt, post, type Attempt } from '../../src/cli/deliver.js';
+import { deliver, delivered, describeAttempt, post, type Attempt } from '../../src/testing/delivery.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
-import { recordingReceiver } from './delivery-scenarios.js';
-import { recordedTiming } from './in-process-cli.js';
+import { recordingReceiver } from '../cli/delivery-scenarios.js';
+import { recordedTiming } from '../cli/in-process-cli.js';
 
 /** What each path answers: status, then body. */
 const ANSWERS: Record<string, readonly [number, string]> = {

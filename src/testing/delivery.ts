@@ -49,7 +49,7 @@ export function delivered(attempt: Attempt): boolean {
  * delivery.
  */
 export async function post(
-  url: string,
+  target: DeliveryTarget,
   body: string,
   headers: Readonly<Record<string, string>>,
   answerWindowMs = SERVICE_TIMING.answerWindowMs,
@@ -59,7 +59,7 @@ export async function post(
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), answerWindowMs);
   try {
-    const response = await fetch(url, { method: 'POST', body, headers, redirect: 'manual', signal: controller.signal });
+    const response = await send(target, { method: 'POST', body, headers, redirect: 'manual', signal: controller.signal });
     const errorCode = errorCodeOf(await answerText(response));
     return { ms: elapsed(), status: response.status, ...(errorCode === undefined ? {} : { errorCode }) };
   } catch (error) {
@@ -70,6 +70,30 @@ export async function post(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Where a delivery goes: a URL, or a Fetch handler called in this process
+ * (`(request) => Promise<Response>`, Hono's `app.request`, a Worker's fetch).
+ */
+export type DeliveryTarget = string | ((request: Request) => Response | Promise<Response>);
+
+const IN_PROCESS_URL = 'http://receiver.test/webhooks';
+
+/**
+ * Sends one request to `target`. A handler in this process is not stopped
+ * when the answer window closes, as a receiver is not when the service gives
+ * up on it: only its answer stops counting.
+ */
+function send(target: DeliveryTarget, init: RequestInit & { readonly signal: AbortSignal }): Promise<Response> {
+  if (typeof target === 'string') return fetch(target, init);
+  const { signal } = init;
+  return new Promise<Response>((resolve, reject) => {
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    Promise.resolve()
+      .then(() => target(new Request(IN_PROCESS_URL, init)))
+      .then(resolve, reject);
+  });
 }
 
 /** Up to `MAX_ANSWER_BYTES` of the answer's body, as text; what a window closing mid-body left, if it did. */
@@ -110,7 +134,8 @@ export function describeAttempt(attempt: Attempt): string {
 
 /** A delivery to make, attempt after attempt. */
 export interface DeliveryPlan {
-  readonly url: string;
+  /** A URL, or a Fetch handler in this process. */
+  readonly url: DeliveryTarget;
   readonly body: string;
   /** The headers of one attempt: signed afresh each time, always with the same webhook-id. */
   readonly headers: () => Readonly<Record<string, string>>;

@@ -1,6 +1,6 @@
 /** The ids and envelopes `send` and `check` put in their events (spec sections 1 and 2). */
 import { describe, expect, it } from 'vitest';
-import { defaultData, eventEnvelope, newId } from '../../src/cli/event-envelope.js';
+import { defaultData, eventEnvelope, newId } from '../../src/testing/envelope.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 

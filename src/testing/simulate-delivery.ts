@@ -1,0 +1,83 @@
+/**
+ * The service's delivery behaviour in a test: each attempt signed afresh
+ * under the same `webhook-id`, failed unless a 2xx arrives within the answer
+ * window, retried with backoff; copies sent at once, each retried on its
+ * own. The same delivery code the command line's `send` and `check` use.
+ */
+import type { WebhookEvent } from '../core/event.js';
+import type { WebhookSecret } from '../core/secret.js';
+import { deliver, SERVICE_TIMING, type DeliveryTarget } from './delivery.js';
+import { signedHeaders } from './signed-request.js';
+
+export interface SimulateDeliveryOptions {
+  /** The endpoint's secret, as the receiver is given it. */
+  readonly secret: WebhookSecret;
+  /**
+   * How many copies are sent at once, each retried on its own, as the service may when a retry meets
+   * a first attempt still running.
+   * @default 1
+   */
+  readonly copies?: number;
+  /**
+   * Attempts per copy, the first included.
+   * @default 5
+   */
+  readonly maxAttempts?: number;
+  /**
+   * How long an attempt waits for a 2xx before it counts as failed.
+   * @default 10000 (the service's window)
+   */
+  readonly answerWindowMs?: number;
+  /**
+   * Waits between attempts (1 s, 2 s, 4 s … up to 30 s): pass `async () => {}` to run retries at once.
+   * @default real waits
+   */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** One attempt of one copy. */
+export interface SimulatedAttempt {
+  /** Which copy, from 1. */
+  readonly copy: number;
+  /** The HTTP status; absent when no answer came within the window or the connection failed. */
+  readonly status?: number;
+  /** `error.code` of a JSON refusal. */
+  readonly code?: string;
+  readonly ms: number;
+}
+
+export interface SimulatedDelivery {
+  /** Whether every copy ended in a 2xx. */
+  readonly delivered: boolean;
+  /** Every attempt of every copy, in the order they ended. */
+  readonly attempts: readonly SimulatedAttempt[];
+}
+
+/** Delivers `event` to `target` (a URL, or a Fetch handler in this process) the way the service does. */
+export async function simulateDelivery(target: DeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery> {
+  const { secret, copies = 1, maxAttempts = 5, answerWindowMs = SERVICE_TIMING.answerWindowMs, sleep = SERVICE_TIMING.pause } = options;
+  if (!Number.isSafeInteger(copies) || copies < 1) throw new TypeError('svc-webhooks: copies must be a whole number of at least 1');
+  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new TypeError('svc-webhooks: maxAttempts must be a whole number of at least 1');
+  const body = JSON.stringify(event);
+  const attempts: SimulatedAttempt[] = [];
+  const outcomes = await Promise.all(
+    Array.from({ length: copies }, (_, i) =>
+      deliver({
+        url: target,
+        body,
+        // Signed again for each attempt, at the time it is sent, always with the event's id.
+        headers: () => signedHeaders(body, { secret, id: event.id }),
+        retries: maxAttempts - 1,
+        backoffMs: 1000,
+        timing: { answerWindowMs, pause: sleep },
+        onAttempt: ({ status, errorCode, ms }) =>
+          void attempts.push({ copy: i + 1, ...(status !== undefined && { status }), ...(errorCode !== undefined && { code: errorCode }), ms }),
+      }),
+    ),
+  );
+  const delivered = outcomes.every((copy) => {
+    const last = copy.at(-1)!;
+    return last.status !== undefined && last.status >= 200 && last.status < 300;
+  });
+  return { delivered, attempts };
+}

@@ -1,0 +1,68 @@
+/** Valid envelopes of the known event types, for tests. */
+import type { KnownEventType } from '../core/event.js';
+import type { EventSchemas, KnownEventMap } from '../receive/handler-types.js';
+import { newId } from './envelope.js';
+
+/** Every field optional, all the way down; arrays are replaced whole. */
+export type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+export interface TestEventOptions {
+  /**
+   * The receiver's schemas: the event is checked against its type's schema
+   * (synchronously), so a fixture and a schema cannot drift apart unnoticed.
+   * @default undefined (no check)
+   */
+  readonly schemas?: EventSchemas;
+  /**
+   * The clock, for the envelope's `timestamp` and the id's time part.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+}
+
+// The prefix of data.object's id, by type: what the service's ids of that kind start with.
+const OBJECT_PREFIX: Readonly<Record<KnownEventType, string>> = {
+  'call.missed': 'call',
+  'message.received': 'msg',
+  'webhook.test': 'we',
+  'transcript.ready': 'trs',
+  'ai_summary.ready': 'sum',
+};
+
+/**
+ * A valid envelope of `type`: a fresh `id` of the service's form (`evt_`
+ * and a ULID), `type`, `timestamp`, and `data.object` with an `id`, then
+ * `overrides` merged in, deeply. Typed as that type's event.
+ */
+export function testEvent<T extends KnownEventType>(type: T, overrides?: DeepPartial<KnownEventMap[T]>, options: TestEventOptions = {}): KnownEventMap[T] {
+  if (!Object.hasOwn(OBJECT_PREFIX, type)) throw new TypeError(`svc-webhooks: testEvent takes a known event type, not ${JSON.stringify(type)}`);
+  const nowMs = (options.now ?? Date.now)();
+  const base = {
+    id: newId('evt', nowMs),
+    type,
+    timestamp: new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z'),
+    data: { object: { id: newId(OBJECT_PREFIX[type], nowMs) } },
+  };
+  const event = merged(base, overrides) as KnownEventMap[T];
+  const schema = options.schemas?.[type];
+  if (schema !== undefined) {
+    const outcome = schema['~standard'].validate(event);
+    if (outcome instanceof Promise) throw new TypeError(`svc-webhooks: the schema of ${type} validates asynchronously; testEvent checks synchronously`);
+    if (outcome.issues !== undefined) {
+      const paths = outcome.issues.map((issue) => (issue.path ?? []).map((part) => String(typeof part === 'object' ? part.key : part)).join('.'));
+      throw new TypeError(`svc-webhooks: testEvent('${type}') fails its schema at ${paths.join(', ') || 'the root'}`);
+    }
+  }
+  return event;
+}
+
+function merged(base: unknown, overrides: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(overrides)) return overrides === undefined ? base : overrides;
+  const result: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(overrides)) result[key] = merged(base[key], value);
+  return result;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
