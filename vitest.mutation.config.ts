@@ -15,6 +15,7 @@ export default defineConfig({
       'test/receive/**/*.test.ts',
       'test/adapters/**/*.test.ts',
       'test/otel/**/*.test.ts',
+      'test/testing/**/*.test.ts',
       'test/dedup/memory-dedup-store*.test.ts',
       'test/cli/**/*.test.ts',
     ],
