@@ -30,6 +30,8 @@ export interface SimulateDeliveryOptions {
   readonly answerWindowMs?: number;
   /**
    * Waits between attempts (1 s, 2 s, 4 s … up to 30 s): pass `async () => {}` to run retries at once.
+   * Given, the signing clock moves on by each wait it was asked for, so every retry still carries a
+   * later timestamp, as the service's would.
    * @default real waits
    */
   readonly sleep?: (ms: number) => Promise<void>;
@@ -55,21 +57,30 @@ export interface SimulatedDelivery {
 
 /** Delivers `event` to `target` (a URL, or a Fetch handler in this process) the way the service does. */
 export async function simulateDelivery(target: DeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery> {
-  const { secret, copies = 1, maxAttempts = 5, answerWindowMs = SERVICE_TIMING.answerWindowMs, sleep = SERVICE_TIMING.pause } = options;
+  const { secret, copies = 1, maxAttempts = 5, answerWindowMs = SERVICE_TIMING.answerWindowMs } = options;
   if (!Number.isSafeInteger(copies) || copies < 1) throw new TypeError('svc-webhooks: copies must be a whole number of at least 1');
   if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new TypeError('svc-webhooks: maxAttempts must be a whole number of at least 1');
   const body = JSON.stringify(event);
   const attempts: SimulatedAttempt[] = [];
+  // Each copy's schedule, in ms: the waits a compressed `sleep` skipped, added to the clock it signs with.
+  const skipped = new Array<number>(copies).fill(0);
+  const pauseOf = (copy: number) =>
+    options.sleep === undefined
+      ? SERVICE_TIMING.pause
+      : (ms: number) => {
+          skipped[copy]! += ms;
+          return options.sleep!(ms);
+        };
   const outcomes = await Promise.all(
     Array.from({ length: copies }, (_, i) =>
       deliver({
         url: target,
         body,
         // Signed again for each attempt, at the time it is sent, always with the event's id.
-        headers: () => signedHeaders(body, { secret, id: event.id }),
+        headers: () => signedHeaders(body, { secret, id: event.id, timestamp: Math.floor((Date.now() + skipped[i]!) / 1000) }),
         retries: maxAttempts - 1,
         backoffMs: 1000,
-        timing: { answerWindowMs, pause: sleep },
+        timing: { answerWindowMs, pause: pauseOf(i) },
         onAttempt: ({ status, errorCode, ms }) =>
           void attempts.push({ copy: i + 1, ...(status !== undefined && { status }), ...(errorCode !== undefined && { code: errorCode }), ms }),
       }),

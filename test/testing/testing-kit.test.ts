@@ -108,6 +108,25 @@ describe('simulateDelivery', () => {
     expect(seen[0]![1]).not.toBe(seen[1]![1]);
   });
 
+  it('delivers to a handler failing twice on the third attempt, under one id with later timestamps, without waiting out the schedule', async () => {
+    const seen: Array<[string | null, number]> = [];
+    const receiver = (request: Request): Response => {
+      seen.push([request.headers.get('webhook-id'), Number(request.headers.get('webhook-timestamp'))]);
+      return new Response(null, { status: seen.length < 3 ? 503 : 204 });
+    };
+    const event = testEvent('call.missed');
+    const asked: number[] = [];
+    const result = await simulateDelivery(receiver, event, { secret: SECRET, sleep: async (ms) => void asked.push(ms) });
+    expect(result.delivered).toBe(true);
+    expect(result.attempts.map(({ status }) => status)).toEqual([503, 503, 204]);
+    expect(seen.map(([id]) => id)).toEqual([event.id, event.id, event.id]);
+    // The service's schedule, 1 s then 2 s, skipped in real time but kept on the signing clock.
+    expect(asked).toEqual([1_000, 2_000]);
+    const [first, second, third] = seen.map(([, timestamp]) => timestamp);
+    expect(second! - first!).toBeGreaterThanOrEqual(1);
+    expect(third! - second!).toBeGreaterThanOrEqual(2);
+  });
+
   it('gives up after maxAttempts, and says the event was not delivered', async () => {
     const receiver = (): Response => Response.json({ error: { code: 'handler_failed' } }, { status: 500 });
     const result = await simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, maxAttempts: 3, sleep: noWait });
