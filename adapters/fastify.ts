@@ -67,7 +67,7 @@ export interface FastifyHandlersOptions<S extends EventSchemas = {}> extends Fas
 export interface FastifyHandoffOptions extends FastifyCommonOptions, Partial<Record<keyof HandlerOptions | 'routes', undefined>> {
   /** Where the plugin registers its webhook route, in its scope (under `register`'s `prefix`). */
   readonly path: string;
-  /** The queue, as `enqueue` of `svc-webhooks/bullmq` or `svc-webhooks/pg-boss` returns it: see `EntryOptions.handoff`. */
+  /** The queue the plugin hands each event to: see `EntryOptions.handoff`. */
   readonly handoff: Handoff;
 }
 

@@ -64,7 +64,7 @@ interface FetchRequest {
 export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhookOptions<S> & { readonly on: EventHandlers<S> }): FetchWebhook;
 /** Calls `handler` for each verified event and sends what it returns. */
 export function verifyWebhook(options: FetchWebhookOptions & WithoutHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
-/** Hands each verified event to a queue (`enqueue` of `svc-webhooks/bullmq` or `svc-webhooks/pg-boss`) and answers 202. */
+/** Hands each verified event to a durable queue (`handoff`) and answers 202 once it is recorded. */
 export function verifyWebhook(options: FetchWebhookOptions & WithoutHandlerOptions & { readonly handoff: Handoff }): FetchWebhook;
 export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handler?: FetchWebhookHandler): FetchWebhook {
   const { onError } = options;

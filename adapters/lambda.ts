@@ -78,7 +78,7 @@ interface LambdaRequest {
 export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S> & { readonly on: EventHandlers<S> }): LambdaWebhook;
 /** Calls `handler` for each verified event and returns what it returns. */
 export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
-/** Hands each verified event to a queue (`enqueue` of `svc-webhooks/bullmq` or `svc-webhooks/pg-boss`) and answers 202. */
+/** Hands each verified event to a durable queue (`handoff`) and answers 202 once it is recorded. */
 export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions & { readonly handoff: Handoff }): LambdaWebhook;
 export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handler?: LambdaWebhookHandler): LambdaWebhook {
   const { onError } = options;

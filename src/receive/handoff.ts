@@ -10,7 +10,7 @@ import type { HandlerContext, HandlerErrorCallback } from './handler-types.js';
 import { duplicate, refused, type DecidedResponse, type DispatchResult } from './responses.js';
 import { callSafely } from './user-callbacks.js';
 
-/** Where events go instead of a handler (`svc-webhooks/bullmq`'s `enqueue`, `svc-webhooks/pg-boss`'s). */
+/** Where events go instead of a handler: a durable queue, behind one method. */
 export interface Handoff {
   /**
    * Records `event` durably (adds the job), resolving once it is; rejects

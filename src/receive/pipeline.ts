@@ -24,8 +24,8 @@ import { checkOnErrorOptions, isThenable, reasonOf, runOnError, type OnErrorOpti
 /** The options every entry takes, before its own `onError`. */
 export interface EntryOptions<S extends EventSchemas = {}> extends ReceiverOptions, OnErrorOptions, HandlerOptions<S> {
   /**
-   * Hands each event to a queue (`enqueue` of `svc-webhooks/bullmq` or
-   * `svc-webhooks/pg-boss`) in place of `on`, a route or a handler: under the
+   * Hands each event to a durable queue (a `Handoff`: `hand(event, context)`
+   * resolving once the job is recorded) in place of `on`, a route or a handler: under the
    * claim, answered 202 once the queue recorded it, 503 `handoff_failed` with
    * `Retry-After` when it did not.
    * @default undefined (the handlers of `on`, the route or the handler run)
