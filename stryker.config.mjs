@@ -9,7 +9,7 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts' },
   // The store failure hints are tested on the errors real Redis and Postgres servers raise, so their suites are not here.
-  mutate: ['src/**/*.ts', 'adapters/**/*.ts', '!src/stores/redis-dedup-store.ts', '!src/stores/postgres/**', '!src/stores/store-failure-hint.ts', '!src/stores/error-chain.ts'],
+  mutate: ['src/**/*.ts', 'adapters/**/*.ts', '!src/stores/redis/**', '!src/stores/postgres/**', '!src/stores/store-failure-hint.ts', '!src/stores/error-chain.ts'],
   coverageAnalysis: 'perTest',
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

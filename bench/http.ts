@@ -29,7 +29,7 @@ import { verifyWebhook as fastifyWebhook } from '../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../adapters/fetch.js';
 import { verifyWebhook as honoWebhook } from '../adapters/hono.js';
 import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
-import { RedisDedupStore } from '../src/stores/redis-dedup-store.js';
+import { RedisDedupStore } from '../src/stores/redis/index.js';
 import { rawVerify } from './limit.js';
 import { envelopeOfSize } from './payloads.js';
 

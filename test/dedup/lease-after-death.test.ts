@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisDedupStore } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore } from '../../src/stores/redis/index.js';
 import { connectIoredis, randomPrefix, redisUrl } from './redis-clients.js';
 
 const LEASE_MS = 1_000;

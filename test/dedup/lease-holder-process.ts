@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { verifyAndClaim } from '../helpers/receiver-steps.js';
-import { RedisDedupStore } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore } from '../../src/stores/redis/index.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 const [url, keyPrefix, leaseMs] = process.argv.slice(2);

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { createClient, createCluster, type RedisClientOptions } from 'redis';
 import { inject } from 'vitest';
-import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis/index.js';
 import type { DedupHarness } from './contract.js';
 
 export type NodeRedis = ReturnType<typeof createClient>;

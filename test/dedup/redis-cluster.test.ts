@@ -6,7 +6,7 @@
  */
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis/index.js';
 import { claim, describeDedupContract } from './contract.js';
 import { PrivateRedisCluster } from './private-redis-cluster.js';
 import { connectIoredisCluster, connectNodeRedisCluster, randomPrefix, redisStoreHarness, type NodeRedisCluster } from './redis-clients.js';

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BeginResult } from '../../src/stores/dedup-store.js';
-import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis/index.js';
 import { claim, describeDedupContract } from './contract.js';
 import { connectIoredis, connectNodeRedis, randomPrefix, redisStoreHarness, redisUrl, type NodeRedis } from './redis-clients.js';
 

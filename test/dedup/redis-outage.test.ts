@@ -8,7 +8,7 @@ import { verifyAndClaim } from '../helpers/receiver-steps.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DedupStore } from '../../src/stores/dedup-store.js';
 import { createReceiver } from '../../src/receive/receiver.js';
-import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis/index.js';
 import { claim } from './contract.js';
 import { PrivateRedis } from './private-redis.js';
 import { connectIoredis, connectNodeRedis, randomPrefix } from './redis-clients.js';

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookVerificationError } from '../../src/core/errors.js';
 import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
 import { PostgresDedupStore } from '../../src/stores/postgres/postgres-dedup-store.js';
-import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore, type RedisConnection } from '../../src/stores/redis/index.js';
 import { describeStoreError, storeFailureHint } from '../../src/stores/store-failure-hint.js';
 import { freePort } from '../helpers/free-port.js';
 import { postgresSuite } from '../postgres/postgres-suite.js';

@@ -6,7 +6,7 @@
 import type { RedisOptions } from 'ioredis';
 import type { RedisClientOptions } from 'redis';
 import type { DedupStore } from '../../src/stores/dedup-store.js';
-import { RedisDedupStore, type RedisDedupStoreOptions } from '../../src/stores/redis-dedup-store.js';
+import { RedisDedupStore, type RedisDedupStoreOptions } from '../../src/stores/redis/index.js';
 import { connectIoredis, connectNodeRedis } from '../dedup/redis-clients.js';
 import { startReceiverInstance, type Framework, type ReceiverInstanceOptions } from './receiver-instance.js';
 

@@ -1,14 +1,12 @@
 /**
- * svc-webhooks/redis: a `DedupStore` in Redis, shared by every process that
- * receives the webhooks. It speaks to Redis through a `sendCommand`-style
- * function, so it works with ioredis and node-redis (v4 and later), single
- * servers and clusters, and has no dependency of its own. Each operation is
- * one Lua script on one key, hence atomic, and on a cluster one hash slot.
+ * A `DedupStore` in Redis, shared by every process that receives the
+ * webhooks. Each operation is one Lua script on one key, hence atomic, and on
+ * a cluster one hash slot.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
-import type { BeginResult, DedupStore } from './dedup-store.js';
-import { WebhookVerificationError } from '../core/errors.js';
+import { checkDuration, MAX_TIMER_MS } from '../../core/option-checks.js';
+import type { BeginResult, DedupStore } from '../dedup-store.js';
+import { WebhookVerificationError } from '../../core/errors.js';
 
 /**
  * Sends one command, e.g. `['EVALSHA', sha, '1', key, token]`, and resolves

@@ -1,0 +1,15 @@
+/**
+ * svc-webhooks/redis: a `DedupStore` in Redis, shared by every process that
+ * receives the webhooks. It speaks to Redis through a `sendCommand`-style
+ * function, so it works with ioredis and node-redis (v4 and later), single
+ * servers and clusters, and has no dependency of its own.
+ */
+export {
+  RedisDedupStore,
+  type IoredisClient,
+  type NodeRedisClient,
+  type NodeRedisCluster,
+  type RedisConnection,
+  type RedisDedupStoreOptions,
+  type RedisSendCommand,
+} from './redis-dedup-store.js';
