@@ -1,7 +1,7 @@
 /**
  * svc-webhooks: verify, sign and parse the webhooks of the Messaging and
  * Calling Service (Standard Webhooks: HMAC-SHA256 over `id.timestamp.body`).
- * Runtime dependencies: `node:crypto` and `node:buffer` only.
+ * Runtime dependencies: `node:crypto`, `node:buffer` and `node:diagnostics_channel` only.
  */
 export { ERROR_STATUS, WebhookVerificationError, type WebhookErrorCode } from './core/errors.js';
 export {
@@ -42,7 +42,10 @@ export type {
   HandlerOptions,
   KnownEventMap,
   UnknownEventPolicy,
+  WithoutHandlerOptions,
 } from './receive/handler-types.js';
+export type { EntryOptions } from './receive/pipeline.js';
+export type { OnErrorOptions } from './receive/user-callbacks.js';
 export type { StandardSchema, StandardSchemaIssue, StandardSchemaOutput } from './receive/standard-schema.js';
 export type { StoreErrorCallback, StoreErrorContext, StoreOperation } from './receive/claim.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';
