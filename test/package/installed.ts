@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { SECRET, signedRequest } from '../helpers/signed-request.js';
+import { nodeBinary, OTHER_NODES } from '../helpers/node-versions.js';
 import { PACKAGE_ROOT, packTarball } from './pack.js';
 
 const BIN = join(PACKAGE_ROOT, 'node_modules/.bin');
@@ -116,8 +117,10 @@ try {
   });
   writeFileSync(join(project, 'lambda-events.json'), JSON.stringify(events));
   writeFileSync(join(project, 'receive.mjs'), RECEIVER);
+  const otherNodes = await Promise.all(OTHER_NODES.map((major) => nodeBinary(major)));
   const runtimes: ReadonlyArray<readonly [string, readonly string[]]> = [
     ['node', [process.execPath, 'receive.mjs']],
+    ...otherNodes.map((binary) => ['node', [binary, 'receive.mjs']] as const),
     ['bun', [join(BIN, 'bun'), 'receive.mjs']],
     ['deno', [join(BIN, 'deno'), 'run', '--quiet', '--no-lock', '--allow-net=127.0.0.1', '--allow-read', 'receive.mjs']],
   ];

