@@ -4,20 +4,12 @@ import type { Handoff } from '../../src/receive/handoff.js';
 import { createPipeline, type EntryOptions } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { decidedAnswers } from '../helpers/decided-answers.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 describe('handoff', () => {
   const handoffPipelineWith = (options: Partial<EntryOptions>) =>
-    createPipeline<SignedRequest, WebhookResponse>(
-      { secret: SECRET, now, ...options },
-      {
-        entry: 'fetch',
-        body: (request) => request.body,
-        headers: (request) => request.headers,
-        send: (_request, response) => response,
-        statusOf: (_request, response) => response?.status ?? 0,
-      },
-    );
+    createPipeline<SignedRequest, WebhookResponse>({ secret: SECRET, now, ...options }, decidedAnswers());
   const handoffPipeline = (hand: Handoff['hand'], options: Partial<EntryOptions> = {}) => handoffPipelineWith({ handoff: { hand }, ...options });
 
   it('hands the event over under the claim, answers 202 once recorded, and completes the claim', async () => {

@@ -12,6 +12,7 @@ import { SenderGoneError } from '../../src/receive/body-limits.js';
 import { createPipeline, SETTLE_WAIT_MS, type EntryOptions, type Platform, type SingleHandler } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { OLD_SECRET, now, SECRET, signedRequest, type RequestSpec, type SignedRequest } from '../helpers/signed-request.js';
+import { decidedAnswers } from '../helpers/decided-answers.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 class Answer {
@@ -222,16 +223,7 @@ describe('createPipeline: the claim', () => {
 
 /** A pipeline with handlers, answering what it decided as it is: one call per delivery. */
 function handlingReceiver<S extends EventSchemas>(options: Partial<ReceiverOptions> & HandlerOptions<S>) {
-  const receive = createPipeline<SignedRequest, WebhookResponse, S>(
-    { secret: SECRET, now, ...options },
-    {
-      entry: 'fetch',
-      body: (request) => request.body,
-      headers: (request) => request.headers,
-      send: (_request, response) => response,
-      statusOf: (_request, response) => response?.status ?? 0,
-    },
-  );
+  const receive = createPipeline<SignedRequest, WebhookResponse, S>({ secret: SECRET, now, ...options }, decidedAnswers());
   return async (spec: RequestSpec = {}): Promise<WebhookResponse> => (await receive(signedRequest(spec)))!;
 }
 
