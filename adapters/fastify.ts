@@ -33,7 +33,8 @@ declare module 'fastify' {
 /** The options of either way to use the plugin: your routes, or handlers at a path. */
 export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyRoutesOptions | FastifyHandlersOptions<S> | FastifyHandoffOptions;
 
-interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions | 'handoff'> {
+/** The options the three ways to use the plugin share. */
+export interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions | 'handoff'> {
   /**
    * Answers a refused request (it must send a reply, within
    * `onErrorTimeoutMs`) instead of the default JSON response. The handler is

@@ -3,14 +3,18 @@
  * that gives the same result with raw node:crypto, and against the peers
  * standardwebhooks and svix, all in one run. Each case is measured in
  * several interleaved rounds and the median is kept, since these machines
- * are noisy.
+ * are noisy. Writes the time per verification as a bar chart to
+ * docs/bench.svg, which the README shows.
  */
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { built } from './built.js';
 import { rawVerify } from './limit.js';
 import { measure, ROUNDS, TIME_MS } from './measure.js';
 import { envelopeOfSize } from './payloads.js';
+import { verifyChartSvg, type ChartPanel } from './verify-chart.js';
 
 const { sign, verify, Webhook } = await built<typeof import('../src/index.js')>('src/index.js');
 
@@ -36,9 +40,22 @@ function cases(bytes: number): Record<string, () => () => unknown> {
   };
 }
 
+// The chart's bars: the package, the two peers and the limit, by their case names.
+const CHARTED = [
+  ['Webhook#verify', 'svc-webhooks'],
+  ['svix', 'svix'],
+  ['standardwebhooks', 'standardwebhooks'],
+  ['limit (node:crypto)', 'node:crypto (the limit)'],
+] as const;
+
 const rows: string[] = [];
+const panels: ChartPanel[] = [];
 for (const [label, bytes] of [['1 KiB', 1024], ['64 KiB', 64 * 1024]] as const) {
   const results = await measure(cases(bytes));
+  panels.push({
+    title: `${label} body`,
+    bars: CHARTED.map(([name, bar]) => ({ label: bar, microseconds: 1e6 / results.get(name)!, highlight: name === 'Webhook#verify' })),
+  });
   const limit = results.get('limit (node:crypto)')!;
   for (const [name, ops] of results) {
     rows.push(`| ${label} | ${name} | ${Math.round(ops).toLocaleString('en-US')} | ${(ops / limit).toFixed(2)}× |`);
@@ -47,3 +64,8 @@ for (const [label, bytes] of [['1 KiB', 1024], ['64 KiB', 64 * 1024]] as const) 
 console.log(`Node ${process.version}, ${ROUNDS} rounds of ${TIME_MS} ms per case, median ops/s\n`);
 console.log('| body | verifier | ops/s | vs limit |\n|---|---|---:|---:|');
 console.log(rows.join('\n'));
+
+const chart = new URL('../docs/bench.svg', import.meta.url);
+const caption = `npm run bench: Node ${process.version}, ${cpus().length} cores, median of ${ROUNDS} interleaved rounds of ${TIME_MS} ms per case`;
+writeFileSync(chart, verifyChartSvg('Verifying a signed webhook', caption, panels));
+console.log(`\nwrote ${chart.pathname}`);

@@ -30,7 +30,7 @@ export type { BeginResult, DedupStore } from './stores/dedup-store.js';
 export type { ReceiverOptions } from './receive/receiver.js';
 export type { Handoff } from './receive/handoff.js';
 export { dispatch } from './receive/dispatch.js';
-export type { DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';
+export type { DecidedResponse, DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';
 export type {
   DispatchOptions,
   EventHandler,
@@ -46,7 +46,13 @@ export type {
 } from './receive/handler-types.js';
 export type { EntryOptions } from './receive/pipeline.js';
 export type { OnErrorOptions } from './receive/user-callbacks.js';
-export type { StandardSchema, StandardSchemaIssue, StandardSchemaOutput } from './receive/standard-schema.js';
+export type {
+  StandardSchema,
+  StandardSchemaIssue,
+  StandardSchemaOutput,
+  StandardSchemaProps,
+  StandardSchemaResult,
+} from './receive/standard-schema.js';
 export type { StoreErrorCallback, StoreErrorContext, StoreOperation } from './receive/claim.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';
 export { DELIVERY_CHANNEL, HANDLER_CHANNEL, STORE_CHANNEL } from './receive/diagnostics.js';

@@ -5,6 +5,7 @@
  * host's example from examples/ with tsc against the installed types, starts
  * it, and sends it one signed event and one tampered copy: the event must
  * reach the handler once and the copy be refused 400 invalid_signature.
+ * Each compiled example runs on the Node running this and on Node 22 and 24.
  * Expects a fresh build in dist/.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sign } from '../../src/index.js';
+import { nodeBinary, OTHER_NODES } from '../helpers/node-versions.js';
 import { PACKAGE_ROOT, packTarball } from './pack.js';
 
 interface Host {
@@ -102,8 +104,8 @@ async function compile(host: Host, project: string): Promise<boolean> {
 }
 
 /** Starts a compiled example on a free port; answers its URL and a way to stop it that yields all it printed. */
-async function start(project: string, file: string): Promise<{ url: string; stop: () => Promise<string> }> {
-  const child = spawn(process.execPath, [file], { cwd: project, env: { ...process.env, PORT: '0', WEBHOOK_SECRET: secret } });
+async function start(project: string, file: string, node: string): Promise<{ url: string; stop: () => Promise<string> }> {
+  const child = spawn(node, [file], { cwd: project, env: { ...process.env, PORT: '0', WEBHOOK_SECRET: secret } });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -122,14 +124,14 @@ async function start(project: string, file: string): Promise<{ url: string; stop
   }
 }
 
-/** Sends one signed event and one tampered copy to the running example. */
-async function exercise(label: string, project: string, example: string): Promise<void> {
+/** Starts the example on the `node` binary and sends it one signed event and one tampered copy. */
+async function exercise(label: string, project: string, example: string, node: string): Promise<void> {
   const id = `evt_${randomBytes(6).toString('hex')}`;
   const body = JSON.stringify({ id, type: 'call.missed', created_at: new Date().toISOString(), data: { object: { id: 'call_1' } } });
   const headers = { 'content-type': 'application/json', ...sign(body, { id, timestamp: Math.floor(Date.now() / 1000), secret }) };
   let receiver: Awaited<ReturnType<typeof start>>;
   try {
-    receiver = await start(project, example.replace(/\.ts$/, '.js'));
+    receiver = await start(project, example.replace(/\.ts$/, '.js'), node);
   } catch (error) {
     check(`${label}: starts`, false, String(error));
     return;
@@ -156,12 +158,19 @@ async function tryHost(host: Host, tarball: string): Promise<void> {
   const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-host-'));
   try {
     if (!(await install(host, tarball, project)) || !(await compile(host, project))) return;
-    for (const example of host.examples) await exercise(`${host.name}: ${example}`, project, example);
+    for (const [major, node] of nodes) {
+      for (const example of host.examples) await exercise(`${host.name} on node${major}: ${example}`, project, example, node);
+    }
   } finally {
     rmSync(project, { recursive: true, force: true });
   }
 }
 
+// The Node running this, then the others, each as [major, binary].
+const nodes = await Promise.all([
+  [process.versions.node.split('.')[0]!, process.execPath] as const,
+  ...OTHER_NODES.map(async (major) => [major, await nodeBinary(major)] as const),
+]);
 const started = performance.now();
 const { tarball } = packTarball();
 // Hosts side by side: one's install waits on the network while another compiles.

@@ -27,7 +27,7 @@ import { sign } from 'svc-webhooks';
 import { verifyWebhook } from 'svc-webhooks/fetch';
 
 const SECRET = ${JSON.stringify(SECRET)};
-const runtime = globalThis.Bun ? 'bun' : globalThis.Deno ? 'deno' : 'node';
+const runtime = globalThis.Bun ? 'bun' : globalThis.Deno ? 'deno' : \`node\${process.versions.node.split('.')[0]}\`;
 const lines = [];
 let failed = 0;
 const check = (name, ok, detail) => {
@@ -117,10 +117,10 @@ try {
   });
   writeFileSync(join(project, 'lambda-events.json'), JSON.stringify(events));
   writeFileSync(join(project, 'receive.mjs'), RECEIVER);
-  const otherNodes = await Promise.all(OTHER_NODES.map((major) => nodeBinary(major)));
+  const otherNodes = await Promise.all(OTHER_NODES.map(async (major) => [major, await nodeBinary(major)] as const));
   const runtimes: ReadonlyArray<readonly [string, readonly string[]]> = [
-    ['node', [process.execPath, 'receive.mjs']],
-    ...otherNodes.map((binary) => ['node', [binary, 'receive.mjs']] as const),
+    [`node${process.versions.node.split('.')[0]}`, [process.execPath, 'receive.mjs']],
+    ...otherNodes.map(([major, binary]) => [`node${major}`, [binary, 'receive.mjs']] as const),
     ['bun', [join(BIN, 'bun'), 'receive.mjs']],
     ['deno', [join(BIN, 'deno'), 'run', '--quiet', '--no-lock', '--allow-net=127.0.0.1', '--allow-read', 'receive.mjs']],
   ];
