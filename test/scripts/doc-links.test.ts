@@ -1,0 +1,99 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { anchorsOf, checkLinks, extractLinks, githubSlug, repositoryFiles } from '../../scripts/doc-links.js';
+
+const FENCE = '```';
+
+describe('githubSlug', () => {
+  test.each([
+    ['Install', 'install'],
+    ['One handler per event type', 'one-handler-per-event-type'],
+    ['MemoryDedupStore: `npm run bench:memory-store`', 'memorydedupstore-npm-run-benchmemory-store'],
+    ['Exactly once in your transaction (`svc-webhooks/postgres`)', 'exactly-once-in-your-transaction-svc-webhookspostgres'],
+    ['Express 4 and 5', 'express-4-and-5'],
+    ['Why does a signature fail? `verify`', 'why-does-a-signature-fail-verify'],
+    ['Keep `snake_case` and hyphens - twice', 'keep-snake_case-and-hyphens---twice'],
+    ['A [linked](other.md) **bold** word', 'a-linked-bold-word'],
+    ['Ratios: 1.00× — café', 'ratios-100--café'],
+  ])('%s', (heading, slug) => {
+    expect(githubSlug(heading)).toBe(slug);
+  });
+});
+
+describe('anchorsOf', () => {
+  test('each heading once, a repeated one numbered, closing hashes and headings in code left out, HTML anchors in', () => {
+    const markdown = ['# Title', '## Usage ##', '## Usage', `${FENCE}sh`, '# not a heading', FENCE, '#hashtag is text', '<a id="custom"></a>', '## Usage'].join('\n');
+    expect([...anchorsOf(markdown)]).toEqual(['title', 'usage', 'usage-1', 'usage-2', 'custom']);
+  });
+});
+
+describe('extractLinks', () => {
+  test('inline links and images, reference definitions and HTML, each at the line of its target; none inside code', () => {
+    const markdown = [
+      '# Guide', // 1
+      'See [hosts](docs/hosts.md#hono) and ![chart](docs/bench.svg "the chart").', // 2
+      'A link whose text runs [over', // 3
+      'two lines](#guide).', // 4
+      '`[not a link](nowhere.md)` and', // 5
+      `${FENCE}md`, // 6
+      '[in a block](nowhere.md)', // 7
+      FENCE, // 8
+      '[ref]: <CONTRIBUTING.md>', // 9
+      '<img src="docs/logo.svg"> [web](https://example.com)', // 10
+    ].join('\n');
+    expect(extractLinks('README.md', markdown)).toEqual([
+      { file: 'README.md', line: 2, target: 'docs/hosts.md#hono' },
+      { file: 'README.md', line: 2, target: 'docs/bench.svg' },
+      { file: 'README.md', line: 4, target: '#guide' },
+      { file: 'README.md', line: 9, target: 'CONTRIBUTING.md' },
+      { file: 'README.md', line: 10, target: 'https://example.com' },
+      { file: 'README.md', line: 10, target: 'docs/logo.svg' },
+    ]);
+  });
+});
+
+describe('checkLinks', () => {
+  const docs: Record<string, string> = {
+    'README.md': [
+      '# Title',
+      '## Quick start',
+      '[ok](#quick-start) [guide](docs/hosts.md#hono) [folder](examples/) [file](examples/demo.ts) [root](/CONTRIBUTING.md)',
+      '[web](https://example.com/missing.md) [mail](mailto:a@example.com) [chart](docs/bench.svg)',
+      '[no anchor](#missing) [no file](docs/tenants.md) [no heading](docs/hosts.md#fastify) [ignored](docs/api/index.html)',
+      '[outside](../elsewhere.md) [encoded](docs/hosts.md#hono%20) [code anchor](examples/demo.ts#L10)',
+    ].join('\n'),
+    'docs/hosts.md': ['# Hosts', '## Hono', '[back](../README.md#title) [wrong](../README.md#nope) [self](hosts.md)'].join('\n'),
+  };
+  const repository = new Set(['README.md', 'CONTRIBUTING.md', 'docs/hosts.md', 'docs/bench.svg', 'examples/demo.ts']);
+  const errors = checkLinks(['README.md', 'docs/hosts.md'], repository, (file) => docs[file]!);
+
+  test('every broken link is reported at its line, and nothing else', () => {
+    expect(errors).toEqual([
+      { at: 'README.md:5', message: '#missing: README.md has no heading with the anchor #missing' },
+      { at: 'README.md:5', message: 'docs/tenants.md: no such file or folder in the repository' },
+      { at: 'README.md:5', message: 'docs/hosts.md#fastify: docs/hosts.md has no heading with the anchor #fastify' },
+      { at: 'README.md:5', message: 'docs/api/index.html: no such file or folder in the repository' },
+      { at: 'README.md:6', message: '../elsewhere.md: points outside the repository' },
+      { at: 'README.md:6', message: 'docs/hosts.md#hono%20: docs/hosts.md has no heading with the anchor #hono%20' },
+      { at: 'docs/hosts.md:3', message: '../README.md#nope: README.md has no heading with the anchor #nope' },
+    ]);
+  });
+});
+
+describe('repositoryFiles', () => {
+  const root = mkdtempSync(join(tmpdir(), 'doc-links-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  test('tracked files and new ones, but not what git ignores or a tracked file deleted since', () => {
+    execFileSync('git', ['init', '-q'], { cwd: root });
+    mkdirSync(join(root, 'docs/api'), { recursive: true });
+    for (const file of ['README.md', 'gone.md', 'docs/new.md', 'docs/api/index.html']) writeFileSync(join(root, file), '');
+    writeFileSync(join(root, '.gitignore'), 'docs/api/\n');
+    execFileSync('git', ['add', 'README.md', 'gone.md'], { cwd: root });
+    rmSync(join(root, 'gone.md'));
+    expect([...repositoryFiles(root)].sort()).toEqual(['.gitignore', 'README.md', 'docs/new.md']);
+  });
+});
