@@ -1,0 +1,88 @@
+/**
+ * The receiving side: a `Handoff` that records the event's key in the
+ * processed-events table of `markProcessed` and sends its job to pg-boss in
+ * one Postgres transaction. The queue and the record commit together, so no
+ * job exists without its record and no record without its job: a retry of a
+ * queued event finds the record and is answered as a duplicate for as long
+ * as the record is kept.
+ */
+import type PgBoss from 'pg-boss';
+import type { WebhookEvent } from '../../core/event.js';
+import { eventKey } from '../../receive/event-key.js';
+import type { Handoff } from '../../receive/handoff.js';
+import type { HandlerContext } from '../../receive/handler-types.js';
+import { markProcessed } from '../../stores/postgres/mark-processed.js';
+import { processedEventsTable, type ProcessedEventsOptions } from '../../stores/postgres/processed-events-options.js';
+import { queuedEvent } from './queued-event.js';
+import { inTransaction, type PgPool } from './transaction.js';
+
+/** The options of each job sent, as pg-boss's `send` takes them; the job's id and its connection are this entry's. */
+export type EnqueueJobOptions = Omit<PgBoss.SendOptions, 'db' | 'id'>;
+
+/** Options of `enqueue()`. */
+export interface EnqueueOptions {
+  /**
+   * A pg `Pool` on the database pg-boss keeps its jobs in: each event's
+   * transaction takes a client of it. pg-boss offers no transaction of its
+   * own, so the pool is the caller's.
+   */
+  readonly pool: PgPool;
+  /**
+   * The processed-events table the event keys are recorded in (`table` or
+   * `schema.table`, lower case), created by `migrate()` of svc-webhooks/postgres.
+   * Keep its rows at least three days (`purgeProcessed`): a retry of an event
+   * whose record is gone is queued again.
+   * @default 'svc_webhooks_processed_events'
+   */
+  readonly table?: string;
+  /**
+   * pg-boss's options for every job (`retryLimit`, `retryDelay`,
+   * `retryBackoff`, `expireInSeconds`, `priority`, `deadLetter`, retention).
+   * Set `expireInSeconds` above the longest handler's run: pg-boss fails, and
+   * retries, a job still active after it.
+   * @default {} (the queue's and pg-boss's defaults)
+   */
+  readonly job?: EnqueueJobOptions;
+}
+
+/**
+ * A `Handoff` for every entry's `handoff` option: each verified event
+ * becomes one job in pg-boss's queue `queueName`, its data a `QueuedEvent`.
+ * In one transaction on a client of `options.pool`, the event's key (its id,
+ * or `<percent-encoded tenant>:<id>` for a tenant's endpoint) is recorded
+ * with `markProcessed` and the job sent; the entry answers 202 once that
+ * committed. A key recorded before is answered as a duplicate (200) and no
+ * job is sent; a failure rolls both back and is answered 503 with
+ * `Retry-After`. The queue must exist (`boss.createQueue`) and be of the
+ * `standard` policy: a job pg-boss refuses to create fails the delivery.
+ * Throws `TypeError` for bad arguments.
+ */
+export function enqueue(boss: PgBoss, queueName: string, options: EnqueueOptions): Handoff {
+  if (typeof (boss as Partial<PgBoss> | null)?.send !== 'function') {
+    throw new TypeError('svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument');
+  }
+  if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: enqueue needs the name of a pg-boss queue');
+  if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: enqueue options must be an object');
+  const { pool, job = {} } = options;
+  if (typeof (pool as Partial<PgPool> | null)?.connect !== 'function') {
+    throw new TypeError('svc-webhooks: enqueue needs pool, a pg Pool on the database of pg-boss');
+  }
+  if (typeof job !== 'object' || job === null) throw new TypeError('svc-webhooks: enqueue options.job must be an object');
+  const tableOptions: ProcessedEventsOptions = options.table === undefined ? {} : { table: options.table };
+  // Checked here, so that a bad name throws at creation rather than fail every delivery.
+  processedEventsTable(tableOptions);
+  const jobOptions: EnqueueJobOptions = { ...job };
+
+  return {
+    hand(event: WebhookEvent, context: HandlerContext) {
+      return inTransaction(pool, async (client) => {
+        if (!(await markProcessed(client, eventKey(context.id, context.tenant), tableOptions))) return { commit: false, value: 'duplicate' as const };
+        const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
+        const jobId = await boss.send(queueName, queuedEvent(event, context), { ...jobOptions, db });
+        // pg-boss answers null, rather than failing, for a queue that does not exist and for a job a singleton policy refused.
+        if (jobId === null) throw new Error(`svc-webhooks: pg-boss created no job in the queue ${JSON.stringify(queueName)}: does it exist, with the standard policy?`);
+        return { commit: true, value: undefined };
+      });
+    },
+  };
+}
