@@ -77,7 +77,7 @@ declare global {
   // The AWS SDK's SQS client (@aws-sdk/client-sqs), which this package does not depend on.
   const sqs: { send(command: SendMessageCommand): Promise<unknown> };
   class SendMessageCommand {
-    constructor(input: { QueueUrl: string; MessageBody: string });
+    constructor(input: { QueueUrl: string; MessageBody: string; MessageGroupId?: string; MessageDeduplicationId?: string });
   }
   const QueueUrl: string;
 
