@@ -22,6 +22,8 @@ export type { HeaderGetter, HeaderRecord, WebhookHeaders } from './core/headers.
 export type { VerifyOptions } from './core/options.js';
 export type { WebhookPayload } from './core/payload.js';
 export type { KeyedSecret, WebhookSecret } from './core/secret.js';
+export type { SecretLookupOptions, SecretResolver } from './core/secret-lookup.js';
+export { TenantWebhooks, type TenantDelivery, type TenantWebhooksOptions } from './core/tenant-webhooks.js';
 export { sign, type SignOptions, type WebhookSignatureHeaders } from './core/sign.js';
 export type { VerifiedDelivery } from './core/verify-delivery.js';
 export { verify, verifyDelivery } from './core/verify.js';
@@ -45,6 +47,7 @@ export type {
   WithoutHandlerOptions,
 } from './receive/handler-types.js';
 export type { EntryOptions } from './receive/pipeline.js';
+export type { TenantOf } from './receive/tenants.js';
 export type { OnErrorOptions } from './receive/user-callbacks.js';
 export type {
   StandardSchema,

@@ -1,7 +1,8 @@
 /**
  * The one error type of svc-webhooks. `code` is stable and safe to branch
  * on; `status` is the HTTP status a receiver should answer with.
- * `verify()` throws only the first seven codes; receivers add the others.
+ * `verify()` throws only the first seven codes; `TenantWebhooks` adds
+ * `unknown_tenant` and `secret_unavailable`; receivers add the others.
  */
 
 /** Every code a `WebhookVerificationError` can carry, with its HTTP status. */
@@ -20,6 +21,10 @@ export const ERROR_STATUS = {
   invalid_payload: 400,
   /** The body is larger than `maxPayloadBytes`. */
   payload_too_large: 413,
+  /** The tenant the request is for has no secret: the lookup found nothing (never 410, which would disable the endpoint). */
+  unknown_tenant: 404,
+  /** The tenant's secret could not be looked up (the lookup failed or timed out); the sender retries. */
+  secret_unavailable: 503,
   /** The body did not arrive whole within `bodyTimeoutMs`. */
   body_timeout: 408,
   /** A body parser consumed the body before verification: a mounting mistake. */

@@ -17,16 +17,21 @@ export function computeSignature(key: Buffer, id: string, timestamp: string, bod
 
 /**
  * Whether any `v1,` entry of a `webhook-signature` header equals any of the
- * expected digests. Entries are separated by a space, or by ", " where Node
- * and Fetch joined repeated header lines. Entries of other versions are
- * skipped; compares are constant-time on the decoded bytes.
+ * expected digests. See `signatureCandidates` and `matchingSignature`.
  */
 export function hasMatchingSignature(header: string, expected: readonly Buffer[]): boolean {
-  return matchingSignature(header, expected) !== -1;
+  return matchingSignature(signatureCandidates(header), expected) !== -1;
 }
 
-/** The index in `expected` of the digest that an entry of `header` equals, or -1; see `hasMatchingSignature`. */
-export function matchingSignature(header: string, expected: readonly Buffer[]): number {
+/**
+ * The digests of the well-formed `v1,` entries of a `webhook-signature`
+ * header, the first `MAX_SIGNATURES_TRIED` of them: none means no secret
+ * could verify the request, so nothing need be computed or looked up.
+ * Entries are separated by a space, or by ", " where Node and Fetch joined
+ * repeated header lines. Entries of other versions are skipped.
+ */
+export function signatureCandidates(header: string): Buffer[] {
+  const candidates: Buffer[] = [];
   let tried = 0;
   let start = 0;
   while (start < header.length && tried < MAX_SIGNATURES_TRIED) {
@@ -38,13 +43,19 @@ export function matchingSignature(header: string, expected: readonly Buffer[]): 
       tried++;
       // Buffer.from skips characters outside base64, so a malformed entry decodes short.
       const candidate = Buffer.from(header.slice(start + 3, end), 'base64');
-      if (candidate.length === DIGEST_BYTES) {
-        for (let i = 0; i < expected.length; i++) {
-          if (timingSafeEqual(candidate, expected[i]!)) return i;
-        }
-      }
+      if (candidate.length === DIGEST_BYTES) candidates.push(candidate);
     }
     start = next + 1;
+  }
+  return candidates;
+}
+
+/** The index in `expected` of the digest that a candidate equals, or -1. Compares are constant-time. */
+export function matchingSignature(candidates: readonly Buffer[], expected: readonly Buffer[]): number {
+  for (const candidate of candidates) {
+    for (let i = 0; i < expected.length; i++) {
+      if (timingSafeEqual(candidate, expected[i]!)) return i;
+    }
   }
   return -1;
 }
