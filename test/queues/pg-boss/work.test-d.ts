@@ -1,0 +1,67 @@
+/**
+ * Type tests of the worker, run by `vitest --typecheck` (and by `tsc` in
+ * `npm test`): its `on` has the receiver's checks (known types only, each
+ * handler its own event or its schema's output, the receiver's context), and
+ * pg-boss's work options sit beside the handler options.
+ */
+import type PgBoss from 'pg-boss';
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { verifyWebhook } from '../../../adapters/fetch.js';
+import type { CallMissedEvent, Handoff, HandlerContext, TranscriptReadyEvent, UnknownWebhookEvent } from '../../../src/index.js';
+import { enqueue, work, type PgPool } from '../../../src/queues/pg-boss/index.js';
+
+declare const boss: PgBoss;
+declare const pool: PgPool;
+
+describe('work', () => {
+  it("types each handler by its event type and gives it the receiver's context", () => {
+    void work(boss, 'webhooks', {
+      on: {
+        'call.missed': (event, context) => {
+          expectTypeOf(event).toEqualTypeOf<CallMissedEvent>();
+          expectTypeOf(context).toEqualTypeOf<HandlerContext>();
+        },
+        'transcript.ready': (event) => expectTypeOf(event).toEqualTypeOf<TranscriptReadyEvent>(),
+      },
+      onUnknown: (event) => expectTypeOf(event).toEqualTypeOf<UnknownWebhookEvent>(),
+    });
+  });
+
+  it('refuses a type that is not known, as the receiver does', () => {
+    // @ts-expect-error: 'call.mised' is no known event type.
+    void work(boss, 'webhooks', { on: { 'call.mised': () => {} } });
+  });
+
+  it("hands a handler its schema's output", () => {
+    const schema = z.object({ id: z.string(), type: z.literal('call.missed'), data: z.object({ object: z.object({ from: z.string() }) }) });
+    void work(boss, 'webhooks', {
+      schemas: { 'call.missed': schema },
+      on: { 'call.missed': (event) => expectTypeOf(event.data.object.from).toEqualTypeOf<string>() },
+    });
+  });
+
+  it("takes pg-boss's work options, typed as pg-boss types them", () => {
+    void work(boss, 'webhooks', { on: {}, batchSize: 10, pollingIntervalSeconds: 1, priority: false });
+    // @ts-expect-error: batchSize is a number.
+    void work(boss, 'webhooks', { on: {}, batchSize: 'ten' });
+    expectTypeOf(work(boss, 'webhooks', { on: {} })).toEqualTypeOf<Promise<string>>();
+  });
+
+  it('needs on', () => {
+    // @ts-expect-error: on is required.
+    void work(boss, 'webhooks', { batchSize: 1 });
+  });
+});
+
+describe('enqueue', () => {
+  it("is a handoff any entry takes, with pg-boss's job options", () => {
+    const handoff = enqueue(boss, 'webhooks', { pool, job: { retryLimit: 5, expireInSeconds: 60 } });
+    expectTypeOf(handoff).toEqualTypeOf<Handoff>();
+    verifyWebhook({ secret: 'whsec_x', handoff });
+    // @ts-expect-error: the job's id is the entry's.
+    enqueue(boss, 'webhooks', { pool, job: { id: 'x' } });
+    // @ts-expect-error: the pool is required.
+    enqueue(boss, 'webhooks', {});
+  });
+});
