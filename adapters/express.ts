@@ -22,11 +22,20 @@ declare global {
       webhookId: string;
       /** Which secret verified it (see `KeyedSecret`); set only behind `verifyWebhook`. */
       webhookKeyId: string;
+      /** The tenant (see the `tenant` option); set only behind `verifyWebhook` with one. */
+      webhookTenant?: string;
     }
   }
 }
 
 export interface ExpressWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+  /**
+   * Which tenant's endpoint a request is for, where one receiver serves many:
+   * `(req) => req.params.tenant` on a route `/webhooks/:tenant`. With it, `secret` may be a function from the tenant to its secret,
+   * and the tenant scopes deduplication and reaches the route as `req.webhookTenant` and the handlers' context.
+   * @default undefined (one endpoint)
+   */
+  readonly tenant?: (req: Request) => string | undefined;
   /**
    * Answers a refused request instead of the default JSON response: it must
    * end the response (or hand over with `next(error)`) within
@@ -51,6 +60,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebho
     // What a parser that ran before left (see rawBodyLeftByParser), else read from the stream.
     body: ({ req }, limits) => rawBodyLeftByParser(req) ?? readNodeBody(req, req.headers['content-length'], limits),
     headers: ({ req }) => req.headers,
+    userRequest: ({ req }) => req,
     send({ res }, { status, headers, body }) {
       // A failed onError may have begun an answer: end it rather than leave the request open.
       if (res.headersSent) res.end();
@@ -59,10 +69,11 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebho
     statusOf: ({ res }) => res.statusCode,
     senderGone: () => undefined,
     onError: onError && (({ req, res, next }, error, headers) => answeredOnNode(res, headers, () => onError(error, req, res, next))),
-    route({ req, res, next }, { event, id, keyId }) {
+    route({ req, res, next }, { event, id, keyId, tenant }) {
       req.webhook = event;
       req.webhookId = id;
       req.webhookKeyId = keyId;
+      if (tenant !== undefined) req.webhookTenant = tenant;
       const ended = statusWhenEnded(res);
       next();
       return ended;

@@ -27,6 +27,8 @@ declare module 'fastify' {
     webhookId: string;
     /** Which secret verified it (see `KeyedSecret`); set only there too. */
     webhookKeyId: string;
+    /** The tenant (see the `tenant` option); set only there, with one. */
+    webhookTenant?: string;
   }
 }
 
@@ -35,6 +37,13 @@ export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyRoutesOp
 
 /** The options the three ways to use the plugin share. */
 export interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions | 'handoff'> {
+  /**
+   * Which tenant's endpoint a request is for, where one receiver serves many:
+   * `(request) => (request.params as { tenant?: string }).tenant` on a route `/webhooks/:tenant`. With it, `secret` may be a function from the tenant to its secret,
+   * and the tenant scopes deduplication and reaches the route as `request.webhookTenant` and the handlers' context.
+   * @default undefined (one endpoint)
+   */
+  readonly tenant?: (request: FastifyRequest) => string | undefined;
   /**
    * Answers a refused request (it must send a reply, within
    * `onErrorTimeoutMs`) instead of the default JSON response. The handler is
@@ -93,6 +102,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
       return bytes;
     },
     headers: ({ request }) => request.headers,
+    userRequest: ({ request }) => request,
     send({ reply }, { status, headers, body }) {
       // A failed onError may have begun an answer: end it rather than leave the request open.
       if (reply.raw.headersSent) reply.raw.end();
@@ -102,10 +112,11 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
     // Its sender is gone: nobody is left to answer.
     senderGone: ({ reply }) => void reply.hijack(),
     onError: onError && (({ request, reply }, error, headers) => answeredOnNode(reply.raw, headers, () => onError(error, request, reply))),
-    route({ request, reply, proceed }, { event, id, keyId }) {
+    route({ request, reply, proceed }, { event, id, keyId, tenant }) {
       request.webhook = event;
       request.webhookId = id;
       request.webhookKeyId = keyId;
+      if (tenant !== undefined) request.webhookTenant = tenant;
       const ended = statusWhenEnded(reply.raw);
       proceed();
       return ended;
@@ -118,6 +129,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
     webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
     webhooks.decorateRequest('webhookId', '');
     webhooks.decorateRequest('webhookKeyId', '');
+    webhooks.decorateRequest('webhookTenant', undefined);
     const hiddenTypes = new WeakMap<FastifyRequest, string>();
     // Before Fastify's parsing, so that a refusal is answered here (a user's setErrorHandler in
     // `routes` never sees it), the read deadline holds, and every later hook sees a verified delivery.

@@ -27,6 +27,8 @@ export interface FetchWebhookContext {
   readonly timestamp: number;
   /** Which secret verified it (see `KeyedSecret`). */
   readonly keyId: string;
+  /** The tenant (see the `tenant` option); absent without one. */
+  readonly tenant?: string;
   /** The request, for its URL and headers; its body is already read. */
   readonly request: Request;
 }
@@ -35,6 +37,13 @@ export interface FetchWebhookContext {
 export type FetchWebhookHandler = (event: WebhookEvent, context: FetchWebhookContext) => Response | void | Promise<Response | void>;
 
 export interface FetchWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+  /**
+   * Which tenant's endpoint a request is for, where one receiver serves many:
+   * `(request) => new URL(request.url).pathname.split('/')[2]` for `/webhooks/<tenant>`. With it, `secret` may be a function from the tenant to its secret,
+   * and the tenant scopes deduplication and reaches the handlers' context.
+   * @default undefined (one endpoint)
+   */
+  readonly tenant?: (request: Request) => string | undefined;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -74,6 +83,7 @@ export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handle
       entry: 'fetch',
       body: ({ request }, limits) => readRequestBody(request, limits, BODY_USED_MESSAGE),
       headers: ({ request }) => request.headers,
+      userRequest: ({ request }) => request,
       send: (_request, { status, headers, body }) => webResponse(status, headers, body),
       statusOf: (_request, response) => response!.status,
       // Nobody reads this answer.
@@ -82,7 +92,8 @@ export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handle
       keepAlive: ({ platform }, work) => waitUntilOf(platform)?.(work),
       single: {
         shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
-        context: ({ request }, { id, timestamp, keyId }): FetchWebhookContext => ({ id, timestamp, keyId, request }),
+        context: ({ request }, { id, timestamp, keyId, tenant }): FetchWebhookContext =>
+          tenant === undefined ? { id, timestamp, keyId, request } : { id, timestamp, keyId, tenant, request },
       },
     },
     handler as SingleHandler | undefined,

@@ -24,10 +24,19 @@ declare module 'hono' {
     webhookId: string;
     /** Which secret verified it (see `KeyedSecret`); set only behind `verifyWebhook`. */
     webhookKeyId: string;
+    /** The tenant (see the `tenant` option); set only behind `verifyWebhook` with one. */
+    webhookTenant: string;
   }
 }
 
 export interface HonoWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+  /**
+   * Which tenant's endpoint a request is for, where one receiver serves many:
+   * `(c) => c.req.param('tenant')` on a route `/webhooks/:tenant`. With it, `secret` may be a function from the tenant to its secret,
+   * and the tenant scopes deduplication and reaches the route as `c.get('webhookTenant')` and the handlers' context.
+   * @default undefined (one endpoint)
+   */
+  readonly tenant?: (c: Context) => string | undefined;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. The route is not called either way. With `on`, the
@@ -52,6 +61,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
     entry: 'hono',
     body: ({ c }, limits) => rawBody(c, limits),
     headers: ({ c }) => c.req.raw.headers,
+    userRequest: ({ c }) => c,
     send({ c }, { status, headers, body }) {
       for (const name in headers) c.header(name, headers[name]);
       if (body === undefined) return c.body(null, status as StatusCode);
@@ -72,10 +82,11 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
       }
       context.waitUntil(work);
     },
-    async route({ c, next }, { event, id, keyId }) {
+    async route({ c, next }, { event, id, keyId, tenant }) {
       c.set('webhook', event);
       c.set('webhookId', id);
       c.set('webhookKeyId', keyId);
+      if (tenant !== undefined) c.set('webhookTenant', tenant);
       // Hono turns a route's error into its error response, so c.res holds the outcome either way.
       await next();
       return c.res.status;

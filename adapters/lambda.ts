@@ -44,6 +44,8 @@ export interface LambdaWebhookContext {
   readonly timestamp: number;
   /** Which secret verified it (see `KeyedSecret`). */
   readonly keyId: string;
+  /** The tenant (see the `tenant` option); absent without one. */
+  readonly tenant?: string;
   /** The Lambda event of the HTTP request. */
   readonly request: LambdaWebhookEvent;
   /** The Lambda invocation context. */
@@ -57,6 +59,13 @@ export type LambdaWebhookHandler = (
 ) => LambdaWebhookResult | void | Promise<LambdaWebhookResult | void>;
 
 export interface LambdaWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+  /**
+   * Which tenant's endpoint a request is for, where one receiver serves many:
+   * `(request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined)`. With it, `secret` may be a function from the tenant to its secret,
+   * and the tenant scopes deduplication and reaches the handlers' context.
+   * @default undefined (one endpoint)
+   */
+  readonly tenant?: (request: LambdaWebhookEvent) => string | undefined;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -88,6 +97,7 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handl
       entry: 'lambda',
       body: ({ request }) => bodyOf(request),
       headers: ({ request }) => headersOf(request),
+      userRequest: ({ request }) => request,
       send({ request }, { status, headers, body }) {
         if (body === undefined) return { statusCode: status, ...headersField(headers, request), body: '', isBase64Encoded: false };
         const json = { ...headers, 'content-type': 'application/json' };
@@ -103,7 +113,8 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handl
         }),
       single: {
         shape: { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode },
-        context: ({ request, context }, { id, timestamp, keyId }): LambdaWebhookContext => ({ id, timestamp, keyId, request, context }),
+        context: ({ request, context }, { id, timestamp, keyId, tenant }): LambdaWebhookContext =>
+          tenant === undefined ? { id, timestamp, keyId, request, context } : { id, timestamp, keyId, tenant, request, context },
       },
     },
     handler as SingleHandler | undefined,

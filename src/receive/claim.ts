@@ -11,14 +11,16 @@ import { unref, type Deadline, type DeadlineQueue } from './deadlines.js';
 import { storeFailures } from './diagnostics.js';
 import { reasonOf } from './user-callbacks.js';
 
-/** A store operation of a claim's life. */
-export type StoreOperation = 'begin' | 'complete' | 'release' | 'renew';
+/** A store operation of a claim's life, or `'lookup'`: a tenant's secret looked up (see the `tenant` option). */
+export type StoreOperation = 'begin' | 'complete' | 'release' | 'renew' | 'lookup';
 
 /** What `onStoreError` learns besides the error: which operation failed, for which event. */
 export interface StoreErrorContext {
   readonly operation: StoreOperation;
-  /** The event id (the dedup key) the operation was for. */
+  /** The event id (the dedup key) the operation was for; for a `lookup`, the request's unverified `webhook-id`. */
   readonly id: string;
+  /** The tenant of the request, where the receiver serves many. */
+  readonly tenant?: string;
 }
 
 /** The user's callback. What it answers is awaited, so it may be async; the value is ignored. */
@@ -50,13 +52,14 @@ export const STORE_LOG_INTERVAL_MS = 5_000;
 const quietLogs = new WeakMap<object, { until: number; unlogged: number }>();
 
 /**
- * The default `onStoreError` of a receiver on `store`: one line naming the
- * store's error (class, code, message), what it leads to, and what to do
- * where the cause is known. While the store stays down it writes at most one
- * line per `STORE_LOG_INTERVAL_MS`, counting the failures it left out.
+ * The default `onStoreError` of a receiver on `store` (a dedup store, or a
+ * secret resolver): one line naming the error (class, code, message), what
+ * it leads to, and what to do where the cause is known. While the store
+ * stays down it writes at most one line per `STORE_LOG_INTERVAL_MS`,
+ * counting the failures it left out.
  */
 export function storeErrorLog(store: object): StoreErrorCallback {
-  return (error, { operation, id }) => {
+  return (error, { operation, id, tenant }) => {
     const now = Date.now();
     const quiet = quietLogs.get(store);
     if (quiet !== undefined && now < quiet.until) {
@@ -65,16 +68,19 @@ export function storeErrorLog(store: object): StoreErrorCallback {
     }
     const more = quiet !== undefined && quiet.unlogged > 0 ? ` (${quiet.unlogged} more store failures since the last line)` : '';
     quietLogs.set(store, { until: now + STORE_LOG_INTERVAL_MS, unlogged: 0 });
-    const hint = storeFailureHint(error);
-    console.error(
-      `svc-webhooks: the dedup store failed to ${operation} event ${JSON.stringify(id)} (${describeStoreError(error)}); ` +
-        `${CONSEQUENCE[operation]}.${hint === undefined ? '' : ` ${hint}`}${more}`,
-    );
+    // The hints name the dedup store's own fixes (its table, migrate()): never a resolver's.
+    const hint = operation === 'lookup' ? undefined : storeFailureHint(error);
+    const failed =
+      operation === 'lookup'
+        ? `the secret lookup for tenant ${JSON.stringify(tenant)} failed (delivery ${JSON.stringify(id)}; ${describeStoreError(error)})`
+        : `the dedup store failed to ${operation} event ${JSON.stringify(id)} (${describeStoreError(error)})`;
+    console.error(`svc-webhooks: ${failed}; ${CONSEQUENCE[operation]}.${hint === undefined ? '' : ` ${hint}`}${more}`);
   };
 }
 
 const CONSEQUENCE: Readonly<Record<StoreOperation, string>> = {
   begin: 'the request was answered 503 and the sender will retry it',
+  lookup: 'the request was answered 503 and the sender will retry it',
   complete: "the lease ran out first, so a retry of that event may run the handler again",
   release: 'the lease ran out first, so a retry of that event waits for the lease to end',
   renew: "the lease ran out first, so a retry of that event may run the handler again while it still runs",
@@ -85,8 +91,8 @@ const FIRST_PAUSE_MS = 25;
 const MAX_PAUSE_MS = 1_000;
 
 /** Publishes a failed store operation on the store channel, while someone listens there. */
-export function tellStoreFailure(operation: StoreOperation, id: string, attempt: number, error: unknown): void {
-  if (storeFailures?.hasSubscribers) storeFailures.publish({ operation, id, attempt, error });
+export function tellStoreFailure(operation: StoreOperation, id: string, attempt: number, error: unknown, tenant?: string): void {
+  if (storeFailures?.hasSubscribers) storeFailures.publish(tenant === undefined ? { operation, id, attempt, error } : { operation, id, attempt, error, tenant });
 }
 
 /**

@@ -40,6 +40,8 @@ export interface DeliveryMessage {
   readonly type?: string;
   /** Which secret verified it: the `id` of a keyed secret, else its position in the list (`'0'` for a lone one). */
   readonly keyId?: string;
+  /** The tenant whose secret verified it, where the receiver serves many; absent otherwise. */
+  readonly tenant?: string;
   /** The local clock minus `webhook-timestamp`, in seconds, for every request whose timestamp parsed, refused ones too. */
   readonly skewSeconds?: number;
   /** From the start of handling to the answer, in milliseconds. */
@@ -52,13 +54,17 @@ export interface HandlerTraceContext {
   readonly id: string;
   readonly type: string;
   readonly keyId: string;
+  /** The tenant, where the receiver serves many. */
+  readonly tenant?: string;
 }
 
 /** Published on `svc-webhooks:store` for each failed store operation, retries included. */
 export interface StoreMessage {
   readonly operation: StoreOperation;
-  /** The event id (the dedup key) the operation was for. */
+  /** The event id (the dedup key) the operation was for; for a `lookup`, the request's unverified `webhook-id`. */
   readonly id: string;
+  /** The tenant of the request, where the receiver serves many. */
+  readonly tenant?: string;
   /** 1 for the first try, 2 for its first retry, and so on. */
   readonly attempt: number;
   readonly error: unknown;

@@ -11,6 +11,8 @@ export interface HandlerContext {
   readonly id: string;
   /** Which secret verified it (see `KeyedSecret`); absent for `dispatch`, which verifies nothing. */
   readonly keyId?: string;
+  /** The tenant whose endpoint received it, where the receiver serves many (its `tenant` option); absent otherwise. */
+  readonly tenant?: string;
 }
 
 /**

@@ -18,7 +18,8 @@ import { checkOnHandlerError } from './handler-options.js';
 import { checkHandoff, handOff, type Handoff } from './handoff.js';
 import type { EventSchemas, HandlerOptions } from './handler-types.js';
 import { createReceiver, type ReceiverOptions } from './receiver.js';
-import { refused, type DecidedResponse, type WebhookResponse } from './responses.js';
+import type { TenantOf } from './tenants.js';
+import type { DecidedResponse, WebhookResponse } from './responses.js';
 import { checkOnErrorOptions, isThenable, reasonOf, runOnError, type OnErrorOptions } from './user-callbacks.js';
 
 /** The options every entry takes, before its own `onError`. */
@@ -67,6 +68,8 @@ export interface Platform<R, A> {
    * an `onError`.
    */
   readonly onError?: ((request: R, error: WebhookVerificationError, headers: Readonly<Record<string, string>>) => PromiseLike<A>) | undefined;
+  /** The request as the user's own functions take it (`tenant`): Express's `req`, Hono's `c`, the Fetch `Request`, the Lambda event. */
+  userRequest(request: R): unknown;
   /** Keeps `work` alive after the answer where the runtime may cut it off (a Worker's `waitUntil`). */
   keepAlive?(request: R, work: Promise<void>): void;
   /**
@@ -100,7 +103,8 @@ interface Watch {
  * rejects with that is not a refusal.
  */
 export function createPipeline<R, A, S extends EventSchemas = {}>(
-  options: EntryOptions<S>,
+  // Each entry declares `tenant` for its own request: `EntryOptions` stays assignable to every entry's options.
+  options: EntryOptions<S> & { readonly tenant?: TenantOf<never> },
   platform: Platform<R, A>,
   handler?: SingleHandler,
 ): (request: R) => Promise<A | undefined> {
@@ -118,6 +122,7 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
   const dispatcher = createDispatcher(options, handler !== undefined || handoff !== undefined);
   const onHandlerError = checkOnHandlerError(options.onHandlerError);
   const settleWaits = new DeadlineQueue(SETTLE_WAIT_MS);
+  const { tenant } = options;
 
   /** Answers what was decided here: by the user's `onError` for a refusal, if it answers in time, else as decided. */
   const answer = (request: R, decided: DecidedResponse): A | Promise<A> => {
@@ -130,12 +135,13 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
 
   /** Runs the user's code for the delivery; never rejects. */
   const run = (request: R, delivery: VerifiedDelivery): Promise<Outcome<A>> => {
-    const { event, id, keyId } = delivery;
-    if (handoff !== undefined) return handOff(handoff, event, { id, keyId }, onHandlerError);
-    if (dispatcher !== undefined) return dispatcher.dispatch(event, { id, keyId });
+    const { event } = delivery;
+    const context = contextOf(delivery);
+    if (handoff !== undefined) return handOff(handoff, event, context, onHandlerError);
+    if (dispatcher !== undefined) return dispatcher.dispatch(event, context);
     if (handler !== undefined) {
-      const { shape, context } = platform.single!;
-      return runSingleHandler(() => handler(event, context(request, delivery) as never), shape, onHandlerError, event, { id, keyId });
+      const { shape, context: singleContext } = platform.single!;
+      return runSingleHandler(() => handler(event, singleContext(request, delivery) as never), shape, onHandlerError, event, context);
     }
     return Promise.resolve(platform.route!(request, delivery)).then((status) => ({ routed: true, status }));
   };
@@ -147,7 +153,8 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
       entry: platform.entry,
       status: platform.statusOf(request, answered),
       outcome,
-      ...(delivery && { id: delivery.id, type: delivery.event.type, keyId: delivery.keyId }),
+      ...(delivery && contextOf(delivery)),
+      ...(delivery && { type: delivery.event.type }),
       ...receiver.skewOf(platform.headers(request)),
       durationMs: performance.now() - watch.started,
     });
@@ -178,13 +185,11 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
       return refuse(request, watch, bodyRefusal(error));
     }
 
-    // 2. Verify it.
-    let delivery: VerifiedDelivery;
-    try {
-      delivery = receiver.verify(payload, platform.headers(request));
-    } catch (error) {
-      return refuse(request, watch, refused(error));
-    }
+    // 2. Verify it, with its tenant's secret where the receiver serves many.
+    const verifying = receiver.verify(payload, platform.headers(request), () => tenant!(platform.userRequest(request) as never));
+    const verified = isThenable(verifying) ? await verifying : verifying;
+    if (!('event' in verified)) return refuse(request, watch, verified);
+    const delivery = verified;
 
     // 3. Claim its event: a duplicate, one in progress or a failing store is answered here.
     const claiming = receiver.claim(delivery);
@@ -192,10 +197,10 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     if (typeof claim === 'object') return refuse(request, watch, claim, delivery);
 
     // 4. Run the user's code, in a span of the tracing channel while someone listens there and code of theirs runs.
-    const { id, keyId, event } = delivery;
+    const { event } = delivery;
     const traced = handlerRuns?.hasSubscribers && (dispatcher === undefined || dispatcher.handles(event.type));
     const outcome = traced
-      ? await handlerRuns!.tracePromise(() => run(request, delivery), { entry: platform.entry, id, type: event.type, keyId })
+      ? await handlerRuns!.tracePromise(() => run(request, delivery), { entry: platform.entry, ...contextOf(delivery), type: event.type })
       : await run(request, delivery);
     const routed = 'routed' in outcome;
 
@@ -213,6 +218,11 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     const ran = !('body' in outcome) || dispatcher === undefined || dispatcher.handles(event.type);
     return told(request, watch, answering, outcomeOf(outcome.status, 'error' in outcome ? outcome.error : undefined, ran), delivery);
   };
+
+  /** What the user's code learns of a delivery besides its event. */
+  function contextOf({ id, keyId, tenant }: VerifiedDelivery): { readonly id: string; readonly keyId: string; readonly tenant?: string } {
+    return tenant === undefined ? { id, keyId } : { id, keyId, tenant };
+  }
 
   /** Hands the settling to the platform; a platform that throws for it changes no answer, and the settle runs on regardless. */
   function keepAlive(request: R, settling: Promise<void>): void {

@@ -8,6 +8,7 @@ import { readHeader, type WebhookHeaders } from '../core/headers.js';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
+import type { SecretLookupOptions, SecretResolver } from '../core/secret-lookup.js';
 import type { WebhookSecret } from '../core/secret.js';
 import { parseSeconds } from '../core/timestamp.js';
 import type { VerifiedDelivery } from '../core/verify-delivery.js';
@@ -17,12 +18,20 @@ import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
 import { holdClaim, renewalDelay, storeErrorLog, storeErrorReporter, tellStoreFailure, type Settle, type StoreErrorCallback } from './claim.js';
 import { DeadlineQueue } from './deadlines.js';
+import { eventKey } from './event-key.js';
 import { duplicate, refused, type DecidedResponse } from './responses.js';
+import { createTenantVerify, type TenantVerify, type Verification } from './tenants.js';
 
 /** Options shared by every adapter: the verifier's, plus exactly-once processing. */
-export interface ReceiverOptions extends VerifyOptions {
-  /** The endpoint's signing secret, or several during a rotation. Required. */
-  readonly secret: WebhookSecret;
+export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
+  /**
+   * The endpoint's signing secret, or several during a rotation. Required.
+   * With the entry's `tenant` option, it may instead be a `SecretResolver`, a function from the
+   * tenant to its secret (or `undefined` for an unknown tenant), looked up
+   * only for requests that pass every check that needs no secret, and cached
+   * per `secretCacheMs`, `secretLookupTimeoutMs` and `secretCacheSize`.
+   */
+  readonly secret: WebhookSecret | SecretResolver;
   /**
    * Where to record processed event ids, so a retry or a replay of a
    * processed event does not reach the handler again. `false` turns this
@@ -93,8 +102,12 @@ export type ClaimOutcome = Settle | undefined | DecidedResponse;
 export interface Receiver {
   /** What the entry's body reader enforces. */
   readonly limits: BodyLimits;
-  /** Verifies a delivery; throws `WebhookVerificationError` to refuse it. */
-  verify(payload: WebhookPayload, headers: WebhookHeaders): VerifiedDelivery;
+  /**
+   * Verifies a delivery, reading its tenant with `tenantOf` where the
+   * receiver serves many: the delivery, or the refusal to answer. Never
+   * throws nor rejects; at once unless a tenant's secret is looked up.
+   */
+  verify(payload: WebhookPayload, headers: WebhookHeaders, tenantOf: () => unknown): Verification | Promise<Verification>;
   /** `{ skewSeconds }`: the receiver's clock minus the request's `webhook-timestamp`, when that parses; else nothing. */
   skewOf(headers: WebhookHeaders): { readonly skewSeconds?: number };
   /**
@@ -104,15 +117,19 @@ export interface Receiver {
   claim(delivery: VerifiedDelivery): ClaimOutcome | Promise<ClaimOutcome>;
 }
 
-/** Builds the receiver's steps. Checks the options once; throws `TypeError`. */
-export function createReceiver(options: ReceiverOptions): Receiver {
+/**
+ * Builds the receiver's steps; `tenant` is the entry's option of that name,
+ * typed by each entry for its own request. Checks the options once; throws
+ * `TypeError`.
+ */
+export function createReceiver(options: ReceiverOptions & { readonly tenant?: unknown }): Receiver {
   if (options === null || typeof options !== 'object') {
     throw new TypeError('svc-webhooks: options with a secret are required');
   }
   const { secret, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
   const { maxClaimMs = Math.max(600_000, leaseMs), bodyTimeoutMs = 10_000 } = options;
-  const webhook = new Webhook(secret, options);
-  const { maxPayloadBytes, now } = resolveVerifyOptions(options);
+  const verifyOptions = resolveVerifyOptions(options);
+  const { maxPayloadBytes, now } = verifyOptions;
   const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
   if (dedup !== undefined && !isDedupStore(dedup)) {
     throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
@@ -127,7 +144,18 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
   }
   checkCallback('onStoreError', options.onStoreError);
-  const report = storeErrorReporter(options.onStoreError ?? storeErrorLog(dedup ?? options));
+  if (options.tenant !== undefined && typeof options.tenant !== 'function') {
+    throw new TypeError('svc-webhooks: tenant must be a function from the request to the tenant');
+  }
+  if (options.tenant === undefined && typeof secret === 'function') {
+    throw new TypeError('svc-webhooks: a secret looked up per tenant needs the tenant option, which reads the tenant from the request');
+  }
+  // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
+  const storeLog = storeErrorLog(dedup ?? options);
+  const lookupLog = storeErrorLog(typeof secret === 'function' ? secret : verifyOptions);
+  const report = storeErrorReporter(options.onStoreError ?? ((error, context) => (context.operation === 'lookup' ? lookupLog : storeLog)(error, context)));
+  const verify: TenantVerify =
+    options.tenant === undefined ? verifierOf(new Webhook(secret as WebhookSecret, options)) : createTenantVerify(secret, options, verifyOptions, report);
   const inProgressHeaders = { 'retry-after': String(Math.ceil(leaseMs / 1000)) };
   const unavailableHeaders = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) };
   const renewals = new DeadlineQueue(renewalDelay(leaseMs));
@@ -142,7 +170,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   return {
     limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
-    verify: (payload, headers) => webhook.verifyDelivery(payload, headers),
+    verify,
     skewOf(headers) {
       const timestamp = parseSeconds(readHeader(headers, 'webhook-timestamp', ', '));
       return timestamp === undefined ? {} : { skewSeconds: now() / 1000 - timestamp };
@@ -152,7 +180,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   /** Claims on `dedup`: a duplicate, one in progress and a failing store are answers. */
   function claimFrom(dedup: DedupStore) {
-    return async ({ id }: VerifiedDelivery): Promise<ClaimOutcome> => {
+    return async ({ id: eventId, tenant }: VerifiedDelivery): Promise<ClaimOutcome> => {
+      const id = eventKey(eventId, tenant);
       const claimedAt = Date.now();
       let claim: unknown;
       try {
@@ -169,6 +198,17 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return holdClaim({ store: dedup, id, token: claim.token, leaseMs, claimedAt, maxClaimMs, retentionMs, report, renewals });
     };
   }
+}
+
+/** The verify step of a receiver of one endpoint: the refusal of `webhook` as an answer. */
+function verifierOf(webhook: Webhook): TenantVerify {
+  return (payload, headers) => {
+    try {
+      return webhook.verifyDelivery(payload, headers);
+    } catch (error) {
+      return refused(error);
+    }
+  };
 }
 
 function isBeginResult(value: unknown): value is BeginResult {

@@ -9,6 +9,7 @@ export function decidedAnswers(): Platform<SignedRequest, WebhookResponse> {
     entry: 'fetch',
     body: (request) => request.body,
     headers: (request) => request.headers,
+    userRequest: (request) => request,
     send: (_request, response) => response,
     statusOf: (_request, response) => response?.status ?? 0,
   };

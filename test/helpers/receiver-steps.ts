@@ -4,7 +4,7 @@ import type { WebhookPayload } from '../../src/core/payload.js';
 import type { VerifiedDelivery } from '../../src/core/verify-delivery.js';
 import type { Settle } from '../../src/receive/claim.js';
 import type { Receiver } from '../../src/receive/receiver.js';
-import { refused, type DecidedResponse } from '../../src/receive/responses.js';
+import type { DecidedResponse } from '../../src/receive/responses.js';
 
 /** What the receiver leaves the pipeline to do: run the user's code (settling the claim after, if one is held), or answer. */
 export type Reception =
@@ -13,12 +13,8 @@ export type Reception =
 
 /** Verifies, then claims: a refusal of `verify` or an answer of `claim` is `respond`, a delivery to run is `process`. */
 export async function verifyAndClaim(receiver: Receiver, payload: WebhookPayload, headers: WebhookHeaders): Promise<Reception> {
-  let delivery: VerifiedDelivery;
-  try {
-    delivery = receiver.verify(payload, headers);
-  } catch (error) {
-    return { action: 'respond', response: refused(error) };
-  }
+  const delivery = await receiver.verify(payload, headers, () => undefined);
+  if (!('event' in delivery)) return { action: 'respond', response: delivery };
   const claim = await receiver.claim(delivery);
   if (typeof claim === 'object') return { action: 'respond', response: claim };
   return claim === undefined ? { action: 'process', delivery } : { action: 'process', delivery, settle: claim };

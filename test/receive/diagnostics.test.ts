@@ -25,6 +25,7 @@ function platform(routeStatus?: number): Platform<TestRequest, WebhookResponse> 
     entry: 'lambda',
     body: (request) => request.body,
     headers: (request) => request.headers,
+    userRequest: (request) => request,
     send: (_request, response) => response,
     statusOf: (_request, response) => response?.status ?? routeStatus!,
     ...(routeStatus !== undefined && { route: async () => routeStatus }),

@@ -37,6 +37,7 @@ function platform(onError?: (error: WebhookVerificationError) => unknown, extra:
     entry: 'fetch',
     body: (request) => request.body,
     headers: (request) => request.headers,
+    userRequest: (request) => request,
     send: (_request, { status, headers, body }) => new Answer(status, headers, body),
     statusOf: (_request, answer) => answer?.status ?? 0,
     onError:
