@@ -1,0 +1,141 @@
+/**
+ * The processing side: a BullMQ `Worker` that runs the typed handlers of
+ * each queued event once, under the dedup store's lease on the event.
+ */
+import type { DelayedError, Worker, WorkerOptions } from 'bullmq';
+import { WebhookVerificationError } from '../../core/errors.js';
+import type { WebhookEvent } from '../../core/event.js';
+import { checkCallback, checkDuration, MAX_TIMER_MS } from '../../core/option-checks.js';
+import { renewalDelay, storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../../receive/claim.js';
+import { DeadlineQueue } from '../../receive/deadlines.js';
+import { createDispatcher } from '../../receive/dispatch.js';
+import type { EventHandlers, EventSchemas, HandlerOptions } from '../../receive/handler-types.js';
+import type { DedupStore } from '../../stores/dedup-store.js';
+import { jobProcessor, type Postpone, type WebhookJobResult } from './job-processor.js';
+import type { WebhookJobData } from './webhook-job.js';
+
+/** The classes of BullMQ (5 or 6) the worker is built from. */
+export interface BullMQClasses {
+  readonly Worker: typeof Worker;
+  readonly DelayedError: typeof DelayedError;
+}
+
+/** The worker `createWorker` resolves to: BullMQ's own, over the jobs `enqueue` adds. */
+export type WebhookWorker = Worker<WebhookJobData, WebhookJobResult>;
+
+/**
+ * Options of `createWorker()`: the handlers, as a receiver takes them, the
+ * dedup store and its lease, and every option of BullMQ's `Worker`
+ * (`connection`, `concurrency`, `lockDuration`, `maxStalledCount`, …),
+ * passed on as given.
+ */
+export interface WebhookWorkerOptions<S extends EventSchemas = {}> extends Omit<HandlerOptions<S>, 'on'>, WorkerOptions {
+  /** One handler per known event type, as a receiver's `on`; each gets the event and its context (`id`, `keyId`, `tenant`). */
+  readonly on: EventHandlers<S>;
+  /**
+   * Where the worker records the events it processed, keyed on the event
+   * (`eventKey(id, tenant)`): a `RedisDedupStore` or a `PostgresDedupStore`
+   * shared by every worker of the queue. Give it a key prefix (or table) of
+   * its own, apart from the receivers' store: the receivers mark an event
+   * done once it is queued, the worker once it is processed.
+   */
+  readonly dedup: DedupStore;
+  /**
+   * How long a worker holds its claim on an event while the handler runs;
+   * the lease is renewed each third of it. It is how long another worker
+   * waits for an event whose worker died mid-handler, before running it
+   * again. A job that finds its event held by another worker goes back to
+   * the delayed set for a quarter of it, without using an attempt.
+   * @default 60000
+   */
+  readonly leaseMs?: number;
+  /**
+   * The longest a worker holds its claim, renewals included: a handler that
+   * runs longer may be run again by another copy of its job. At least `leaseMs`.
+   * @default 3600000 (an hour), or `leaseMs` if that is longer
+   */
+  readonly maxClaimMs?: number;
+  /**
+   * How long the store remembers a processed event. Longer than the sender's
+   * retry window of about three days, and than you keep failed jobs to retry by hand.
+   * @default 345600000 (four days)
+   */
+  readonly retentionMs?: number;
+  /**
+   * Told about every store failure, as a receiver's `onStoreError`: a `begin`
+   * that failed (the job waits in the delayed set and is tried again), and a
+   * `complete`, `release` or `renew` that still failed when the lease was
+   * about to end. Awaited; what it throws is logged and changes nothing.
+   * @default logs one line with console.error naming the store's error; at most one line per store per 5 s
+   */
+  readonly onStoreError?: StoreErrorCallback;
+  /**
+   * The BullMQ classes to build the worker from, e.g. `await import('bullmq')`
+   * where it is installed under another name or bundled.
+   * @default await import('bullmq')
+   */
+  readonly bullmq?: BullMQClasses;
+}
+
+const OWN_OPTIONS = ['on', 'schemas', 'onUnknown', 'onHandlerError', 'dedup', 'leaseMs', 'maxClaimMs', 'retentionMs', 'onStoreError', 'bullmq'] as const;
+const STORE_METHODS = ['begin', 'complete', 'release', 'renew'] as const;
+
+/**
+ * A BullMQ `Worker` on `queueName` that runs, for each job `enqueue` added,
+ * the handler of `on` for its event's type, as a receiver does, under a
+ * lease on the event in `dedup`: a handler that succeeded is not run again,
+ * whether its job is re-run after stalling, the event is queued again after
+ * its job was removed, or two workers take copies. A handler that throws
+ * (or an event that fails its schema) fails the job, which BullMQ retries as
+ * its `attempts` and `backoff` allow; a job out of attempts stays in the
+ * failed set with its event, to retry by hand. Rejects with `TypeError` for
+ * bad options, before any worker starts.
+ */
+export async function createWorker<S extends EventSchemas = {}>(queueName: string, options: WebhookWorkerOptions<S>): Promise<WebhookWorker> {
+  if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: createWorker needs the name of the queue');
+  if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: createWorker needs options with on, dedup and connection');
+  if (typeof options.on !== 'object' || options.on === null) throw new TypeError('svc-webhooks: createWorker needs on, an object of handlers by event type');
+  const { dedup, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onStoreError } = options;
+  const { maxClaimMs = Math.max(3600_000, leaseMs) } = options;
+  if (typeof dedup !== 'object' || dedup === null || STORE_METHODS.some((method) => typeof dedup[method] !== 'function')) {
+    throw new TypeError('svc-webhooks: createWorker needs dedup, a DedupStore (begin, complete, release and renew) with a key prefix of its own');
+  }
+  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
+  checkDuration('retentionMs', retentionMs);
+  checkDuration('maxClaimMs', maxClaimMs);
+  if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
+  checkCallback('onStoreError', onStoreError);
+  const dispatcher = createDispatcher({ onHandlerError: logJobFailure, ...options })!;
+  const bullmq = options.bullmq ?? (await import('bullmq'));
+  if (typeof bullmq?.Worker !== 'function' || typeof bullmq.DelayedError !== 'function') {
+    throw new TypeError('svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ');
+  }
+
+  const busyDelayMs = Math.ceil(leaseMs / 4);
+  const postpone: Postpone = async (job, token) => {
+    await job.moveToDelayed(Date.now() + busyDelayMs, token);
+    throw new bullmq.DelayedError();
+  };
+  const claims = {
+    dedup,
+    leaseMs,
+    maxClaimMs,
+    retentionMs,
+    report: storeErrorReporter(onStoreError ?? storeErrorLog(dedup)),
+    renewals: new DeadlineQueue(renewalDelay(leaseMs)),
+  };
+  const workerOptions: Record<string, unknown> = { ...options };
+  for (const name of OWN_OPTIONS) delete workerOptions[name];
+  return new bullmq.Worker<WebhookJobData, WebhookJobResult>(queueName, jobProcessor(dispatcher, claims, postpone), workerOptions as unknown as WorkerOptions);
+}
+
+/** The default `onHandlerError`: one line without the error's message, which may quote the event. */
+function logJobFailure(error: unknown, event: WebhookEvent): void {
+  const what =
+    error instanceof WebhookVerificationError && error.code === 'invalid_event_data'
+      ? error.message
+      : `the handler failed (${error instanceof Error ? error.name : typeof error})`;
+  console.error(
+    `svc-webhooks: event ${JSON.stringify(event.id)} of type ${JSON.stringify(event.type)}: ${what}; BullMQ retries its job as its attempts allow`,
+  );
+}

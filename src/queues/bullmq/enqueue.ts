@@ -1,0 +1,78 @@
+/**
+ * The receiving side: a `Handoff` that adds one BullMQ job per event, keyed
+ * on the event, and resolves once Redis acknowledged it.
+ */
+import type { JobsOptions } from 'bullmq';
+import type { WebhookEvent } from '../../core/event.js';
+import { checkDuration, MAX_TIMER_MS } from '../../core/option-checks.js';
+import { beforeDeadline } from '../../receive/deadlines.js';
+import type { Handoff } from '../../receive/handoff.js';
+import type { HandlerContext } from '../../receive/handler-types.js';
+import { jobIdOf } from './job-id.js';
+import { jobData, type WebhookJobData } from './webhook-job.js';
+
+/** The part of a BullMQ `Queue` (BullMQ 5 or 6) that `enqueue` uses. */
+export interface JobQueue {
+  add(name: string, data: WebhookJobData, opts: JobsOptions): Promise<unknown>;
+}
+
+/**
+ * BullMQ's job options `enqueue` passes on. The job's id is the event's (see
+ * `jobIdOf`), and the options that would make one event several jobs, or
+ * none, are not taken.
+ */
+export type EnqueueJobOptions = Omit<JobsOptions, 'jobId' | 'repeat' | 'deduplication' | 'debounce' | 'parent'>;
+
+/** Options of `enqueue()`. */
+export interface EnqueueOptions {
+  /**
+   * Options for each job, over the queue's `defaultJobOptions`: `attempts`
+   * and `backoff` for handlers that fail, `removeOnComplete`,
+   * `removeOnFail`, `priority`, … A job removed is no loss: the worker's
+   * dedup store, not the job, remembers that an event was processed.
+   * @default {} (the queue's `defaultJobOptions`)
+   */
+  readonly jobOptions?: EnqueueJobOptions;
+  /**
+   * How long, in milliseconds, the receiver waits for Redis to acknowledge
+   * the job before it answers 503 `handoff_failed`. BullMQ's connection
+   * queues commands while Redis is away; without a bound an answer would
+   * wait past the sender's 10 s. A job whose add timed out may still land
+   * later: the retry then finds it (the same job id), and the worker's
+   * dedup store runs its handler once either way.
+   * @default 2000
+   */
+  readonly timeoutMs?: number;
+}
+
+const OPTIONS_NOT_TAKEN = ['jobId', 'repeat', 'deduplication', 'debounce', 'parent'] as const;
+
+/**
+ * A `Handoff` for the `handoff` option of every entry: each verified event
+ * becomes one job on `queue`, named after the event's type, with the data
+ * `{ event, context }` (see `WebhookJobData`) and the job id `jobIdOf(id,
+ * tenant)`. The receiver adds it under the delivery's claim, completes the
+ * claim once Redis acknowledged the add and answers 202; when the add fails
+ * or takes longer than `timeoutMs` it releases the claim and answers 503
+ * with `Retry-After`, and the sender retries. Throws `TypeError` for a
+ * queue without `add` or bad options.
+ */
+export function enqueue(queue: JobQueue, options: EnqueueOptions = {}): Handoff {
+  if (typeof queue !== 'object' || queue === null || typeof queue.add !== 'function') {
+    throw new TypeError('svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)');
+  }
+  if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: enqueue options must be an object');
+  const { jobOptions = {}, timeoutMs = 2_000 } = options;
+  if (typeof jobOptions !== 'object' || jobOptions === null) throw new TypeError('svc-webhooks: jobOptions must be an object');
+  const taken = OPTIONS_NOT_TAKEN.find((name) => (jobOptions as Record<string, unknown>)[name] !== undefined);
+  if (taken !== undefined) throw new TypeError(`svc-webhooks: jobOptions.${taken} is not taken: each event is one job, keyed on the event`);
+  checkDuration('timeoutMs', timeoutMs, MAX_TIMER_MS);
+  const each: EnqueueJobOptions = { ...jobOptions };
+  return {
+    async hand(event: WebhookEvent, context: HandlerContext): Promise<void> {
+      const added = queue.add(event.type, jobData(event, context), { ...each, jobId: jobIdOf(context.id, context.tenant) });
+      const late = await beforeDeadline(added.then(() => false), timeoutMs, () => true);
+      if (late) throw new Error(`svc-webhooks: Redis did not acknowledge the job within ${timeoutMs} ms`);
+    },
+  };
+}
