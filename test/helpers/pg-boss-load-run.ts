@@ -1,0 +1,146 @@
+/**
+ * One run of the pg-boss load and crash tests on a database: two receivers
+ * (the Fetch entry on Node's HTTP server) whose handoff is `enqueue`, a
+ * pg-boss in this process that only expires the jobs of dead workers, and a
+ * fleet of worker processes (pg-boss-worker-process.ts). Every connection
+ * of an enqueue or a handler transaction is named `applicationName`, so that
+ * a test can kill them mid-transaction.
+ */
+import type { Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { createAdaptorServer } from '@hono/node-server';
+import { verifyWebhook } from '../../adapters/fetch.js';
+import { enqueue } from '../../src/queues/pg-boss/enqueue.js';
+import { migrate } from '../../src/stores/postgres/migrate.js';
+import { SideEffectLedger } from '../load/side-effect-ledger.js';
+import { pgPool, uniqueTable } from '../postgres/clients.js';
+import { serveNode, type ServedApp } from './http-harness.js';
+import { startTestBoss, type TestBoss } from './pg-boss-instance.js';
+import { startWorkerFleet, type WorkerFleet } from './pg-boss-worker-fleet.js';
+import { now, SECRET } from './signed-request.js';
+
+export interface PgBossRunOptions {
+  readonly url: string;
+  readonly applicationName: string;
+  readonly workers: number;
+  readonly batchSize: number;
+  readonly handlerMs: number;
+  /** pg-boss's expiry of an active job: past it, a dead worker's job is retried. Longer than `handlerMs`. */
+  readonly expireInSeconds: number;
+}
+
+export interface PgBossRun {
+  /** The receivers' webhook URLs. */
+  readonly urls: readonly string[];
+  /** How long each answer took the receivers, in milliseconds, from the request to the answer. */
+  readonly answerMs: number[];
+  readonly fleet: WorkerFleet;
+  /** The side effects as the database holds them: one process() per side-effect row. */
+  rows(): Promise<SideEffectLedger>;
+  /** How many times a handler started, for every event together. */
+  executions(): Promise<number>;
+  /** How many jobs each event id has, whatever their state. */
+  jobsPerEvent(): Promise<Map<string, number>>;
+  /** Waits until no job is waiting or active, for at most `timeoutMs`; answers the count of jobs by state. */
+  drained(timeoutMs: number): Promise<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+/** The connections of the receivers' transactions. */
+const RECEIVER_CONNECTIONS = 16;
+
+export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossRun> {
+  const { url, applicationName } = options;
+  const admin = pgPool(url, { max: 2 });
+  const prefix = uniqueTable('pgboss');
+  const tables = { processed: `${prefix}_queued`, handled: `${prefix}_handled`, effects: `${prefix}_effects`, calls: `${prefix}_calls` };
+  await migrate(admin, { table: tables.processed });
+  await migrate(admin, { table: tables.handled });
+  await admin.query(`CREATE TABLE ${tables.effects} (event_id text NOT NULL)`);
+  await admin.query(`CREATE TABLE ${tables.calls} (event_id text NOT NULL)`);
+
+  // This process's pg-boss expires the jobs of killed workers every second; it runs no handler.
+  const testBoss: TestBoss = await startTestBoss(url, { schedule: false, maintenanceIntervalSeconds: 1 });
+  const { boss, schema } = testBoss;
+  const queue = uniqueTable('queue');
+  await boss.createQueue(queue, { name: queue, retryLimit: 100, retryDelay: 0, expireInSeconds: options.expireInSeconds });
+
+  const pool = pgPool(url, { max: RECEIVER_CONNECTIONS, application_name: applicationName, connectionTimeoutMillis: 1000 });
+  const answerMs: number[] = [];
+  const receivers: ServedApp[] = [];
+  for (let index = 0; index < 2; index++) receivers.push(await startReceiver(enqueue(boss, queue, { pool, table: tables.processed }), answerMs));
+
+  const fleet = await startWorkerFleet(options.workers, {
+    url,
+    schema,
+    queue,
+    handled: tables.handled,
+    effects: tables.effects,
+    calls: tables.calls,
+    handlerMs: options.handlerMs,
+    batchSize: options.batchSize,
+    applicationName,
+  });
+
+  const jobs = `SELECT data->>'id' AS id, state FROM ${schema}.job WHERE name = $1 UNION ALL SELECT data->>'id', state FROM ${schema}.archive WHERE name = $1`;
+  return {
+    urls: receivers.map((receiver) => `${receiver.url}/webhooks`),
+    answerMs,
+    fleet,
+    async rows() {
+      const rows = new SideEffectLedger();
+      for (const { event_id } of (await admin.query(`SELECT event_id FROM ${tables.effects}`)).rows) rows.process(event_id);
+      return rows;
+    },
+    async executions() {
+      return (await admin.query(`SELECT count(*)::int AS count FROM ${tables.calls}`)).rows[0].count;
+    },
+    async jobsPerEvent() {
+      const { rows } = await admin.query(`SELECT id, count(*)::int AS count FROM (${jobs}) AS jobs GROUP BY id`, [queue]);
+      return new Map(rows.map(({ id, count }: { id: string; count: number }) => [id, count]));
+    },
+    async drained(timeoutMs) {
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        const { rows } = await admin.query(`SELECT state, count(*)::int AS count FROM (${jobs}) AS jobs GROUP BY state`, [queue]);
+        const states: Record<string, number> = Object.fromEntries(rows.map(({ state, count }: { state: string; count: number }) => [state, count]));
+        if (['created', 'retry', 'active'].every((state) => states[state] === undefined)) return states;
+        if (performance.now() > deadline) throw new Error(`the queue did not drain in ${timeoutMs} ms: ${JSON.stringify(states)}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    },
+    async close() {
+      await fleet.close();
+      for (const receiver of receivers) await receiver.close();
+      await pool.end();
+      await testBoss.close();
+      await admin.query(`DROP TABLE IF EXISTS ${Object.values(tables).join(', ')}`).catch(() => {});
+      await admin.end();
+    },
+  };
+}
+
+/**
+ * A receiver on the Fetch entry that times each answer. The shared sender
+ * (test/load/retrying-sender.ts) knows 204 and the duplicate's 200 as a
+ * delivery's 2xx: the handoff's 202 reaches it as 204, its same meaning there.
+ */
+async function startReceiver(handoff: ReturnType<typeof enqueue>, answerMs: number[]): Promise<ServedApp> {
+  // A failed handoff is answered 503 and retried by the sender, which counts it.
+  const webhook = verifyWebhook({ secret: SECRET, now, dedup: false, handoff, onHandlerError: () => {} });
+  const server = createAdaptorServer({
+    fetch: async (request: Request) => {
+      const started = performance.now();
+      const answer = await webhook(request);
+      answerMs.push(performance.now() - started);
+      return answer.status === 202 ? new Response(null, { status: 204 }) : answer;
+    },
+  });
+  return serveNode(server as Server);
+}
+
+/** The `fraction` percentile (0.99: p99) of `values`, in their unit. */
+export function percentile(values: readonly number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? Number.NaN;
+}

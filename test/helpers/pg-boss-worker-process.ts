@@ -1,0 +1,59 @@
+/**
+ * A worker process of the pg-boss load and crash tests, to be killed with
+ * SIGKILL: `node --import tsx pg-boss-worker-process.ts <json settings>`.
+ * It runs `work()` on the queue; its handler records every execution in the
+ * calls table (on its own, outside any transaction, so that an execution
+ * cut off later still counts), waits `handlerMs` as slow work would, then in
+ * one transaction records the event's key with markProcessed and, the first
+ * time only, writes the side-effect row. It prints `working` once its worker
+ * polls.
+ */
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import { work } from '../../src/queues/pg-boss/work.js';
+import { inTransaction } from '../../src/queues/pg-boss/transaction.js';
+import { eventKey } from '../../src/receive/event-key.js';
+import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
+
+/** What the test hands the process. */
+export interface WorkerSettings {
+  readonly url: string;
+  readonly schema: string;
+  readonly queue: string;
+  /** markProcessed's table for the side effects: not the receivers' one, which holds every queued key. */
+  readonly handled: string;
+  readonly effects: string;
+  readonly calls: string;
+  readonly handlerMs: number;
+  readonly batchSize: number;
+  /** The application_name of the handler's transactions, for the test's backend killer. */
+  readonly applicationName: string;
+}
+
+const settings = JSON.parse(process.argv[2]!) as WorkerSettings;
+const pool = new pg.Pool({ connectionString: settings.url, max: 8, application_name: settings.applicationName, connectionTimeoutMillis: 2000 });
+// An idle client the server ended must not take the process down; a query on it fails and is retried by the job.
+pool.on('error', () => {});
+const boss = new PgBoss({ connectionString: settings.url, schema: settings.schema, max: 4, supervise: false, schedule: false, migrate: false });
+boss.on('error', () => {});
+await boss.start();
+await work(boss, settings.queue, {
+  batchSize: settings.batchSize,
+  pollingIntervalSeconds: 0.5,
+  // Every failure is already retried by pg-boss; the test counts outcomes in the database.
+  onHandlerError: () => {},
+  on: {
+    'message.received': async (_event, context) => {
+      const key = eventKey(context.id, context.tenant);
+      await pool.query(`INSERT INTO ${settings.calls} (event_id) VALUES ($1)`, [key]);
+      await new Promise((resolve) => setTimeout(resolve, settings.handlerMs));
+      await inTransaction(pool, async (client) => {
+        if (await markProcessed(client, key, { table: settings.handled })) {
+          await client.query(`INSERT INTO ${settings.effects} (event_id) VALUES ($1)`, [key]);
+        }
+        return { commit: true, value: undefined };
+      });
+    },
+  },
+});
+console.log('working');
