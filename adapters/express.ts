@@ -35,7 +35,7 @@ export interface ExpressWebhookOptions<S extends EventSchemas = {}> extends Entr
    * and the tenant scopes deduplication and reaches the route as `req.webhookTenant` and the handlers' context.
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (req: Request) => string | undefined;
+  readonly tenant?: (req: Request) => unknown;
   /**
    * Answers a refused request instead of the default JSON response: it must
    * end the response (or hand over with `next(error)`) within

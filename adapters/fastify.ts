@@ -43,7 +43,7 @@ export interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOp
    * and the tenant scopes deduplication and reaches the route as `request.webhookTenant` and the handlers' context.
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (request: FastifyRequest) => string | undefined;
+  readonly tenant?: (request: FastifyRequest) => unknown;
   /**
    * Answers a refused request (it must send a reply, within
    * `onErrorTimeoutMs`) instead of the default JSON response. The handler is

@@ -43,7 +43,7 @@ export interface FetchWebhookOptions<S extends EventSchemas = {}> extends EntryO
    * and the tenant scopes deduplication and reaches the handlers' context.
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (request: Request) => string | undefined;
+  readonly tenant?: (request: Request) => unknown;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals

@@ -36,7 +36,7 @@ export interface HonoWebhookOptions<S extends EventSchemas = {}> extends EntryOp
    * and the tenant scopes deduplication and reaches the route as `c.get('webhookTenant')` and the handlers' context.
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (c: Context) => string | undefined;
+  readonly tenant?: (c: Context) => unknown;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. The route is not called either way. With `on`, the

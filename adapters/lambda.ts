@@ -65,7 +65,7 @@ export interface LambdaWebhookOptions<S extends EventSchemas = {}> extends Entry
    * and the tenant scopes deduplication and reaches the handlers' context.
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (request: LambdaWebhookEvent) => string | undefined;
+  readonly tenant?: (request: LambdaWebhookEvent) => unknown;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals

@@ -20,10 +20,11 @@ import { isThenable } from './user-callbacks.js';
  * Which tenant's endpoint a request is for, read from the entry's request: a
  * route parameter in Express (`(req) => req.params.tenant`) or Hono
  * (`(c) => c.req.param('tenant')`), a path segment of a Fetch `Request`, the
- * Lambda event's `pathParameters`. `undefined` or `''` is answered 404
+ * Lambda event's `pathParameters`. Anything but a non-empty string
+ * (`undefined`, `''`, a repeated parameter's array) is answered 404
  * `unknown_tenant` without a lookup.
  */
-export type TenantOf<R> = (request: R) => string | undefined;
+export type TenantOf<R> = (request: R) => unknown;
 
 /** A verified delivery, or the refusal to answer instead. */
 export type Verification = VerifiedDelivery | DecidedResponse;

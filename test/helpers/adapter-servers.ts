@@ -16,7 +16,7 @@ import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../
 import { verifyWebhook as fastifyWebhook, type FastifyHandlersOptions, type FastifyRoutesOptions } from '../../adapters/fastify.js';
 import type { FetchWebhook, FetchWebhookContext } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
-import type { LambdaWebhook, LambdaWebhookContext } from '../../adapters/lambda.js';
+import type { LambdaWebhook, LambdaWebhookContext, LambdaWebhookEvent } from '../../adapters/lambda.js';
 import type { EventSchemas, WebhookEvent } from '../../src/index.js';
 import type { RouteSpy } from './adapter-contract.js';
 import { serveNode, type ServedApp } from './http-harness.js';
@@ -80,11 +80,19 @@ export function serveFetch(webhook: FetchWebhook): Promise<ServedApp> {
   return serveNode(createAdaptorServer({ fetch: webhook }) as Server);
 }
 
-/** A Lambda entry, each request handed to it as the event `source` would send. */
-export function serveLambda(source: LambdaSource, webhook: LambdaWebhook): Promise<ServedApp> {
+/**
+ * A Lambda entry, each request handed to it as the event `source` would send;
+ * `routed` adds what the source's routing fills in from the request's path.
+ */
+export function serveLambda(
+  source: LambdaSource,
+  webhook: LambdaWebhook,
+  routed: (event: LambdaWebhookEvent, path: string) => LambdaWebhookEvent = (event) => event,
+): Promise<ServedApp> {
   const server = createServer(async (req, res) => {
     const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
-    const response = httpResponseOf(await webhook(lambdaEvent(source, { body: await bodyOf(req), headers }), lambdaContext));
+    const event = routed(lambdaEvent(source, { body: await bodyOf(req), headers }), req.url ?? '/');
+    const response = httpResponseOf(await webhook(event, lambdaContext));
     res.writeHead(response.status, Object.fromEntries(response.headers)).end(Buffer.from(await response.arrayBuffer()));
   });
   return serveNode(server);

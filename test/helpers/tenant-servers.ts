@@ -1,0 +1,52 @@
+/**
+ * Each entry on a real listening server on 127.0.0.1 serving many tenants at
+ * `/webhooks/<tenant>`, answering by itself with `on`, the tenant read from
+ * the route the way that host offers it. The Lambda entry gets an HTTP API
+ * event whose `pathParameters` carry the tenant, as API Gateway fills them
+ * for a route `/webhooks/{tenant}`.
+ */
+import { createAdaptorServer } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { createServer, type Server } from 'node:http';
+import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
+import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
+import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
+import { verifyWebhook as lambdaWebhook, type LambdaWebhookEvent } from '../../adapters/lambda.js';
+import type { EntryOptions, EventHandlers } from '../../src/index.js';
+import { serveLambda } from './adapter-servers.js';
+import { serveNode, type ServedApp } from './http-harness.js';
+
+/** What every tenant server takes: the receiver's options with `on`. */
+export type TenantServerOptions = Omit<EntryOptions, 'handoff'> & { readonly on: EventHandlers };
+
+export type TenantServer = (options: TenantServerOptions) => Promise<ServedApp>;
+
+export const TENANT_SERVERS: Readonly<Record<'express' | 'hono' | 'fastify' | 'fetch' | 'lambda', TenantServer>> = {
+  express: (options) =>
+    serveNode(createServer(express().post('/webhooks/:tenant', expressWebhook({ ...options, tenant: (req) => req.params.tenant })))),
+  hono: (options) => {
+    const app = new Hono().post('/webhooks/:tenant', honoWebhook({ ...options, tenant: (c) => c.req.param('tenant') }));
+    return serveNode(createAdaptorServer({ fetch: app.fetch }) as Server);
+  },
+  fastify: async (options) => {
+    const app = Fastify();
+    await app.register(
+      fastifyWebhook({ ...options, path: '/webhooks/:tenant', tenant: (request) => (request.params as { tenant?: string }).tenant }),
+    );
+    return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };
+  },
+  fetch: (options) => {
+    const webhook = fetchWebhook({ ...options, tenant: (request) => new URL(request.url).pathname.split('/')[2] });
+    return serveNode(createAdaptorServer({ fetch: webhook }) as Server);
+  },
+  lambda: (options) => {
+    const webhook = lambdaWebhook({ ...options, tenant: (event) => ('pathParameters' in event ? event.pathParameters?.tenant : undefined) });
+    return serveLambda('http-api', webhook, (event, path) => {
+      const tenant = /^\/webhooks\/([^/?]+)/.exec(path)?.[1];
+      return { ...event, pathParameters: tenant === undefined ? undefined : { tenant: decodeURIComponent(tenant) } } as LambdaWebhookEvent;
+    });
+  },
+};
