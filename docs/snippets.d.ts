@@ -36,6 +36,8 @@ declare global {
   const messageSchema: StandardSchema<unknown, ReceivedMessage>;
   const secret: string;
   const dedup: DedupStore;
+  /** Finds a tenant's signing secret in the reader's database or KMS; undefined for an unknown tenant. */
+  function lookupSecret(tenant: string): Promise<string | undefined>;
 
   // The quick start's `verify()` receiver, used again further on.
   const MAX_BYTES: number;

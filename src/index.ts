@@ -48,6 +48,7 @@ export type {
 } from './receive/handler-types.js';
 export type { EntryOptions } from './receive/pipeline.js';
 export type { TenantOf } from './receive/tenants.js';
+export { eventKey } from './receive/event-key.js';
 export type { OnErrorOptions } from './receive/user-callbacks.js';
 export type {
   StandardSchema,
