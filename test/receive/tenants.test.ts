@@ -2,7 +2,7 @@
 import { Buffer } from 'node:buffer';
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { STORE_CHANNEL, type StoreMessage } from '../../src/receive/diagnostics.js';
+import { DELIVERY_CHANNEL, STORE_CHANNEL, type DeliveryMessage, type StoreMessage } from '../../src/receive/diagnostics.js';
 import { eventKey } from '../../src/receive/event-key.js';
 import { createPipeline, type EntryOptions } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
@@ -132,6 +132,19 @@ describe('a receiver of many tenants', () => {
     const unsigned = { body: stale.body, headers: { ...signedRequest().headers, 'webhook-signature': 'v1,forged' }, tenant: 'known-a' };
     expect(await receive(unsigned)).toMatchObject({ status: 400, body: { error: { code: 'invalid_signature' } } });
     expect(lookups).toEqual([]);
+  });
+
+  it('names the tenant in the delivery message', async () => {
+    const published: DeliveryMessage[] = [];
+    const listen = (message: unknown) => void published.push(message as DeliveryMessage);
+    diagnostics.subscribe(DELIVERY_CHANNEL, listen);
+    try {
+      const { receive } = tenantPipeline({});
+      await receive(toTenant('known-a', 'evt_3'));
+      expect(published).toEqual([expect.objectContaining({ status: 204, outcome: 'processed', id: 'evt_3', tenant: 'known-a', keyId: '0' })]);
+    } finally {
+      diagnostics.unsubscribe(DELIVERY_CHANNEL, listen);
+    }
   });
 
   it('gives no tenant to handlers of a receiver of one endpoint', async () => {
