@@ -12,37 +12,26 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../adapters/express.js';
 import type { WebhookEvent } from '../../../src/core/event.js';
 import { enqueue, type EnqueueOptions } from '../../../src/queues/pg-boss/enqueue.js';
-import { migrate } from '../../../src/stores/postgres/migrate.js';
 import { serveNode, type ServedApp } from '../../helpers/http-harness.js';
-import { jobsOf, startTestBoss, type TestBoss } from '../../helpers/pg-boss-instance.js';
+import { jobsOf } from '../../helpers/pg-boss-instance.js';
+import { pgBossSuite } from '../../helpers/pg-boss-suite.js';
 import { now, SECRET, signedRequest, type RequestSpec } from '../../helpers/signed-request.js';
 import { freePort } from '../../helpers/free-port.js';
 import { pgPool, uniqueTable } from '../../postgres/clients.js';
-import { testDatabase, type TestDatabase } from '../../postgres/test-database.js';
 
-let database: TestDatabase;
+const suite = pgBossSuite();
 let pool: pg.Pool;
-let testBoss: TestBoss;
 let boss: PgBoss;
 let table: string;
 let queue: string;
-let served: ServedApp;
+let served: ServedApp | undefined;
 
-beforeAll(async () => {
-  database = await testDatabase();
-  pool = pgPool(database.url);
-  table = uniqueTable('processed');
-  await migrate(pool, { table });
-  testBoss = await startTestBoss(database.url, { supervise: false, schedule: false });
-  boss = testBoss.boss;
+beforeAll(() => {
+  ({ pool, boss, table } = suite);
 });
 
 afterAll(async () => {
   await served?.close();
-  await testBoss?.close();
-  await pool?.query(`DROP TABLE IF EXISTS ${table}`);
-  await pool?.end();
-  await database?.close();
 });
 
 beforeEach(async () => {
@@ -60,7 +49,7 @@ async function receiver(queueName: string, options: EnqueueOptions, heard: unkno
   return serveNode(createServer(app));
 }
 
-async function post(spec: RequestSpec = {}, url = served.url): Promise<{ status: number; retryAfter: string | null; body: string }> {
+async function post(spec: RequestSpec = {}, url = served!.url): Promise<{ status: number; retryAfter: string | null; body: string }> {
   const { body, headers } = signedRequest(spec);
   const response = await fetch(`${url}/webhooks`, { method: 'POST', body, headers });
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text() };
@@ -76,7 +65,7 @@ describe('enqueue', () => {
   it("answers 202 once the job is sent and the event's id recorded, the job's data the verified event and its context", async () => {
     const id = `evt_${queue}`;
     expect(await post({ id, type: 'transcript.ready' })).toMatchObject({ status: 202, body: '' });
-    const jobs = await jobsOf(boss, testBoss.schema, queue);
+    const jobs = await jobsOf(boss, suite.schema, queue);
     expect(jobs).toHaveLength(1);
     const data = jobs[0]!.data as { event: WebhookEvent; id: string; keyId: string };
     expect(data).toEqual({ event: JSON.parse(signedRequest({ id, type: 'transcript.ready' }).body), id, keyId: '0' });
@@ -88,7 +77,7 @@ describe('enqueue', () => {
     expect((await post({ id })).status).toBe(202);
     expect(await post({ id })).toMatchObject({ status: 200, body: DUPLICATE });
     expect(await post({ id })).toMatchObject({ status: 200, body: DUPLICATE });
-    expect(await jobsOf(boss, testBoss.schema, queue)).toHaveLength(1);
+    expect(await jobsOf(boss, suite.schema, queue)).toHaveLength(1);
   });
 
   it('queues one job for two copies sent at once: one waits for the other on the record, and is answered as a duplicate', async () => {
@@ -97,7 +86,7 @@ describe('enqueue', () => {
     for (let index = 0; index < ids.length; index++) {
       expect([answers[2 * index]!.status, answers[2 * index + 1]!.status].sort()).toEqual([200, 202]);
     }
-    const jobs = await jobsOf(boss, testBoss.schema, queue);
+    const jobs = await jobsOf(boss, suite.schema, queue);
     expect(jobs.map((job) => (job.data as { id: string }).id).sort()).toEqual([...ids].sort());
   });
 
@@ -116,7 +105,7 @@ describe('enqueue', () => {
       expect(await recorded()).not.toContain(id);
       await boss.createQueue(missing);
       expect((await post({ id }, elsewhere.url)).status).toBe(202);
-      expect(await jobsOf(boss, testBoss.schema, missing)).toHaveLength(1);
+      expect(await jobsOf(boss, suite.schema, missing)).toHaveLength(1);
     } finally {
       await elsewhere.close();
     }
@@ -144,7 +133,7 @@ describe('enqueue', () => {
       expect((await post({ id }, elsewhere.url)).status).toBe(503);
       expect(heard).toHaveLength(1);
       expect(await recorded()).not.toContain(id);
-      expect(await jobsOf(boss, testBoss.schema, queue)).toEqual([]);
+      expect(await jobsOf(boss, suite.schema, queue)).toEqual([]);
     } finally {
       await elsewhere.close();
     }
@@ -154,7 +143,7 @@ describe('enqueue', () => {
     const elsewhere = await receiver(queue, { pool, table, job: { retryLimit: 7, priority: 3, expireInSeconds: 90 } }, []);
     try {
       expect((await post({ id: `evt_options_${queue}` }, elsewhere.url)).status).toBe(202);
-      const [job] = await jobsOf(boss, testBoss.schema, queue);
+      const [job] = await jobsOf(boss, suite.schema, queue);
       const row = await boss.getJobById(queue, job!.id);
       expect(row).toMatchObject({ retryLimit: 7, priority: 3 });
       expect(row!.expireIn).toMatchObject({ minutes: 1, seconds: 30 });
@@ -169,7 +158,7 @@ describe('enqueue', () => {
     const contexts = [{ id: event.id, keyId: 'k1', tenant: 'acme:eu' }, { id: event.id, tenant: 'acme' }, { id: event.id }];
     expect(await Promise.all(contexts.map((context) => handoff.hand(event, context)))).toEqual([undefined, undefined, undefined]);
     expect(await Promise.all(contexts.map((context) => handoff.hand(event, context)))).toEqual(['duplicate', 'duplicate', 'duplicate']);
-    const jobs = await jobsOf(boss, testBoss.schema, queue);
+    const jobs = await jobsOf(boss, suite.schema, queue);
     expect(jobs.map((job) => job.data)).toEqual(expect.arrayContaining(contexts.map((context) => ({ event, ...context }))));
     expect(jobs).toHaveLength(3);
     // The tenant is percent-encoded, so its own ':' cannot make two pairs meet.
@@ -197,7 +186,7 @@ describe('enqueue', () => {
     job.retryLimit = 9;
     const event = JSON.parse(signedRequest({ id: `evt_frozen_${queue}` }).body) as WebhookEvent;
     await handoff.hand(event, { id: event.id });
-    const [queued] = await jobsOf(boss, testBoss.schema, queue);
+    const [queued] = await jobsOf(boss, suite.schema, queue);
     expect(await boss.getJobById(queue, queued!.id)).toMatchObject({ retryLimit: 4 });
     expect(options).toEqual({ pool, table, job: { retryLimit: 9 } });
   });

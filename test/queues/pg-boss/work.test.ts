@@ -5,43 +5,29 @@
  */
 import type pg from 'pg';
 import type PgBoss from 'pg-boss';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { WebhookEvent } from '../../../src/core/event.js';
 import { enqueue } from '../../../src/queues/pg-boss/enqueue.js';
 import { work, type WorkOptions } from '../../../src/queues/pg-boss/work.js';
 import type { EventSchemas, HandlerContext } from '../../../src/receive/handler-types.js';
 import type { StandardSchema } from '../../../src/receive/standard-schema.js';
-import { migrate } from '../../../src/stores/postgres/migrate.js';
-import { jobsOf, startTestBoss, type TestBoss } from '../../helpers/pg-boss-instance.js';
+import { jobsOf } from '../../helpers/pg-boss-instance.js';
+import { pgBossSuite } from '../../helpers/pg-boss-suite.js';
 import { signedRequest } from '../../helpers/signed-request.js';
-import { pgPool, uniqueTable } from '../../postgres/clients.js';
-import { testDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { uniqueTable } from '../../postgres/clients.js';
 
-let database: TestDatabase;
+const suite = pgBossSuite();
 let pool: pg.Pool;
-let testBoss: TestBoss;
 let boss: PgBoss;
 let table: string;
 const workers: string[] = [];
 
-beforeAll(async () => {
-  database = await testDatabase();
-  pool = pgPool(database.url);
-  table = uniqueTable('processed');
-  await migrate(pool, { table });
-  testBoss = await startTestBoss(database.url, { supervise: false, schedule: false });
-  boss = testBoss.boss;
+beforeAll(() => {
+  ({ pool, boss, table } = suite);
 });
 
 afterEach(async () => {
   for (const id of workers.splice(0)) await boss.offWork({ id });
-});
-
-afterAll(async () => {
-  await testBoss?.close();
-  await pool?.query(`DROP TABLE IF EXISTS ${table}`);
-  await pool?.end();
-  await database?.close();
 });
 
 /** A new queue, whose failed jobs are retried `retryLimit` times at once. */
@@ -69,7 +55,7 @@ async function startWorker<S extends EventSchemas = {}>(queue: string, options: 
 async function settled(queue: string, states: readonly string[] = ['completed', 'failed']): Promise<Awaited<ReturnType<typeof jobsOf>>> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const jobs = await jobsOf(boss, testBoss.schema, queue);
+    const jobs = await jobsOf(boss, suite.schema, queue);
     if (jobs.length > 0 && jobs.every((job) => states.includes(job.state))) return jobs;
     if (Date.now() > deadline) throw new Error(`jobs of ${queue} still unsettled: ${jobs.map((job) => job.state).join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,0 +1,54 @@
+/**
+ * The shared set-up of a pg-boss suite: a Postgres suite, a processed-events
+ * table for enqueue, and a started pg-boss in a schema of its own that runs
+ * no maintenance, all made before the suite and dropped after it.
+ */
+import type pg from 'pg';
+import type PgBoss from 'pg-boss';
+import { afterAll, beforeAll } from 'vitest';
+import { migrate } from '../../src/stores/postgres/migrate.js';
+import { postgresSuite } from '../postgres/postgres-suite.js';
+import { startTestBoss, type TestBoss } from './pg-boss-instance.js';
+
+export interface PgBossSuite {
+  readonly pool: pg.Pool;
+  readonly boss: PgBoss;
+  /** The schema pg-boss keeps its tables in. */
+  readonly schema: string;
+  /** The processed-events table for enqueue. */
+  readonly table: string;
+}
+
+export function pgBossSuite(): PgBossSuite {
+  const postgres = postgresSuite();
+  let testBoss: TestBoss | undefined;
+  let table: string | undefined;
+  beforeAll(async () => {
+    table = postgres.table('processed');
+    await migrate(postgres.pool, { table });
+    testBoss = await startTestBoss(postgres.url, { supervise: false, schedule: false });
+  }, 60_000);
+  // Hooks after the suite run last first: pg-boss stops before the Postgres suite closes its pool.
+  afterAll(async () => {
+    await testBoss?.close();
+  });
+  const started = (): TestBoss => {
+    if (testBoss === undefined) throw new Error('pg-boss is not started yet');
+    return testBoss;
+  };
+  return {
+    get pool() {
+      return postgres.pool;
+    },
+    get boss() {
+      return started().boss;
+    },
+    get schema() {
+      return started().schema;
+    },
+    get table() {
+      started();
+      return table!;
+    },
+  };
+}
