@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../adapters/express.js';
 import type { WebhookEvent } from '../../../src/core/event.js';
 import { enqueue, type EnqueueOptions } from '../../../src/queues/pg-boss/enqueue.js';
+import type { PgPool, PgPoolClient } from '../../../src/queues/pg-boss/transaction.js';
 import { serveNode, type ServedApp } from '../../helpers/http-harness.js';
 import { jobsOf } from '../../helpers/pg-boss-instance.js';
 import { pgBossSuite } from '../../helpers/pg-boss-suite.js';
@@ -132,6 +133,30 @@ describe('enqueue', () => {
       const id = `evt_bad_job_${queue}`;
       expect((await post({ id }, elsewhere.url)).status).toBe(503);
       expect(heard).toHaveLength(1);
+      expect(await recorded()).not.toContain(id);
+      expect(await jobsOf(boss, suite.schema, queue)).toEqual([]);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it('leaves neither the record nor the job when the commit fails: the job is sent in the transaction', async () => {
+    // The pool's clients run everything but COMMIT, which fails as a lost connection would.
+    const failingCommit: PgPool = {
+      async connect() {
+        const client = await pool.connect();
+        return Object.assign(Object.create(client) as PgPoolClient, {
+          query: (text: string, values?: unknown[]) =>
+            text === 'COMMIT' ? Promise.reject(new Error('the connection was lost')) : client.query(text, values),
+        });
+      },
+    };
+    const heard: unknown[] = [];
+    const elsewhere = await receiver(queue, { pool: failingCommit, table }, heard);
+    try {
+      const id = `evt_no_commit_${queue}`;
+      expect(await post({ id }, elsewhere.url)).toMatchObject({ status: 503, retryAfter: '5' });
+      expect(heard).toEqual([new Error('the connection was lost')]);
       expect(await recorded()).not.toContain(id);
       expect(await jobsOf(boss, suite.schema, queue)).toEqual([]);
     } finally {
