@@ -44,6 +44,9 @@ export interface EntryOptions<S extends EventSchemas = {}> extends ReceiverOptio
  */
 export const SETTLE_WAIT_MS = 1000;
 
+/** The tenant of every request to a receiver of one endpoint: none, and nothing is built per request to say so. */
+const noTenant = (): undefined => undefined;
+
 /** What an entry knows of its platform's requests (`R`) and answers (`A`). */
 export interface Platform<R, A> {
   /** Which entry this is, for the diagnostics channels. */
@@ -186,7 +189,7 @@ export function createPipeline<R, A, S extends EventSchemas = {}>(
     }
 
     // 2. Verify it, with its tenant's secret where the receiver serves many.
-    const verifying = receiver.verify(payload, platform.headers(request), () => tenant!(platform.userRequest(request) as never));
+    const verifying = receiver.verify(payload, platform.headers(request), tenant === undefined ? noTenant : () => tenant(platform.userRequest(request) as never));
     const verified = isThenable(verifying) ? await verifying : verifying;
     if (!('event' in verified)) return refuse(request, watch, verified);
     const delivery = verified;
