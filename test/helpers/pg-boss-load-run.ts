@@ -39,6 +39,8 @@ export interface PgBossRun {
   rows(): Promise<SideEffectLedger>;
   /** How many times a handler started, for every event together. */
   executions(): Promise<number>;
+  /** How many handler runs found their event's effect done already, and wrote nothing. */
+  skips(): Promise<number>;
   /** How many jobs each event id has, whatever their state. */
   jobsPerEvent(): Promise<Map<string, number>>;
   /** Waits until no job is waiting or active, for at most `timeoutMs`; answers the count of jobs by state. */
@@ -53,11 +55,16 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
   const { url, applicationName } = options;
   const admin = pgPool(url, { max: 2 });
   const prefix = uniqueTable('pgboss');
-  const tables = { processed: `${prefix}_queued`, handled: `${prefix}_handled`, effects: `${prefix}_effects`, calls: `${prefix}_calls` };
+  const tables = {
+    processed: `${prefix}_queued`,
+    handled: `${prefix}_handled`,
+    effects: `${prefix}_effects`,
+    skips: `${prefix}_skips`,
+    calls: `${prefix}_calls`,
+  };
   await migrate(admin, { table: tables.processed });
   await migrate(admin, { table: tables.handled });
-  await admin.query(`CREATE TABLE ${tables.effects} (event_id text NOT NULL)`);
-  await admin.query(`CREATE TABLE ${tables.calls} (event_id text NOT NULL)`);
+  for (const table of [tables.effects, tables.skips, tables.calls]) await admin.query(`CREATE TABLE ${table} (event_id text NOT NULL)`);
 
   // This process's pg-boss expires the jobs of killed workers every second; it runs no handler.
   const testBoss: TestBoss = await startTestBoss(url, { schedule: false, maintenanceIntervalSeconds: 1 });
@@ -76,12 +83,14 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
     queue,
     handled: tables.handled,
     effects: tables.effects,
+    skips: tables.skips,
     calls: tables.calls,
     handlerMs: options.handlerMs,
     batchSize: options.batchSize,
     applicationName,
   });
 
+  const countRows = async (table: string): Promise<number> => (await admin.query(`SELECT count(*)::int AS count FROM ${table}`)).rows[0].count;
   const jobs = `SELECT data->>'id' AS id, state FROM ${schema}.job WHERE name = $1 UNION ALL SELECT data->>'id', state FROM ${schema}.archive WHERE name = $1`;
   return {
     urls: receivers.map((receiver) => `${receiver.url}/webhooks`),
@@ -92,9 +101,8 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
       for (const { event_id } of (await admin.query(`SELECT event_id FROM ${tables.effects}`)).rows) rows.process(event_id);
       return rows;
     },
-    async executions() {
-      return (await admin.query(`SELECT count(*)::int AS count FROM ${tables.calls}`)).rows[0].count;
-    },
+    executions: () => countRows(tables.calls),
+    skips: () => countRows(tables.skips),
     async jobsPerEvent() {
       const { rows } = await admin.query(`SELECT id, count(*)::int AS count FROM (${jobs}) AS jobs GROUP BY id`, [queue]);
       return new Map(rows.map(({ id, count }: { id: string; count: number }) => [id, count]));

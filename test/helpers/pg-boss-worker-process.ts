@@ -3,10 +3,13 @@
  * SIGKILL: `node --import tsx pg-boss-worker-process.ts <json settings>`.
  * It runs `work()` on the queue; its handler records every execution in the
  * calls table (on its own, outside any transaction, so that an execution
- * cut off later still counts), waits `handlerMs` as slow work would, then in
- * one transaction records the event's key with markProcessed and, the first
- * time only, writes the side-effect row. It prints `working` once its worker
- * polls.
+ * cut off later still counts), then works for `handlerMs` with its side
+ * effect halfway: in one transaction it records the event's key with
+ * markProcessed and, the first time only, writes the side-effect row (a
+ * later run writes a row of the skips table instead). A
+ * worker killed in the second half leaves the effect committed and the job
+ * active, so the job's next run finds the record: without it, the effect
+ * would double. It prints `working` once its worker polls.
  */
 import pg from 'pg';
 import PgBoss from 'pg-boss';
@@ -23,6 +26,8 @@ export interface WorkerSettings {
   /** markProcessed's table for the side effects: not the receivers' one, which holds every queued key. */
   readonly handled: string;
   readonly effects: string;
+  /** One row per run that found the effect done, written in its transaction. */
+  readonly skips: string;
   readonly calls: string;
   readonly handlerMs: number;
   readonly batchSize: number;
@@ -46,14 +51,18 @@ await work(boss, settings.queue, {
     'message.received': async (_event, context) => {
       const key = eventKey(context.id, context.tenant);
       await pool.query(`INSERT INTO ${settings.calls} (event_id) VALUES ($1)`, [key]);
-      await new Promise((resolve) => setTimeout(resolve, settings.handlerMs));
+      await slowWork(settings.handlerMs / 2);
       await inTransaction(pool, async (client) => {
-        if (await markProcessed(client, key, { table: settings.handled })) {
-          await client.query(`INSERT INTO ${settings.effects} (event_id) VALUES ($1)`, [key]);
-        }
+        const first = await markProcessed(client, key, { table: settings.handled });
+        await client.query(`INSERT INTO ${first ? settings.effects : settings.skips} (event_id) VALUES ($1)`, [key]);
         return { commit: true, value: undefined };
       });
+      await slowWork(settings.handlerMs / 2);
     },
   },
 });
 console.log('working');
+
+function slowWork(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -6,18 +6,18 @@
  * queued event finds the record and is answered as a duplicate for as long
  * as the record is kept.
  */
-import type PgBoss from 'pg-boss';
 import type { WebhookEvent } from '../../core/event.js';
 import { eventKey } from '../../receive/event-key.js';
 import type { Handoff } from '../../receive/handoff.js';
 import type { HandlerContext } from '../../receive/handler-types.js';
 import { markProcessed } from '../../stores/postgres/mark-processed.js';
 import { processedEventsTable, type ProcessedEventsOptions } from '../../stores/postgres/processed-events-options.js';
+import type { PgBossInstance, PgBossSendOptions } from './pg-boss-types.js';
 import { queuedEvent } from './queued-event.js';
 import { inTransaction, type PgPool } from './transaction.js';
 
 /** The options of each job sent, as pg-boss's `send` takes them; the job's id and its connection are this entry's. */
-export type EnqueueJobOptions = Omit<PgBoss.SendOptions, 'db' | 'id'>;
+export type EnqueueJobOptions = Omit<PgBossSendOptions, 'db' | 'id'>;
 
 /** Options of `enqueue()`. */
 export interface EnqueueOptions {
@@ -57,8 +57,8 @@ export interface EnqueueOptions {
  * `standard` policy: a job pg-boss refuses to create fails the delivery.
  * Throws `TypeError` for bad arguments.
  */
-export function enqueue(boss: PgBoss, queueName: string, options: EnqueueOptions): Handoff {
-  if (typeof (boss as Partial<PgBoss> | null)?.send !== 'function') {
+export function enqueue(boss: PgBossInstance, queueName: string, options: EnqueueOptions): Handoff {
+  if (typeof (boss as Partial<PgBossInstance> | null)?.send !== 'function') {
     throw new TypeError('svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument');
   }
   if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: enqueue needs the name of a pg-boss queue');

@@ -4,13 +4,13 @@
  * context the receiver had. The jobs of a batch run concurrently; each
  * handled job is completed, each failed one is left to pg-boss's retries.
  */
-import type PgBoss from 'pg-boss';
 import { createDispatcher, type Dispatcher } from '../../receive/dispatch.js';
 import type { EventHandlers, EventSchemas, HandlerOptions } from '../../receive/handler-types.js';
+import type { PgBossInstance, PgBossJob, PgBossWorkOptions } from './pg-boss-types.js';
 import { contextOf, isQueuedEvent } from './queued-event.js';
 
 /** Options of `work()`: the handler options of a receiver, and pg-boss's own work options, passed on. */
-export interface WorkOptions<S extends EventSchemas = {}> extends Omit<HandlerOptions<S>, 'on'>, PgBoss.WorkOptions {
+export interface WorkOptions<S extends EventSchemas = {}> extends Omit<HandlerOptions<S>, 'on'>, PgBossWorkOptions {
   /**
    * One handler per known event type, as a receiver's `on`: each gets the
    * event (its schema's output where `schemas` has one) and the context the
@@ -39,8 +39,8 @@ class JobsFailedError extends Error {
  * `markProcessed` in the side effect's own transaction. Throws `TypeError`
  * for bad arguments.
  */
-export function work<S extends EventSchemas = {}>(boss: PgBoss, queueName: string, options: WorkOptions<S>): Promise<string> {
-  if (typeof (boss as Partial<PgBoss> | null)?.work !== 'function') {
+export function work<S extends EventSchemas = {}>(boss: PgBossInstance, queueName: string, options: WorkOptions<S>): Promise<string> {
+  if (typeof (boss as Partial<PgBossInstance> | null)?.work !== 'function') {
     throw new TypeError('svc-webhooks: work needs a pg-boss instance (new PgBoss(...)) as its first argument');
   }
   if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: work needs the name of a pg-boss queue');
@@ -57,7 +57,7 @@ export function work<S extends EventSchemas = {}>(boss: PgBoss, queueName: strin
  * still active when this rejects. So when some failed, the handled ones are
  * completed here first, and the rejection then fails only the others.
  */
-async function runBatch(boss: PgBoss, queueName: string, dispatcher: Dispatcher, jobs: readonly PgBoss.Job<unknown>[]): Promise<void> {
+async function runBatch(boss: PgBossInstance, queueName: string, dispatcher: Dispatcher, jobs: readonly PgBossJob[]): Promise<void> {
   const failures = await Promise.all(jobs.map((job) => runJob(dispatcher, job)));
   const failed = failures.filter((failure) => failure !== undefined);
   if (failed.length === 0) return;
@@ -67,7 +67,7 @@ async function runBatch(boss: PgBoss, queueName: string, dispatcher: Dispatcher,
 }
 
 /** Runs one job's handler; resolves to why it failed (an error code), or `undefined` once handled. Never rejects. */
-async function runJob(dispatcher: Dispatcher, job: PgBoss.Job<unknown>): Promise<string | undefined> {
+async function runJob(dispatcher: Dispatcher, job: PgBossJob): Promise<string | undefined> {
   const { data } = job;
   if (!isQueuedEvent(data)) {
     console.error(`svc-webhooks: the pg-boss job ${job.id} holds no queued event (it was not sent by enqueue); it is failed`);
