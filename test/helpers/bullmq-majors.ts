@@ -13,8 +13,8 @@ export interface BullMQMajor {
   readonly name: string;
   /** The classes `createWorker` takes as `bullmq`. */
   readonly classes: BullMQClasses;
-  /** A queue named `name` on the Redis at `url`. */
-  queue(name: string, url: string): TestQueue;
+  /** A queue named `name` on the Redis at `url`, with more of ioredis' options if given. */
+  queue(name: string, url: string, redisOptions?: Record<string, unknown>): TestQueue;
 }
 
 /** The part of a BullMQ `Queue` the specs use, the same in both majors. */
@@ -53,11 +53,12 @@ export function uniqueQueueName(label: string): string {
 }
 
 // Through unknown: each major's classes have their own generics, and the entry types them with BullMQ 6's.
-type QueueClass = new (name: string, options: { connection: { host: string; port: number } }) => unknown;
+type QueueClass = new (name: string, options: { connection: Record<string, unknown> }) => unknown;
 const major = (name: string, module: typeof bullmq6 | typeof bullmq5): BullMQMajor => ({
   name,
   classes: { Worker: module.Worker, DelayedError: module.DelayedError } as unknown as BullMQClasses,
-  queue: (queueName, url) => new (module.Queue as unknown as QueueClass)(queueName, { connection: connectionTo(url) }) as TestQueue,
+  queue: (queueName, url, redisOptions = {}) =>
+    new (module.Queue as unknown as QueueClass)(queueName, { connection: { ...connectionTo(url), ...redisOptions } }) as TestQueue,
 });
 
 export const BULLMQ_MAJORS: readonly BullMQMajor[] = [major('BullMQ 6', bullmq6), major('BullMQ 5', bullmq5)];

@@ -3,48 +3,24 @@
  * queue on both majors: one job per event under the claim, 202 once Redis
  * acknowledged it, 503 with Retry-After and the claim released when it did not.
  */
-import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyWebhook as fastifyWebhook } from '../../../adapters/fastify.js';
-import { verifyWebhook as fetchWebhook } from '../../../adapters/fetch.js';
-import { verifyWebhook as lambdaWebhook } from '../../../adapters/lambda.js';
-import type { DedupStore, Handoff } from '../../../src/index.js';
 import { enqueue, type JobQueue } from '../../../src/queues/bullmq/index.js';
 import { redisUrl } from '../../dedup/redis-clients.js';
-import { serveExpressHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from '../../helpers/adapter-servers.js';
 import { BULLMQ_MAJORS, dropQueue, uniqueQueueName, type TestQueue } from '../../helpers/bullmq-majors.js';
+import { HANDOFF_ENTRIES, type HandoffEntry } from '../../helpers/bullmq-receivers.js';
 import { freePort } from '../../helpers/free-port.js';
 import { eventOf } from '../../helpers/events.js';
 import { now, SECRET, signedRequest, type SignedRequest } from '../../helpers/signed-request.js';
 import { TestDedupStore } from '../../helpers/test-dedup-store.js';
-
-interface HandoffOptions {
-  readonly secret: string;
-  readonly now: () => number;
-  readonly dedup: DedupStore;
-  readonly handoff: Handoff;
-}
-
-const ENTRIES: Record<string, (options: HandoffOptions) => Promise<ServedApp>> = {
-  Express: (options) => serveExpressHandlers(options),
-  Hono: (options) => serveHonoHandlers(options),
-  async Fastify(options) {
-    const app = Fastify();
-    await app.register(fastifyWebhook({ ...options, path: '/webhooks' }));
-    return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };
-  },
-  Fetch: (options) => serveFetch(fetchWebhook(options)),
-  Lambda: (options) => serveLambda('http-api', lambdaWebhook(options)),
-};
 
 const opened: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const close of opened.reverse()) await close();
 });
 
-async function served(entry: string, queue: JobQueue, dedup = new TestDedupStore(), timeoutMs?: number): Promise<{ post: (request: SignedRequest) => Promise<Response>; dedup: TestDedupStore }> {
+async function served(entry: HandoffEntry, queue: JobQueue, dedup = new TestDedupStore(), timeoutMs?: number): Promise<{ post: (request: SignedRequest) => Promise<Response>; dedup: TestDedupStore }> {
   const handoff = enqueue(queue, timeoutMs === undefined ? {} : { timeoutMs });
-  const app = await ENTRIES[entry]!({ secret: SECRET, now, dedup, handoff });
+  const app = await HANDOFF_ENTRIES[entry]({ secret: SECRET, now, dedup, handoff });
   opened.push(() => app.close());
   return { post: ({ body, headers }) => fetch(`${app.url}/webhooks`, { method: 'POST', body, headers }), dedup };
 }
@@ -56,7 +32,7 @@ function openQueue(major: (typeof BULLMQ_MAJORS)[number], label: string, url = r
 }
 
 describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
-  it.each(Object.keys(ENTRIES))('%s: adds one job named by the event type, keyed on the event, answers 202, then a retry 200', async (entry) => {
+  it.each(Object.keys(HANDOFF_ENTRIES) as HandoffEntry[])('%s: adds one job named by the event type, keyed on the event, answers 202, then a retry 200', async (entry) => {
     const queue = openQueue(major, 'enqueue');
     const { post, dedup } = await served(entry, queue);
     const request = signedRequest({ id: 'msg_2Kx', type: 'message.received' });
