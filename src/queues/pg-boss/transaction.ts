@@ -6,14 +6,19 @@
 
 /** The part of a pg `PoolClient` used here. */
 export interface PgPoolClient {
+  /** Runs one statement with `$1`, `$2`… placeholders. */
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** Gives the client back to its pool; with an error (or `true`), destroys it instead. */
   release(error?: Error | boolean): void;
+  /** Listens for the connection's failure while the client is checked out. */
   on(event: 'error', listener: (error: Error) => void): unknown;
+  /** Stops listening, before the client goes back. */
   off(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** The part of a pg `Pool` used here. */
 export interface PgPool {
+  /** Checks a client out of the pool, for one transaction. */
   connect(): Promise<PgPoolClient>;
 }
 
