@@ -70,9 +70,10 @@ export function createTenantVerify(
     } catch (cause) {
       return refusal(new WebhookVerificationError('secret_unavailable', TENANT_THREW_MESSAGE, { cause }), headers, undefined);
     }
-    const named = typeof tenant === 'string' ? tenant : undefined;
+    // Anything but a non-empty string is refused as unknown before a lookup: a failed lookup always has a tenant.
+    const named = tenant as string;
     try {
-      const verifying = verifyForTenant(source, verifyOptions, tenant as string, payload, headers);
+      const verifying = verifyForTenant(source, verifyOptions, named, payload, headers);
       return isThenable(verifying) ? verifying.then(undefined, (error: unknown) => refusal(error, headers, named)) : verifying;
     } catch (error) {
       return refusal(error, headers, named);

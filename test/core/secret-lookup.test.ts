@@ -103,7 +103,7 @@ describe('SecretLookup', () => {
     expect(error).toBeInstanceOf(WebhookVerificationError);
     expect(error).toMatchObject({ code: 'secret_unavailable', status: 503 });
     expect((error as Error).cause).toBeInstanceOf(Error);
-    expect((error as Error).message).not.toContain('whsec_');
+    expect((error as Error).message).toBe("the secret for this request's tenant could not be looked up; retry later");
     expect(await lookup.keysOf('acme')).toEqual([{ id: '0', key: decodeSecret(secretOf('acme')) }]);
     expect(calls).toBe(2);
   });
@@ -145,6 +145,17 @@ describe('SecretLookup', () => {
   });
 
   it('refuses a resolver that is not a function', () => {
-    expect(() => new SecretLookup('whsec_abc' as unknown as SecretResolver)).toThrow(TypeError);
+    expect(() => new SecretLookup('whsec_abc' as unknown as SecretResolver)).toThrow(new TypeError('svc-webhooks: the secret resolver must be a function'));
+  });
+
+  it('holds a single tenant with secretCacheSize 1', async () => {
+    const { resolve, calls } = countingResolver(new Map([['a', secretOf('a')], ['b', secretOf('b')]]));
+    const lookup = new SecretLookup(resolve, { secretCacheSize: 1 });
+    await lookup.keysOf('a');
+    expect(lookup.keysOf('a')).not.toBeInstanceOf(Promise);
+    await lookup.keysOf('b');
+    expect(lookup.keysOf('b')).not.toBeInstanceOf(Promise);
+    expect(lookup.keysOf('a')).toBeInstanceOf(Promise);
+    expect(calls).toEqual(['a', 'b', 'a']);
   });
 });

@@ -42,9 +42,23 @@ describe('TenantWebhooks', () => {
     const webhooks = new TenantWebhooks(resolve, { now });
     const { body, headers } = signedRequest({ secret: secretOf('nobody') });
     const error = await webhooks.verify('nobody', body, headers).catch((thrown: unknown) => thrown);
-    expect(error).toMatchObject({ code: 'unknown_tenant', status: 404 });
+    expect(error).toMatchObject({ code: 'unknown_tenant', status: 404, message: 'no endpoint is known for this tenant' });
     expect(await codeOf(webhooks.verify('', body, headers))).toBe('unknown_tenant');
     expect(calls).toEqual(['nobody']);
+  });
+
+  it('keeps a looked-up secret for secretCacheMs on its own clock', async () => {
+    const { resolve, calls } = resolverOf(['acme']);
+    let at = now();
+    const webhooks = new TenantWebhooks(resolve, { now: () => at, secretCacheMs: 1000 });
+    const { body, headers } = signedRequest({ secret: secretOf('acme') });
+    await webhooks.verify('acme', body, headers);
+    at += 999;
+    await webhooks.verify('acme', body, headers);
+    expect(calls).toEqual(['acme']);
+    at += 1;
+    await webhooks.verify('acme', body, headers);
+    expect(calls).toEqual(['acme', 'acme']);
   });
 
   it("verifies either secret of a tenant's rotation, naming the keyed one", async () => {

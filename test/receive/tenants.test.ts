@@ -108,8 +108,12 @@ describe('a receiver of many tenants', () => {
       },
       onStoreError: (error, context) => void heard.push([error, context]),
     });
-    expect(await receive(toTenant('known-a'))).toMatchObject({ status: 503, headers: { 'retry-after': '5' }, body: { error: { code: 'secret_unavailable' } } });
-    expect(heard).toEqual([[broken, { operation: 'lookup', id: 'evt_1' }]]);
+    expect(await receive(toTenant('known-a'))).toMatchObject({
+      status: 503,
+      headers: { 'retry-after': '5' },
+      body: { error: { code: 'secret_unavailable', message: 'the tenant of this request could not be read; retry later' } },
+    });
+    expect(heard).toStrictEqual([[broken, { operation: 'lookup', id: 'evt_1' }]]);
   });
 
   it('logs a failed lookup by default in one line naming the tenant and the delivery, without any secret', async () => {
@@ -122,6 +126,17 @@ describe('a receiver of many tenants', () => {
     expect(lines[0]).toContain('ECONNREFUSED');
     expect(lines[0]).toContain('answered 503');
     expect(lines[0]).not.toContain('whsec_');
+  });
+
+  it("answers a refusal after the lookup as verify() does, without Retry-After and without a report", async () => {
+    const heard: unknown[] = [];
+    const { receive } = tenantPipeline({ onStoreError: (error) => void heard.push(error) });
+    const forged = { ...signedRequest({ secret: secretOf('attacker') }), tenant: 'known-a' };
+    const answer = await receive(forged);
+    expect(answer).toMatchObject({ status: 400, body: { error: { code: 'invalid_signature' } } });
+    expect(answer?.headers).toEqual({});
+    expect(await receive(toTenant('stranger'))).toMatchObject({ status: 404, headers: {} });
+    expect(heard).toEqual([]);
   });
 
   it('refuses a stale or forged request before any lookup, with the refusal of verify()', async () => {
