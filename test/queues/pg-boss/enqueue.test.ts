@@ -190,6 +190,26 @@ describe('enqueue', () => {
     expect(await recorded()).toEqual(expect.arrayContaining(['acme%3Aeu:' + event.id, 'acme:' + event.id, event.id]));
   });
 
+  it("queues each tenant's copy of an event once, over HTTP: the receiver's tenant reaches the job", async () => {
+    const app = express();
+    const handoff = enqueue(boss, queue, { pool, table });
+    app.post('/webhooks/:tenant', verifyWebhook({ secret: SECRET, now, dedup: false, tenant: (req) => req.params.tenant, handoff }));
+    const tenants = await serveNode(createServer(app));
+    try {
+      const id = `evt_http_tenants_${queue}`;
+      const { body, headers } = signedRequest({ id });
+      const postTo = async (tenant: string) =>
+        (await fetch(`${tenants.url}/webhooks/${encodeURIComponent(tenant)}`, { method: 'POST', body, headers })).status;
+      expect([await postTo('acme:eu'), await postTo('acme')]).toEqual([202, 202]);
+      expect([await postTo('acme:eu'), await postTo('acme')]).toEqual([200, 200]);
+      const jobs = await jobsOf(boss, suite.schema, queue);
+      expect(jobs.map((job) => (job.data as { tenant?: string }).tenant).sort()).toEqual(['acme', 'acme:eu']);
+      expect(await recorded()).toEqual(expect.arrayContaining([`acme%3Aeu:${id}`, `acme:${id}`]));
+    } finally {
+      await tenants.close();
+    }
+  });
+
   it.each([
     ['no pg-boss', () => enqueue({} as PgBoss, 'q', { pool }), 'svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument'],
     ['no queue name', () => enqueue(boss, '', { pool }), 'svc-webhooks: enqueue needs the name of a pg-boss queue'],
