@@ -30,14 +30,14 @@ class JobsFailedError extends Error {
 /**
  * Starts a pg-boss worker on `queueName` that runs the handlers of
  * `options.on` for each job `enqueue` sent; resolves to the worker's id
- * (`boss.offWork(id)` stops it). pg-boss's work options (`batchSize`,
+ * (`boss.offWork({ id })` stops it). pg-boss's work options (`batchSize`,
  * `pollingIntervalSeconds`, …) are passed on. What a handler threw goes to
  * `onHandlerError`; a job that is no queued event is failed, with one line on
  * `console.error`. A handler may run again for the same event (a retry, a
  * job that outlived its expiry, a worker killed before it completed the
- * job): make the side effect idempotent, or record `context.id` with
- * `markProcessed` in the side effect's own transaction. Throws `TypeError`
- * for bad arguments.
+ * job): make the side effect idempotent, or record
+ * `eventKey(context.id, context.tenant)` with `markProcessed` in the side
+ * effect's own transaction. Throws `TypeError` for bad arguments.
  */
 export function work<S extends EventSchemas = {}>(boss: PgBossInstance, queueName: string, options: WorkOptions<S>): Promise<string> {
   if (typeof (boss as Partial<PgBossInstance> | null)?.work !== 'function') {
