@@ -76,11 +76,14 @@ export function enqueue(boss: PgBossInstance, queueName: string, options: Enqueu
   return {
     hand(event: WebhookEvent, context: HandlerContext) {
       return inTransaction(pool, async (client) => {
-        if (!(await markProcessed(client, eventKey(context.id, context.tenant), tableOptions))) return { commit: false, value: 'duplicate' as const };
+        const first = await markProcessed(client, eventKey(context.id, context.tenant), tableOptions);
+        if (!first) return { commit: false, value: 'duplicate' as const };
         const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
         const jobId = await boss.send(queueName, queuedEvent(event, context), { ...jobOptions, db });
         // pg-boss answers null, rather than failing, for a queue that does not exist and for a job a singleton policy refused.
-        if (jobId === null) throw new Error(`svc-webhooks: pg-boss created no job in the queue ${JSON.stringify(queueName)}: does it exist, with the standard policy?`);
+        if (jobId === null) {
+          throw new Error(`svc-webhooks: pg-boss created no job in the queue ${JSON.stringify(queueName)}: does it exist, with the standard policy?`);
+        }
         return { commit: true, value: undefined };
       });
     },
