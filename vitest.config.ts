@@ -5,6 +5,6 @@ export default defineConfig({
     // Finds or starts the Redis the suites share, once per run.
     globalSetup: ['test/setup/redis-for-tests.ts'],
     // A mutation run's sandbox holds a copy of every suite: never run those as well.
-    exclude: [...configDefaults.exclude, '.stryker-tmp/**'],
+    exclude: [...configDefaults.exclude, '.stryker-tmp*/**'],
   },
 });

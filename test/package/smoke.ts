@@ -17,6 +17,8 @@ interface Manifest {
 }
 
 const DATABASE_CLIENTS = new Set(['ioredis', 'redis', 'pg', 'postgres']);
+// The queue engines bring database clients of their own, and their entries must load without them too.
+const QUEUE_ENGINES = new Set(['bullmq', 'pg-boss']);
 const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as Manifest;
 const specifiers = Object.keys(manifest.exports)
   .filter((subpath) => subpath !== './package.json')
@@ -53,13 +55,13 @@ function typeCheck(file: string, moduleKind: string, resolution: string): void {
 
 try {
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'smoke', private: true, type: 'commonjs' }));
-  // The stores take a client the caller made and never import one: leave the database clients out,
-  // so that every entry is shown to load without them.
+  // The stores take a client the caller made and never import one, and the queue entries take the engine's
+  // objects: leave the database clients and the engines out, so that every entry is shown to load without them.
   const peers = Object.entries(manifest.peerDependencies ?? {})
-    .filter(([name]) => !DATABASE_CLIENTS.has(name))
+    .filter(([name]) => !DATABASE_CLIENTS.has(name) && !QUEUE_ENGINES.has(name))
     .map(([name, range]) => `${name}@${range}`);
   run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', tarball, ...peers]);
-  for (const client of DATABASE_CLIENTS) {
+  for (const client of [...DATABASE_CLIENTS, ...QUEUE_ENGINES]) {
     if (existsSync(join(project, 'node_modules', client))) throw new Error(`${client} was installed, but the smoke test must load every entry without it`);
   }
 
