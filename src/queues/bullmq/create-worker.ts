@@ -16,7 +16,9 @@ import type { WebhookJobData } from './webhook-job.js';
 
 /** The classes of BullMQ (5 or 6) the worker is built from. */
 export interface BullMQClasses {
+  /** BullMQ's `Worker`, which the worker is an instance of. */
   readonly Worker: typeof Worker;
+  /** BullMQ's `DelayedError`, which puts a job back in the delayed set without using an attempt. */
   readonly DelayedError: typeof DelayedError;
 }
 
@@ -106,7 +108,11 @@ export async function createWorker<S extends EventSchemas = {}>(queueName: strin
   if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
   checkCallback('onStoreError', onStoreError);
   const dispatcher = createDispatcher({ onHandlerError: logJobFailure, ...options })!;
-  const bullmq = options.bullmq ?? (await import('bullmq'));
+  const bullmq =
+    options.bullmq ??
+    (await import('bullmq').catch((error: unknown) => {
+      throw new Error('svc-webhooks: createWorker needs BullMQ 5 or 6 installed (npm install bullmq), or its classes as the bullmq option', { cause: error });
+    }));
   if (typeof bullmq?.Worker !== 'function' || typeof bullmq.DelayedError !== 'function') {
     throw new TypeError('svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ');
   }

@@ -13,6 +13,7 @@ import { jobData, type WebhookJobData } from './webhook-job.js';
 
 /** The part of a BullMQ `Queue` (BullMQ 5 or 6) that `enqueue` uses. */
 export interface JobQueue {
+  /** Adds a job named `name` with `data` and resolves once Redis acknowledged it. */
   add(name: string, data: WebhookJobData, opts: JobsOptions): Promise<unknown>;
 }
 

@@ -10,6 +10,7 @@
  */
 export { createWorker, type BullMQClasses, type WebhookWorker, type WebhookWorkerOptions } from './create-worker.js';
 export { enqueue, type EnqueueJobOptions, type EnqueueOptions, type JobQueue } from './enqueue.js';
+export { eventKey } from '../../receive/event-key.js';
 export { jobIdOf } from './job-id.js';
 export type { WebhookJobResult } from './job-processor.js';
 export type { WebhookJobData } from './webhook-job.js';

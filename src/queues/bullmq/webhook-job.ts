@@ -12,7 +12,9 @@ import type { HandlerContext } from '../../receive/handler-types.js';
  * of `on` would have got. JSON throughout: a job in the failed set shows it.
  */
 export interface WebhookJobData {
+  /** The event as verified, before any schema. */
   readonly event: WebhookEvent;
+  /** What the event's handlers get besides it: `id`, and `keyId` and `tenant` where they are set. */
   readonly context: HandlerContext;
 }
 
