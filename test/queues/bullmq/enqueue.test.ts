@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { enqueue, type JobQueue } from '../../../src/queues/bullmq/index.js';
 import { redisUrl } from '../../dedup/redis-clients.js';
 import { BULLMQ_MAJORS, dropQueue, uniqueQueueName, type TestQueue } from '../../helpers/bullmq-majors.js';
+import { serveExpressHandlers } from '../../helpers/adapter-servers.js';
 import { HANDOFF_ENTRIES, type HandoffEntry } from '../../helpers/bullmq-receivers.js';
 import { freePort } from '../../helpers/free-port.js';
 import { eventOf } from '../../helpers/events.js';
@@ -47,6 +48,21 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
     const retry = await post(request);
     expect([retry.status, await retry.json()]).toEqual([200, { received: true, duplicate: true }]);
     expect(await queue.getJobCounts('wait', 'delayed', 'active')).toEqual({ wait: 1, delayed: 0, active: 0 });
+  });
+
+  it("keys the job by the tenant an entry's tenant option reads, over HTTP", async () => {
+    const queue = openQueue(major, 'http-tenants');
+    const app = await serveExpressHandlers({ secret: SECRET, now, dedup: new TestDedupStore(), handoff: enqueue(queue), tenant: (req) => req.get('x-tenant') });
+    opened.push(() => app.close());
+    const { body, headers } = signedRequest();
+    const statuses: number[] = [];
+    for (const tenant of ['acme', 'globex', 'acme']) {
+      statuses.push((await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers: { ...headers, 'x-tenant': tenant } })).status);
+    }
+    expect(statuses).toEqual([202, 202, 200]);
+    expect((await queue.getJob('acme%3Aevt_1'))?.data).toMatchObject({ context: { id: 'evt_1', tenant: 'acme' } });
+    expect((await queue.getJob('globex%3Aevt_1'))?.data).toMatchObject({ context: { id: 'evt_1', tenant: 'globex' } });
+    expect(await queue.getJobCounts('wait')).toEqual({ wait: 2 });
   });
 
   it('keys the job per tenant: the same id for two tenants is two jobs, each with its tenant', async () => {
