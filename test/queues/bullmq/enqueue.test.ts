@@ -86,10 +86,13 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
     expect(await queue.getJobCounts('wait')).toEqual({ wait: 3 });
   });
 
-  it('passes jobOptions on to each job, and never changes the options given', async () => {
+  it('passes jobOptions on to each job, as they were given: neither changed nor read again later', async () => {
     const queue = openQueue(major, 'job-options');
-    const options = Object.freeze({ jobOptions: Object.freeze({ attempts: 7, delay: 60_000 }) });
-    await enqueue(queue, options).hand(eventOf('call.missed', 'evt_1'), { id: 'evt_1' });
+    const jobOptions = { attempts: 7, delay: 60_000 };
+    const handoff = enqueue(queue, Object.freeze({ jobOptions }));
+    jobOptions.attempts = 1;
+    await handoff.hand(eventOf('call.missed', 'evt_1'), { id: 'evt_1' });
+    expect(jobOptions).toEqual({ attempts: 1, delay: 60_000 });
     const job = (await queue.getJob('evt_1')) as unknown as { opts: { attempts: number; delay: number } };
     expect(job.opts).toMatchObject({ attempts: 7, delay: 60_000 });
     expect(await queue.getJobCounts('delayed')).toEqual({ delayed: 1 });
