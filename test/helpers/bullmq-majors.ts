@@ -15,6 +15,8 @@ export interface BullMQMajor {
   readonly classes: BullMQClasses;
   /** A queue named `name` on the Redis at `url`, with more of ioredis' options if given. */
   queue(name: string, url: string, redisOptions?: Record<string, unknown>): TestQueue;
+  /** A queue named `name` with BullMQ's queue options as given: a cluster's connection, a prefix. */
+  queueWith(name: string, options: { connection: unknown; prefix?: string }): TestQueue;
 }
 
 /** The part of a BullMQ `Queue` the specs use, the same in both majors. */
@@ -53,13 +55,17 @@ export function uniqueQueueName(label: string): string {
 }
 
 // Through unknown: each major's classes have their own generics, and the entry types them with BullMQ 6's.
-type QueueClass = new (name: string, options: { connection: Record<string, unknown> }) => unknown;
-const major = (name: string, module: typeof bullmq6 | typeof bullmq5): BullMQMajor => ({
-  name,
-  classes: { Worker: module.Worker, DelayedError: module.DelayedError } as unknown as BullMQClasses,
-  queue: (queueName, url, redisOptions = {}) =>
-    new (module.Queue as unknown as QueueClass)(queueName, { connection: { ...connectionTo(url), ...redisOptions } }) as TestQueue,
-});
+type QueueClass = new (name: string, options: { connection: unknown; prefix?: string }) => TestQueue;
+const major = (name: string, module: typeof bullmq6 | typeof bullmq5): BullMQMajor => {
+  const queueWith = (queueName: string, options: { connection: unknown; prefix?: string }): TestQueue =>
+    new (module.Queue as unknown as QueueClass)(queueName, options);
+  return {
+    name,
+    classes: { Worker: module.Worker, DelayedError: module.DelayedError } as unknown as BullMQClasses,
+    queue: (queueName, url, redisOptions = {}) => queueWith(queueName, { connection: { ...connectionTo(url), ...redisOptions } }),
+    queueWith,
+  };
+};
 
 export const BULLMQ_MAJORS: readonly BullMQMajor[] = [major('BullMQ 6', bullmq6), major('BullMQ 5', bullmq5)];
 

@@ -1,0 +1,82 @@
+/**
+ * Receiver and worker on a Redis Cluster of three masters, on both BullMQ
+ * majors: the queue under a hash-tagged prefix (BullMQ keeps a queue's keys
+ * in one slot), the stores on ioredis' `Cluster`. Events of several tenants
+ * and odd ids, over HTTP, each handled once.
+ */
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createWorker, enqueue, jobIdOf } from '../../../src/queues/bullmq/index.js';
+import type { HandlerContext } from '../../../src/index.js';
+import { RedisDedupStore } from '../../../src/stores/redis/index.js';
+import { PrivateRedisCluster } from '../../dedup/private-redis-cluster.js';
+import { serveExpressHandlers } from '../../helpers/adapter-servers.js';
+import { BULLMQ_MAJORS, uniqueQueueName } from '../../helpers/bullmq-majors.js';
+import { now, SECRET, signedRequest } from '../../helpers/signed-request.js';
+
+let cluster: PrivateRedisCluster;
+const closes: Array<() => Promise<unknown> | unknown> = [];
+beforeAll(async () => {
+  cluster = await PrivateRedisCluster.start();
+}, 60_000);
+afterAll(async () => {
+  for (const close of closes.reverse()) await close();
+  await cluster.close();
+});
+
+/** An ioredis `Cluster` over the private nodes; BullMQ's workers want commands never to give up. */
+function connect(): Cluster {
+  const client = new Cluster(
+    cluster.ports.map((port) => ({ host: '127.0.0.1', port })),
+    { redisOptions: { maxRetriesPerRequest: null } },
+  );
+  client.on('error', () => {});
+  closes.push(() => client.disconnect());
+  return client;
+}
+
+describe.each(BULLMQ_MAJORS)('BullMQ handoff on a Redis Cluster, $name', (major) => {
+  it('queues each event of each tenant once and runs its handler once', async () => {
+    const queue = major.queueWith(uniqueQueueName('cluster'), { connection: connect(), prefix: '{webhooks}' });
+    closes.push(() => queue.close());
+    const handled: HandlerContext[] = [];
+    const worker = await createWorker(queue.name, {
+      bullmq: major.classes,
+      connection: connect(),
+      prefix: '{webhooks}',
+      dedup: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:worked:` }),
+      on: { 'call.missed': (_event, context) => void handled.push(context) },
+    });
+    worker.on('error', () => {});
+    closes.push(() => worker.close());
+    const app = await serveExpressHandlers({
+      secret: SECRET,
+      now,
+      dedup: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:received:` }),
+      handoff: enqueue(queue),
+      tenant: (req) => req.get('x-tenant'),
+    });
+    closes.push(() => app.close());
+
+    const sent = [
+      ['evt_1', 'acme'],
+      ['evt_1', 'globex'],
+      ['42', 'acme'],
+      ['a:b', 'acme:eu'],
+    ] as const;
+    for (const [id, tenant] of sent) {
+      const { body, headers } = signedRequest({ id });
+      // Each twice: the second is the receivers' duplicate.
+      for (const expected of [202, 200]) {
+        const answer = await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers: { ...headers, 'x-tenant': tenant } });
+        expect(answer.status).toBe(expected);
+      }
+    }
+
+    await vi.waitFor(() => expect(handled).toHaveLength(sent.length), { timeout: 10_000 });
+    expect(handled.map(({ id, tenant }) => [id, tenant]).sort()).toEqual(sent.map(([id, tenant]) => [id, tenant]).sort());
+    for (const [id, tenant] of sent) {
+      expect(await (await queue.getJob(jobIdOf(id, tenant)))?.getState()).toBe('completed');
+    }
+  }, 30_000);
+});
