@@ -110,7 +110,7 @@ describe('BullMQ handoff under load, workers killed', () => {
     const replayAnswers = await sendAll(replays, sender);
     const sentMs = performance.now() - started;
     // Kills go on for their phase, then the last jobs run out; the sender of the service would still be retrying meanwhile.
-    while ((await processed()) < EVENTS && performance.now() - started < KILL_PHASE_MS + 4 * HANDLER_MS) {
+    while ((await processed()) < EVENTS && performance.now() - started < KILL_PHASE_MS + 6 * HANDLER_MS) {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
     killing = false;
@@ -162,5 +162,5 @@ describe('BullMQ handoff under load, workers killed', () => {
     expect(fleet.killed.size).toBeGreaterThan(2);
     expect(clientKills).toBeGreaterThan(0);
     expect(replayAnswers.byStatus.get(202)).toBeGreaterThan(0);
-  }, KILL_PHASE_MS + 4 * HANDLER_MS + 120_000);
+  }, KILL_PHASE_MS + 6 * HANDLER_MS + 120_000);
 });
