@@ -17,7 +17,7 @@ import { queuedEvent } from './queued-event.js';
 import { inTransaction, type PgPool } from './transaction.js';
 
 /** The options of each job sent, as pg-boss's `send` takes them; the job's id and its connection are this entry's. */
-export type EnqueueJobOptions = Omit<PgBossSendOptions, 'db' | 'id'>;
+export type EnqueueJobOptions = PgBossSendOptions;
 
 /** Options of `enqueue()`. */
 export interface EnqueueOptions {
@@ -37,9 +37,11 @@ export interface EnqueueOptions {
   readonly table?: string;
   /**
    * pg-boss's options for every job (`retryLimit`, `retryDelay`,
-   * `retryBackoff`, `expireInSeconds`, `priority`, `deadLetter`, retention).
-   * Set `expireInSeconds` above the longest handler's run: pg-boss fails, and
-   * retries, a job still active after it.
+   * `retryBackoff`, `expireInSeconds`, `priority`, `startAfter`,
+   * `retentionSeconds`). Set `expireInSeconds` above the longest handler's
+   * run: pg-boss fails, and retries, a job still active after it. Set a
+   * dead letter queue on the queue (`createQueue`), where pg-boss 10, 11
+   * and 12 all take it.
    * @default {} (the queue's and pg-boss's defaults)
    */
   readonly job?: EnqueueJobOptions;
@@ -80,7 +82,7 @@ export function enqueue(boss: PgBossInstance, queueName: string, options: Enqueu
         if (!first) return { commit: false, value: 'duplicate' as const };
         const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
         const jobId = await boss.send(queueName, queuedEvent(event, context), { ...jobOptions, db });
-        // pg-boss answers null, rather than failing, for a queue that does not exist and for a job a singleton policy refused.
+        // pg-boss answers null, rather than failing, for a job a singleton policy refused, and pg-boss 10 for a queue that does not exist.
         if (jobId === null) {
           throw new Error(`svc-webhooks: pg-boss created no job in the queue ${JSON.stringify(queueName)}: does it exist, with the standard policy?`);
         }

@@ -3,12 +3,12 @@
  * on the other side. `enqueue(boss, queue, { pool })` is a `handoff` for
  * every entry: it records the event's key and sends its job in one
  * transaction, then the entry answers 202. `work(boss, queue, { on })` runs
- * the typed handlers of `on` for each job. Imports nothing of pg-boss at run
- * time: the caller hands in its own instance.
+ * the typed handlers of `on` for each job. Works with pg-boss 10, 11 and 12,
+ * and imports nothing of pg-boss: the caller hands in its own instance.
  */
 export { enqueue, type EnqueueJobOptions, type EnqueueOptions } from './enqueue.js';
 export { eventKey } from '../../receive/event-key.js';
-export type { PgBossInstance, PgBossSendOptions, PgBossWorkOptions } from './pg-boss-types.js';
+export type { PgBossDb, PgBossInstance, PgBossJob, PgBossSendOptions, PgBossWorkOptions } from './pg-boss-types.js';
 export type { QueuedEvent } from './queued-event.js';
 export type { PgPool, PgPoolClient } from './transaction.js';
 export { work, type WorkOptions } from './work.js';

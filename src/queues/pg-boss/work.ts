@@ -30,7 +30,8 @@ class JobsFailedError extends Error {
 /**
  * Starts a pg-boss worker on `queueName` that runs the handlers of
  * `options.on` for each job `enqueue` sent; resolves to the worker's id
- * (`boss.offWork({ id })` stops it). pg-boss's work options (`batchSize`,
+ * (`boss.offWork({ id })` stops it, `boss.offWork(queueName, { id })` on
+ * pg-boss 12). pg-boss's work options (`batchSize`,
  * `pollingIntervalSeconds`, …) are passed on. What a handler threw goes to
  * `onHandlerError`; a job that is no queued event is failed, with one line on
  * `console.error`. A handler may run again for the same event (a retry, a

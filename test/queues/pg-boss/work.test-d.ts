@@ -2,9 +2,12 @@
  * Type tests of the worker, run by `vitest --typecheck` (and by `tsc` in
  * `npm test`): its `on` has the receiver's checks (known types only, each
  * handler its own event or its schema's output, the receiver's context), and
- * pg-boss's work options sit beside the handler options.
+ * pg-boss's work options sit beside the handler options; an instance of
+ * pg-boss 10, 11 or 12 is taken as it is.
  */
 import type PgBoss from 'pg-boss';
+import type PgBoss11 from 'pg-boss11';
+import type { PgBoss as PgBoss12 } from 'pg-boss12';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { verifyWebhook } from '../../../adapters/fetch.js';
@@ -13,6 +16,24 @@ import { enqueue, work, type PgPool } from '../../../src/queues/pg-boss/index.js
 
 declare const boss: PgBoss;
 declare const pool: PgPool;
+declare const boss11: PgBoss11;
+declare const boss12: PgBoss12;
+
+describe('the pg-boss instance', () => {
+  it('is one of pg-boss 10, 11 or 12, each typed by its own declarations', () => {
+    for (const instance of [boss, boss11, boss12]) {
+      expectTypeOf(enqueue(instance, 'webhooks', { pool, job: { retryLimit: 3 } })).toEqualTypeOf<Handoff>();
+      expectTypeOf(work(instance, 'webhooks', { on: {}, batchSize: 5 })).toEqualTypeOf<Promise<string>>();
+    }
+  });
+
+  it('is no other object', () => {
+    // @ts-expect-error: no send, work or complete.
+    enqueue({ start: async () => {} }, 'webhooks', { pool });
+    // @ts-expect-error: no send, work or complete.
+    void work({}, 'webhooks', { on: {} });
+  });
+});
 
 describe('work', () => {
   it("types each handler by its event type and gives it the receiver's context", () => {
