@@ -20,6 +20,12 @@ export interface HandoffSenderOptions {
   readonly backoffMs: number;
   /** The service's 10 s: an attempt answered later failed, and the sender hangs up. */
   readonly answerWindowMs: number;
+  /**
+   * Events started per second at most, as a sender spreads its deliveries:
+   * a sender that keeps every worker busy measures the receivers' queue of
+   * requests, not their answer time. @default unpaced
+   */
+  readonly perSecond?: number;
 }
 
 /** What the receivers answered, and how fast. */
@@ -32,8 +38,12 @@ export interface HandoffAnswers {
 export async function sendAll(deliveries: readonly Delivery[], options: HandoffSenderOptions): Promise<HandoffAnswers> {
   const answers: HandoffAnswers = { byStatus: new Map(), latencies: [] };
   const queue = [...deliveries];
+  const started = performance.now();
+  let next = 0;
   const worker = async (): Promise<void> => {
     for (let delivery = queue.shift(); delivery !== undefined; delivery = queue.shift()) {
+      const due = options.perSecond === undefined ? 0 : started + (next++ * 1000) / options.perSecond - performance.now();
+      if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
       const { id, request } = delivery;
       await Promise.all(delivery.copies.map((url) => deliverCopy(url, id, request, answers, options)));
     }
