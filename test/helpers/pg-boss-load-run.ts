@@ -15,11 +15,14 @@ import { migrate } from '../../src/stores/postgres/migrate.js';
 import { SideEffectLedger } from '../load/side-effect-ledger.js';
 import { pgPool, uniqueTable } from '../postgres/clients.js';
 import { serveNode, type ServedApp } from './http-harness.js';
-import { startTestBoss, type TestBoss } from './pg-boss-instance.js';
+import { jobsQuery, startTestBoss, type TestBoss } from './pg-boss-instance.js';
+import type { PgBossMajor } from './pg-boss-majors.js';
 import { startWorkerFleet, type WorkerFleet } from './pg-boss-worker-fleet.js';
 import { now, SECRET } from './signed-request.js';
 
 export interface PgBossRunOptions {
+  /** The pg-boss of the receivers, of this process and of the workers. */
+  readonly major: PgBossMajor;
   readonly url: string;
   readonly applicationName: string;
   readonly workers: number;
@@ -67,10 +70,10 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
   for (const table of [tables.effects, tables.skips, tables.calls]) await admin.query(`CREATE TABLE ${table} (event_id text NOT NULL)`);
 
   // This process's pg-boss expires the jobs of killed workers every second; it runs no handler.
-  const testBoss: TestBoss = await startTestBoss(url, { schedule: false, maintenanceIntervalSeconds: 1 });
+  const testBoss: TestBoss = await startTestBoss(url, { schedule: false, maintenanceIntervalSeconds: 1 }, options.major);
   const { boss, schema } = testBoss;
   const queue = uniqueTable('queue');
-  await boss.createQueue(queue, { name: queue, retryLimit: 100, retryDelay: 0, expireInSeconds: options.expireInSeconds });
+  await boss.createQueue(queue, { retryLimit: 100, retryDelay: 0, expireInSeconds: options.expireInSeconds });
 
   const pool = pgPool(url, { max: RECEIVER_CONNECTIONS, application_name: applicationName, connectionTimeoutMillis: 1000 });
   const answerMs: number[] = [];
@@ -78,6 +81,7 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
   for (let index = 0; index < 2; index++) receivers.push(await startReceiver(enqueue(boss, queue, { pool, table: tables.processed }), answerMs));
 
   const fleet = await startWorkerFleet(options.workers, {
+    major: options.major.major,
     url,
     schema,
     queue,
@@ -91,7 +95,7 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
   });
 
   const countRows = async (table: string): Promise<number> => (await admin.query(`SELECT count(*)::int AS count FROM ${table}`)).rows[0].count;
-  const jobs = `SELECT data->>'id' AS id, state FROM ${schema}.job WHERE name = $1 UNION ALL SELECT data->>'id', state FROM ${schema}.archive WHERE name = $1`;
+  const jobs = jobsQuery(options.major, schema, `data->>'id' AS id, state`);
   return {
     urls: receivers.map((receiver) => `${receiver.url}/webhooks`),
     answerMs,

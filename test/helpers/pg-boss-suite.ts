@@ -1,32 +1,36 @@
 /**
- * The shared set-up of a pg-boss suite: a Postgres suite, a processed-events
- * table for enqueue, and a started pg-boss in a schema of its own that runs
- * no maintenance, all made before the suite and dropped after it.
+ * The shared set-up of a pg-boss suite on one major: a Postgres suite, a
+ * processed-events table for enqueue, and a started pg-boss in a schema of
+ * its own that runs no maintenance, all made before the suite and dropped
+ * after it.
  */
 import type pg from 'pg';
-import type PgBoss from 'pg-boss';
 import { afterAll, beforeAll } from 'vitest';
 import { migrate } from '../../src/stores/postgres/migrate.js';
 import { postgresSuite } from '../postgres/postgres-suite.js';
-import { startTestBoss, type TestBoss } from './pg-boss-instance.js';
+import { jobsOf, startTestBoss, type TestBoss } from './pg-boss-instance.js';
+import type { PgBossMajor, TestPgBoss } from './pg-boss-majors.js';
 
 export interface PgBossSuite {
+  readonly major: PgBossMajor;
   readonly pool: pg.Pool;
-  readonly boss: PgBoss;
+  readonly boss: TestPgBoss;
   /** The schema pg-boss keeps its tables in. */
   readonly schema: string;
   /** The processed-events table for enqueue. */
   readonly table: string;
+  /** Every job of `queue`, finished ones too, oldest first. */
+  jobs(queue: string): ReturnType<typeof jobsOf>;
 }
 
-export function pgBossSuite(): PgBossSuite {
+export function pgBossSuite(major: PgBossMajor): PgBossSuite {
   const postgres = postgresSuite();
   let testBoss: TestBoss | undefined;
   let table: string | undefined;
   beforeAll(async () => {
     table = postgres.table('processed');
     await migrate(postgres.pool, { table });
-    testBoss = await startTestBoss(postgres.url, { supervise: false, schedule: false });
+    testBoss = await startTestBoss(postgres.url, { supervise: false, schedule: false }, major);
   }, 60_000);
   // Hooks after the suite run last first: pg-boss stops before the Postgres suite closes its pool.
   afterAll(async () => {
@@ -37,6 +41,7 @@ export function pgBossSuite(): PgBossSuite {
     return testBoss;
   };
   return {
+    major,
     get pool() {
       return postgres.pool;
     },
@@ -50,5 +55,6 @@ export function pgBossSuite(): PgBossSuite {
       started();
       return table!;
     },
+    jobs: (queue) => jobsOf(major, started().boss, started().schema, queue),
   };
 }

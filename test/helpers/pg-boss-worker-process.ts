@@ -12,14 +12,16 @@
  * would double. It prints `working` once its worker polls.
  */
 import pg from 'pg';
-import PgBoss from 'pg-boss';
 import { work } from '../../src/queues/pg-boss/work.js';
 import { inTransaction } from '../../src/queues/pg-boss/transaction.js';
 import { eventKey } from '../../src/receive/event-key.js';
 import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
+import { pgBossMajor } from './pg-boss-majors.js';
 
 /** What the test hands the process. */
 export interface WorkerSettings {
+  /** The pg-boss major to run (`'10'`, `'11'`, `'12'`). */
+  readonly major: string;
   readonly url: string;
   readonly schema: string;
   readonly queue: string;
@@ -39,7 +41,7 @@ const settings = JSON.parse(process.argv[2]!) as WorkerSettings;
 const pool = new pg.Pool({ connectionString: settings.url, max: 8, application_name: settings.applicationName, connectionTimeoutMillis: 2000 });
 // An idle client the server ended must not take the process down; a query on it fails and is retried by the job.
 pool.on('error', () => {});
-const boss = new PgBoss({ connectionString: settings.url, schema: settings.schema, max: 4, supervise: false, schedule: false, migrate: false });
+const boss = await pgBossMajor(settings.major).create({ connectionString: settings.url, schema: settings.schema, max: 4, supervise: false, schedule: false, migrate: false });
 boss.on('error', () => {});
 await boss.start();
 await work(boss, settings.queue, {

@@ -18,6 +18,7 @@ import { uniqueApplicationName } from '../../load/postgres-receivers.js';
 import { deliverAll } from '../../load/retrying-sender.js';
 import { replayableSeed } from '../../load/seeded-random.js';
 import { percentile, startPgBossRun } from '../../helpers/pg-boss-load-run.js';
+import { PG_BOSS_MAJORS } from '../../helpers/pg-boss-majors.js';
 import { PrivatePostgres } from '../../postgres/private-postgres.js';
 
 const FULL = process.env.PG_BOSS_LOAD_FULL === '1';
@@ -27,11 +28,12 @@ const OUTAGE_MS = 1000;
 const closeAtEnd = closeAfterAll();
 
 describe('pg-boss: exactly once across a Postgres crash', () => {
-  it(`${EVENTS} events, Postgres killed with SIGKILL mid-run and restarted`, async () => {
+  it.each(PG_BOSS_MAJORS)(`${EVENTS} events on $name, Postgres killed with SIGKILL mid-run and restarted`, async (major) => {
     const seed = replayableSeed();
     const server = await PrivatePostgres.start();
     closeAtEnd(() => server.destroy());
     const run = await startPgBossRun({
+      major,
       url: server.url,
       applicationName: uniqueApplicationName(),
       workers: 2,
@@ -59,7 +61,7 @@ describe('pg-boss: exactly once across a Postgres crash', () => {
     const doubled = deliveries.filter(({ id }) => rows.timesProcessed(id) > 1).length;
     const queuedTwice = deliveries.filter(({ id }) => (jobsPerEvent.get(id) ?? 0) > 1).length;
     console.info(
-      `pg-boss crash: SIGKILL after ${answersAtCrash} answers, restarted ${OUTAGE_MS} ms later; ${EVENTS} events ` +
+      `${major.name} crash: SIGKILL after ${answersAtCrash} answers, restarted ${OUTAGE_MS} ms later; ${EVENTS} events ` +
         `(${duplicatedCount(deliveries)} as two copies), ${counts.requests} requests: ${counts.processed} queued (202), ` +
         `${counts.doneAnswers} duplicates (200), ${counts.unavailable} unavailable (503), ${counts.late} not answered within 10 s; ` +
         `answer p99 ${percentile(run.answerMs, 0.99).toFixed(1)} ms, max ${Math.max(...run.answerMs).toFixed(1)} ms. ` +

@@ -27,6 +27,7 @@ import { uniqueApplicationName } from '../../load/postgres-receivers.js';
 import { deliverAll } from '../../load/retrying-sender.js';
 import { draw, replayableSeed } from '../../load/seeded-random.js';
 import { percentile, startPgBossRun } from '../../helpers/pg-boss-load-run.js';
+import { PG_BOSS_MAJORS } from '../../helpers/pg-boss-majors.js';
 import { pgPool } from '../../postgres/clients.js';
 import { testDatabase } from '../../postgres/test-database.js';
 
@@ -44,12 +45,13 @@ const KILL_BACKEND_EVERY_MS = 20;
 const closeAtEnd = closeAfterAll();
 
 describe('pg-boss: slow handlers, each event queued once and its side effect once', () => {
-  it(`${EVENTS} events, 15 s handlers, workers killed with SIGKILL and connections terminated`, async () => {
+  it.each(PG_BOSS_MAJORS)(`${EVENTS} events on $name, 15 s handlers, workers killed with SIGKILL and connections terminated`, async (major) => {
     const seed = replayableSeed();
     const database = await testDatabase();
     closeAtEnd(() => database.close());
     const applicationName = uniqueApplicationName();
     const run = await startPgBossRun({
+      major,
       url: database.url,
       applicationName,
       workers: WORKERS,
@@ -85,7 +87,7 @@ describe('pg-boss: slow handlers, each event queued once and its side effect onc
     const lost = deliveries.filter(({ id }) => rows.timesProcessed(id) === 0).length;
     const doubled = deliveries.filter(({ id }) => rows.timesProcessed(id) > 1).length;
     console.info(
-      `pg-boss load: ${EVENTS} events (${duplicatedCount(deliveries)} sent as two copies), ${counts.requests} requests, all answered in ` +
+      `${major.name} load: ${EVENTS} events (${duplicatedCount(deliveries)} sent as two copies), ${counts.requests} requests, all answered in ` +
         `${Math.round(sentMs)} ms: ${counts.processed} queued (202), ${counts.doneAnswers} duplicates (200), ${counts.unavailable} unavailable (503), ` +
         `${counts.late} not answered within 10 s; answer p50 ${percentile(answerMs, 0.5).toFixed(1)} ms, p99 ${percentile(answerMs, 0.99).toFixed(1)} ms, ` +
         `max ${Math.max(...answerMs).toFixed(1)} ms. Workers: ${run.fleet.kills} killed with SIGKILL, ${run.fleet.exits} ended by themselves; ` +
