@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookVerificationError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
-import type { EventHandlers, EventSchemas, HandlerOptions } from '../src/receive/handler-types.js';
+import type { EventHandlers, EventSchemas, HandlerErrorCallback, HandlerOptions } from '../src/receive/handler-types.js';
 import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
 import type { Handoff } from '../src/receive/handoff.js';
 import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
@@ -74,11 +74,17 @@ export interface FastifyHandlersOptions<S extends EventSchemas = {}> extends Fas
 }
 
 /** The plugin answers each delivery at `path` itself, handing its event to a queue. */
-export interface FastifyHandoffOptions extends FastifyCommonOptions, Partial<Record<keyof HandlerOptions | 'routes', undefined>> {
+export interface FastifyHandoffOptions extends FastifyCommonOptions, Partial<Record<Exclude<keyof HandlerOptions, 'onHandlerError'> | 'routes', undefined>> {
   /** Where the plugin registers its webhook route, in its scope (under `register`'s `prefix`). */
   readonly path: string;
   /** The queue the plugin hands each event to: see `EntryOptions.handoff`. */
   readonly handoff: Handoff;
+  /**
+   * Told when the queue failed to record an event (the request is answered
+   * 503 `handoff_failed`), with the queue's error.
+   * @default logs one line with console.error: the event's type and id, and the error's name
+   */
+  readonly onHandlerError?: HandlerErrorCallback;
 }
 
 /** One request in the plugin's preParsing hook. */

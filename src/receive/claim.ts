@@ -5,9 +5,10 @@
  * failures retried while the lease lives, and the operator told of those
  * that outlast it.
  */
-import type { DedupStore } from '../stores/dedup-store.js';
+import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
+import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
 import { describeStoreError, storeFailureHint } from '../stores/store-failure-hint.js';
-import { unref, type Deadline, type DeadlineQueue } from './deadlines.js';
+import { DeadlineQueue, unref, type Deadline } from './deadlines.js';
 import { storeFailures } from './diagnostics.js';
 import { reasonOf } from './user-callbacks.js';
 
@@ -259,4 +260,87 @@ export function holdClaim(claim: ClaimToHold): Settle {
     }
   };
   return (status) => (settled ??= settle(status));
+}
+
+/** The options a receiver and a worker share for their claims. */
+export interface ClaimOptions {
+  readonly leaseMs?: number;
+  readonly maxClaimMs?: number;
+  readonly retentionMs?: number;
+  readonly onStoreError?: StoreErrorCallback;
+}
+
+/** How every claim on one store is held: checked once, from a receiver's or a worker's options. */
+export interface ClaimSettings {
+  readonly store: DedupStore;
+  readonly leaseMs: number;
+  readonly maxClaimMs: number;
+  readonly retentionMs: number;
+  readonly report: StoreErrorReport;
+  /** Where first renewals wait their turn. */
+  readonly renewals: DeadlineQueue;
+}
+
+/** The durations of `ClaimSettings`, checked. */
+export type ClaimDurations = Pick<ClaimSettings, 'leaseMs' | 'maxClaimMs' | 'retentionMs'>;
+
+/**
+ * The claim options' durations with their defaults, `maxClaimMs` defaulting
+ * to `defaultMaxClaimMs` (or `leaseMs` if that is longer), and `onStoreError`
+ * checked. Throws `TypeError` for bad options.
+ */
+export function checkClaimOptions(options: ClaimOptions, defaultMaxClaimMs: number): ClaimDurations {
+  const { leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000 } = options;
+  const { maxClaimMs = Math.max(defaultMaxClaimMs, leaseMs) } = options;
+  // Renewal sets a timer for a third of the lease.
+  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
+  checkDuration('retentionMs', retentionMs);
+  checkDuration('maxClaimMs', maxClaimMs);
+  if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
+  checkCallback('onStoreError', options.onStoreError);
+  return { leaseMs, maxClaimMs, retentionMs };
+}
+
+/** The settings of the claims on `store`, failures told to `report`. */
+export function claimSettings(store: DedupStore, durations: ClaimDurations, report: StoreErrorReport): ClaimSettings {
+  return { store, ...durations, report, renewals: new DeadlineQueue(renewalDelay(durations.leaseMs)) };
+}
+
+/** What beginning a claim led to: a claim held, an event done or held elsewhere, or a store that failed. */
+export type ClaimAttempt =
+  | { readonly state: 'claimed'; readonly settle: Settle }
+  | { readonly state: 'done' }
+  | { readonly state: 'in_progress' }
+  | { readonly state: 'unavailable'; readonly error: unknown };
+
+/**
+ * Begins a claim on `key` and, once granted, holds it (see `holdClaim`). A
+ * store that failed, or answered no state a store may answer, is told to
+ * the store channel and to the operator. Never rejects.
+ */
+export async function claimKey(settings: ClaimSettings, key: string): Promise<ClaimAttempt> {
+  const claimedAt = Date.now();
+  let begun: unknown;
+  try {
+    begun = await settings.store.begin(key, settings.leaseMs);
+  } catch (error) {
+    return unavailable(settings, key, error);
+  }
+  // A store is the caller's code: an answer it should never give must not read as a claim.
+  if (!isBeginResult(begun)) return unavailable(settings, key, new TypeError("svc-webhooks: the dedup store's begin answered no known state"));
+  if (begun.state !== 'claimed') return begun;
+  return { state: 'claimed', settle: holdClaim({ ...settings, id: key, token: begun.token, claimedAt }) };
+}
+
+function unavailable({ report }: ClaimSettings, key: string, error: unknown): ClaimAttempt {
+  tellStoreFailure('begin', key, 1, error);
+  void report(error, { operation: 'begin', id: key });
+  return { state: 'unavailable', error };
+}
+
+function isBeginResult(value: unknown): value is BeginResult {
+  const result = value as Partial<{ state: unknown; token: unknown }> | null;
+  if (typeof result !== 'object' || result === null) return false;
+  if (result.state === 'claimed') return typeof result.token === 'string';
+  return result.state === 'in_progress' || result.state === 'done';
 }

@@ -5,7 +5,7 @@
  */
 import { WebhookVerificationError } from '../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
-import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
+import { checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
 import type { SecretLookupOptions, SecretResolver } from '../core/secret-lookup.js';
@@ -13,10 +13,19 @@ import type { WebhookSecret } from '../core/secret.js';
 import { parseSeconds } from '../core/timestamp.js';
 import type { VerifiedDelivery } from '../core/verify-delivery.js';
 import { Webhook } from '../core/webhook.js';
-import type { BeginResult, DedupStore } from '../stores/dedup-store.js';
+import { isDedupStore, type DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
-import { holdClaim, renewalDelay, storeErrorLog, storeErrorReporter, tellStoreFailure, type Settle, type StoreErrorCallback } from './claim.js';
+import {
+  checkClaimOptions,
+  claimKey,
+  claimSettings,
+  storeErrorLog,
+  storeErrorReporter,
+  type ClaimSettings,
+  type Settle,
+  type StoreErrorCallback,
+} from './claim.js';
 import { DeadlineQueue } from './deadlines.js';
 import { eventKey } from './event-key.js';
 import { duplicate, refused, type DecidedResponse } from './responses.js';
@@ -126,8 +135,7 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
   if (options === null || typeof options !== 'object') {
     throw new TypeError('svc-webhooks: options with a secret are required');
   }
-  const { secret, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onDedupError = 'reject' } = options;
-  const { maxClaimMs = Math.max(600_000, leaseMs), bodyTimeoutMs = 10_000 } = options;
+  const { secret, onDedupError = 'reject', bodyTimeoutMs = 10_000 } = options;
   const verifyOptions = resolveVerifyOptions(options);
   const { maxPayloadBytes, now } = verifyOptions;
   const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
@@ -135,15 +143,10 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
     throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
   }
   checkDuration('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
-  // Renewal sets a timer for a third of the lease.
-  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
-  checkDuration('retentionMs', retentionMs);
-  checkDuration('maxClaimMs', maxClaimMs);
-  if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
+  const durations = checkClaimOptions(options, 600_000);
   if (onDedupError !== 'reject' && onDedupError !== 'process') {
     throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
   }
-  checkCallback('onStoreError', options.onStoreError);
   if (options.tenant !== undefined && typeof options.tenant !== 'function') {
     throw new TypeError('svc-webhooks: tenant must be a function from the request to the tenant');
   }
@@ -156,17 +159,8 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
   const report = storeErrorReporter(options.onStoreError ?? ((error, context) => (context.operation === 'lookup' ? lookupLog : storeLog)(error, context)));
   const verify: TenantVerify =
     options.tenant === undefined ? verifierOf(new Webhook(secret as WebhookSecret, options)) : createTenantVerify(secret, options, verifyOptions, report);
-  const inProgressHeaders = { 'retry-after': String(Math.ceil(leaseMs / 1000)) };
+  const inProgressHeaders = { 'retry-after': String(Math.ceil(durations.leaseMs / 1000)) };
   const unavailableHeaders = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) };
-  const renewals = new DeadlineQueue(renewalDelay(leaseMs));
-
-  /** A store that failed `begin`: reported, then answered 503, or run without a claim under `'process'`. */
-  const unavailable = (cause: unknown, id: string): DecidedResponse | undefined => {
-    tellStoreFailure('begin', id, 1, cause);
-    void report(cause, { operation: 'begin', id });
-    if (onDedupError === 'process') return undefined;
-    return refused(new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause }), unavailableHeaders);
-  };
 
   return {
     limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
@@ -175,27 +169,27 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
       const timestamp = parseSeconds(readHeader(headers, 'webhook-timestamp', ', '));
       return timestamp === undefined ? {} : { skewSeconds: now() / 1000 - timestamp };
     },
-    claim: dedup === undefined ? () => undefined : claimFrom(dedup),
+    claim: dedup === undefined ? () => undefined : claimFrom(claimSettings(dedup, durations, report)),
   };
 
   /** Claims on `dedup`: a duplicate, one in progress and a failing store are answers. */
-  function claimFrom(dedup: DedupStore) {
-    return async ({ id: eventId, tenant }: VerifiedDelivery): Promise<ClaimOutcome> => {
-      const id = eventKey(eventId, tenant);
-      const claimedAt = Date.now();
-      let claim: unknown;
-      try {
-        claim = await dedup.begin(id, leaseMs);
-      } catch (error) {
-        return unavailable(error, id);
+  function claimFrom(settings: ClaimSettings) {
+    return async ({ id, tenant }: VerifiedDelivery): Promise<ClaimOutcome> => {
+      const attempt = await claimKey(settings, eventKey(id, tenant));
+      switch (attempt.state) {
+        case 'claimed':
+          return attempt.settle;
+        case 'done':
+          return duplicate();
+        case 'in_progress':
+          return refused(new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
+        case 'unavailable':
+          if (onDedupError === 'process') return undefined;
+          return refused(
+            new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause: attempt.error }),
+            unavailableHeaders,
+          );
       }
-      // A store is the caller's code: an answer it should never give must not read as a claim.
-      if (!isBeginResult(claim)) return unavailable(new TypeError("svc-webhooks: the dedup store's begin answered no known state"), id);
-      if (claim.state === 'done') return duplicate();
-      if (claim.state === 'in_progress') {
-        return refused(new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
-      }
-      return holdClaim({ store: dedup, id, token: claim.token, leaseMs, claimedAt, maxClaimMs, retentionMs, report, renewals });
     };
   }
 }
@@ -209,23 +203,4 @@ function verifierOf(webhook: Webhook): TenantVerify {
       return refused(error);
     }
   };
-}
-
-function isBeginResult(value: unknown): value is BeginResult {
-  const result = value as Partial<{ state: unknown; token: unknown }> | null;
-  if (typeof result !== 'object' || result === null) return false;
-  if (result.state === 'claimed') return typeof result.token === 'string';
-  return result.state === 'in_progress' || result.state === 'done';
-}
-
-function isDedupStore(value: unknown): value is DedupStore {
-  const store = value as Partial<DedupStore> | null;
-  return (
-    typeof store === 'object' &&
-    store !== null &&
-    typeof store.begin === 'function' &&
-    typeof store.complete === 'function' &&
-    typeof store.release === 'function' &&
-    typeof store.renew === 'function'
-  );
 }

@@ -34,3 +34,16 @@ export interface DedupStore {
    */
   renew(id: string, token: string, leaseMs: number): Promise<boolean>;
 }
+
+/** Whether `value` has the four methods of a `DedupStore`: a caller's object is checked once, at creation. */
+export function isDedupStore(value: unknown): value is DedupStore {
+  const store = value as Partial<DedupStore> | null;
+  return (
+    typeof store === 'object' &&
+    store !== null &&
+    typeof store.begin === 'function' &&
+    typeof store.complete === 'function' &&
+    typeof store.release === 'function' &&
+    typeof store.renew === 'function'
+  );
+}

@@ -91,6 +91,24 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastif
       await app.close();
     }
   });
+
+  it('tells onHandlerError when the handoff failed to record an event, and answers 503 handoff_failed', async () => {
+    const down = new Error('queue down');
+    const heard: unknown[] = [];
+    const app = Fastify();
+    await app.register(
+      verifyWebhook({ secret: SECRET, now, path: '/webhooks', handoff: { hand: () => Promise.reject(down) }, onHandlerError: (error) => void heard.push(error) }),
+    );
+    try {
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const response = await fetch(`${url}/webhooks`, { method: 'POST', ...signedRequest() });
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('handoff_failed');
+      expect(heard).toEqual([down]);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 /**

@@ -5,12 +5,10 @@
 import type { DelayedError, Worker, WorkerOptions } from 'bullmq';
 import { WebhookVerificationError } from '../../core/errors.js';
 import type { WebhookEvent } from '../../core/event.js';
-import { checkCallback, checkDuration, MAX_TIMER_MS } from '../../core/option-checks.js';
-import { renewalDelay, storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../../receive/claim.js';
-import { DeadlineQueue } from '../../receive/deadlines.js';
+import { checkClaimOptions, claimSettings, storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../../receive/claim.js';
 import { createDispatcher } from '../../receive/dispatch.js';
 import type { EventHandlers, EventSchemas, HandlerOptions } from '../../receive/handler-types.js';
-import type { DedupStore } from '../../stores/dedup-store.js';
+import { isDedupStore, type DedupStore } from '../../stores/dedup-store.js';
 import { jobProcessor, type Postpone, type WebhookJobResult } from './job-processor.js';
 import type { WebhookJobData } from './webhook-job.js';
 
@@ -80,7 +78,6 @@ export interface WebhookWorkerOptions<S extends EventSchemas = {}> extends Omit<
 }
 
 const OWN_OPTIONS = ['on', 'schemas', 'onUnknown', 'onHandlerError', 'dedup', 'leaseMs', 'maxClaimMs', 'retentionMs', 'onStoreError', 'bullmq'] as const;
-const STORE_METHODS = ['begin', 'complete', 'release', 'renew'] as const;
 
 /**
  * A BullMQ `Worker` on `queueName` that runs, for each job `enqueue` added,
@@ -97,16 +94,11 @@ export async function createWorker<S extends EventSchemas = {}>(queueName: strin
   if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: createWorker needs the name of the queue');
   if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: createWorker needs options with on, dedup and connection');
   if (typeof options.on !== 'object' || options.on === null) throw new TypeError('svc-webhooks: createWorker needs on, an object of handlers by event type');
-  const { dedup, leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000, onStoreError } = options;
-  const { maxClaimMs = Math.max(3600_000, leaseMs) } = options;
-  if (typeof dedup !== 'object' || dedup === null || STORE_METHODS.some((method) => typeof dedup[method] !== 'function')) {
+  const { dedup, onStoreError } = options;
+  if (!isDedupStore(dedup)) {
     throw new TypeError('svc-webhooks: createWorker needs dedup, a DedupStore (begin, complete, release and renew) with a key prefix of its own');
   }
-  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
-  checkDuration('retentionMs', retentionMs);
-  checkDuration('maxClaimMs', maxClaimMs);
-  if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
-  checkCallback('onStoreError', onStoreError);
+  const durations = checkClaimOptions(options, 3600_000);
   const dispatcher = createDispatcher({ onHandlerError: logJobFailure, ...options })!;
   const bullmq =
     options.bullmq ??
@@ -117,19 +109,12 @@ export async function createWorker<S extends EventSchemas = {}>(queueName: strin
     throw new TypeError('svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ');
   }
 
-  const busyDelayMs = Math.ceil(leaseMs / 4);
+  const busyDelayMs = Math.ceil(durations.leaseMs / 4);
   const postpone: Postpone = async (job, token) => {
     await job.moveToDelayed(Date.now() + busyDelayMs, token);
     throw new bullmq.DelayedError();
   };
-  const claims = {
-    dedup,
-    leaseMs,
-    maxClaimMs,
-    retentionMs,
-    report: storeErrorReporter(onStoreError ?? storeErrorLog(dedup)),
-    renewals: new DeadlineQueue(renewalDelay(leaseMs)),
-  };
+  const claims = claimSettings(dedup, durations, storeErrorReporter(onStoreError ?? storeErrorLog(dedup)));
   const workerOptions: Record<string, unknown> = { ...options };
   for (const name of OWN_OPTIONS) delete workerOptions[name];
   return new bullmq.Worker<WebhookJobData, WebhookJobResult>(queueName, jobProcessor(dispatcher, claims, postpone), workerOptions as unknown as WorkerOptions);
