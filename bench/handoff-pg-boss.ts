@@ -28,6 +28,7 @@ import { startTestBoss } from '../test/helpers/pg-boss-instance.js';
 import { percentile } from '../test/helpers/pg-boss-load-run.js';
 import { pgPool, uniqueTable } from '../test/postgres/clients.js';
 import { testDatabase } from '../test/postgres/test-database.js';
+import { bestOf, WORST_RUN, type HttpRun } from './best-run.js';
 import { envelopeOfSize } from './payloads.js';
 
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 4);
@@ -44,14 +45,6 @@ interface LoadResult {
   readonly perSecond: number;
 }
 
-interface Row {
-  readonly perSecond: number;
-  /** The answers' latency in the server, in ms. */
-  readonly p50: number;
-  readonly p99: number;
-  /** The server's CPU time per request answered, in µs. */
-  readonly cpuPerRequest: number;
-}
 
 /** Child process: loads `url` for `seconds` over `connections`, each request a new event id, and prints the result as JSON. */
 async function load(url: string, seconds: number, connections: number): Promise<void> {
@@ -80,7 +73,7 @@ async function load(url: string, seconds: number, connections: number): Promise<
 }
 
 /** Runs the load process against `url` and answers what it measured, the answers' times in `timings`, and this process's CPU time meanwhile. */
-async function measure(url: string, timings: number[], seconds: number, connections: number): Promise<Row> {
+async function measure(url: string, timings: number[], seconds: number, connections: number): Promise<HttpRun> {
   timings.length = 0;
   const script = new URL(import.meta.url).pathname;
   const cpuBefore = process.cpuUsage();
@@ -142,17 +135,10 @@ async function main(): Promise<void> {
     );
     for (const connections of CONNECTIONS) {
       for (const [, path] of routes) await measure(`${base}${path}`, timings.get(path)!, 1, connections);
-      const best = routes.map((): Row => ({ perSecond: 0, p50: Infinity, p99: Infinity, cpuPerRequest: Infinity }));
+      const best = routes.map(() => WORST_RUN);
       for (let round = 0; round < ROUNDS; round++) {
         for (const [index, [, path]] of routes.entries()) {
-          const run = await measure(`${base}${path}`, timings.get(path)!, SECONDS_PER_RUN, connections);
-          const was = best[index]!;
-          best[index] = {
-            perSecond: Math.max(was.perSecond, run.perSecond),
-            p50: Math.min(was.p50, run.p50),
-            p99: Math.min(was.p99, run.p99),
-            cpuPerRequest: Math.min(was.cpuPerRequest, run.cpuPerRequest),
-          };
+          best[index] = bestOf(best[index]!, await measure(`${base}${path}`, timings.get(path)!, SECONDS_PER_RUN, connections));
         }
       }
       printTable(connections, routes.map(([name]) => name), best);
@@ -166,7 +152,7 @@ async function main(): Promise<void> {
   }
 }
 
-function printTable(connections: number, names: readonly string[], rows: readonly Row[]): void {
+function printTable(connections: number, names: readonly string[], rows: readonly HttpRun[]): void {
   const plain = rows[0]!;
   const ratio = (value: number, base: number): string => `${(value / base).toFixed(1)}×`;
   console.log(`${connections} connection${connections === 1 ? '' : 's'}:\n`);
