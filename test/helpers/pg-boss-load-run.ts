@@ -70,7 +70,7 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
   for (const table of [tables.effects, tables.skips, tables.calls]) await admin.query(`CREATE TABLE ${table} (event_id text NOT NULL)`);
 
   // This process's pg-boss expires the jobs of killed workers every second; it runs no handler.
-  const testBoss: TestBoss = await startTestBoss(url, { schedule: false, maintenanceIntervalSeconds: 1 }, options.major);
+  const testBoss: TestBoss = await startTestBoss(url, { schedule: false, ...options.major.expiryEverySecond }, options.major);
   const { boss, schema } = testBoss;
   const queue = uniqueTable('queue');
   await boss.createQueue(queue, { retryLimit: 100, retryDelay: 0, expireInSeconds: options.expireInSeconds });

@@ -46,6 +46,8 @@ export interface PgBossMajor {
   readonly jobTables: readonly string[];
   /** The options the job `id` of `queue` was stored with. */
   jobOptions(boss: TestPgBoss, queue: string, id: string): Promise<StoredJobOptions>;
+  /** Constructor options that make an instance fail expired active jobs every second (10 does it in its maintenance, 11 and 12 in their supervision). */
+  readonly expiryEverySecond: Readonly<Record<string, number>>;
 }
 
 type Constructor = new (options: Record<string, unknown>) => TestPgBoss;
@@ -56,7 +58,7 @@ const seconds = (interval: { hours?: number; minutes?: number; seconds?: number 
 const define = (
   major: string,
   load: () => Promise<Constructor>,
-  options: Pick<PgBossMajor, 'offWork' | 'jobTables'> & { expireInSeconds(row: Record<string, unknown>): number },
+  options: Pick<PgBossMajor, 'offWork' | 'jobTables' | 'expiryEverySecond'> & { expireInSeconds(row: Record<string, unknown>): number },
 ): PgBossMajor => ({
   major,
   name: `pg-boss ${major}`,
@@ -65,6 +67,7 @@ const define = (
   },
   offWork: options.offWork,
   jobTables: options.jobTables,
+  expiryEverySecond: options.expiryEverySecond,
   async jobOptions(boss, queue, id) {
     const row = await boss.getJobById(queue, id);
     if (row === null) throw new Error(`no job ${id} in ${queue}`);
@@ -77,16 +80,19 @@ const ALL: readonly PgBossMajor[] = [
   define('10', async () => (await import('pg-boss')).default as unknown as Constructor, {
     offWork: (boss, _queue, id) => (boss as unknown as { offWork(options: { id: string }): Promise<void> }).offWork({ id }),
     jobTables: ['job', 'archive'],
+    expiryEverySecond: { maintenanceIntervalSeconds: 1 },
     expireInSeconds: (row) => seconds(row.expireIn as { minutes?: number; seconds?: number }),
   }),
   define('11', async () => (await import('pg-boss11')).default as unknown as Constructor, {
     offWork: (boss, _queue, id) => (boss as unknown as { offWork(options: { id: string }): Promise<void> }).offWork({ id }),
     jobTables: ['job'],
+    expiryEverySecond: { superviseIntervalSeconds: 1, monitorIntervalSeconds: 1 },
     expireInSeconds: (row) => row.expireInSeconds as number,
   }),
   define('12', async () => (await import('pg-boss12')).PgBoss as unknown as Constructor, {
     offWork: (boss, queue, id) => (boss as unknown as { offWork(name: string, options: { id: string }): Promise<void> }).offWork(queue, { id }),
     jobTables: ['job'],
+    expiryEverySecond: { superviseIntervalSeconds: 1, monitorIntervalSeconds: 1 },
     expireInSeconds: (row) => row.expireInSeconds as number,
   }),
 ];
