@@ -25,7 +25,7 @@ import { enqueue } from '../src/queues/pg-boss/index.js';
 import { migrate } from '../src/stores/postgres/index.js';
 import { listen } from '../test/helpers/http-harness.js';
 import { startTestBoss } from '../test/helpers/pg-boss-instance.js';
-import { percentile } from '../test/helpers/pg-boss-load-run.js';
+import { quantile } from '../test/load/quantile.js';
 import { pgPool, uniqueTable } from '../test/postgres/clients.js';
 import { testDatabase } from '../test/postgres/test-database.js';
 import { bestOf, WORST_RUN, type HttpRun } from './best-run.js';
@@ -88,8 +88,8 @@ async function measure(url: string, timings: number[], seconds: number, connecti
   const result = JSON.parse(output) as LoadResult;
   return {
     perSecond: result.perSecond,
-    p50: percentile(timings, 0.5),
-    p99: percentile(timings, 0.99),
+    p50: quantile(timings, 0.5),
+    p99: quantile(timings, 0.99),
     cpuPerRequest: (cpu.user + cpu.system) / result.requests,
   };
 }

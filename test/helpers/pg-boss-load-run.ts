@@ -151,8 +151,3 @@ async function startReceiver(handoff: ReturnType<typeof enqueue>, answerMs: numb
   return serveNode(server as Server);
 }
 
-/** The `fraction` percentile (0.99: p99) of `values`, in their unit. */
-export function percentile(values: readonly number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? Number.NaN;
-}

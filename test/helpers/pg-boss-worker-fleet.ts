@@ -6,13 +6,18 @@
  * awaiting, so a lost connection can surface as an unhandled rejection).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import type { WorkerSettings } from './pg-boss-worker-process.js';
 
 const RESTART_AFTER_MS = 300;
 
 export interface WorkerFleet {
-  /** Kills one worker, picked by `pick` (a number in [0, 1)), with SIGKILL; it is started again. */
-  killOne(pick: number): void;
+  /**
+   * Kills one worker of those started between `ages[0]` and `ages[1]` ms ago
+   * (any, by default), picked by `pick` (a number in [0, 1)), with SIGKILL;
+   * it is started again. Kills none when no worker is of such an age.
+   */
+  killOne(pick: number, ages?: readonly [number, number]): void;
   /** Workers killed by the test, and those that ended by themselves. */
   readonly kills: number;
   readonly exits: number;
@@ -27,12 +32,14 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
   let kills = 0;
   let exits = 0;
   const killed = new WeakSet<ChildProcess>();
+  const startedAt = new WeakMap<ChildProcess, number>();
 
   const start = (slot: number): Promise<void> => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/pg-boss-worker-process.ts', JSON.stringify(settings)], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     workers[slot] = child;
+    startedAt.set(child, performance.now());
     child.once('exit', () => {
       if (workers[slot] === child) workers[slot] = undefined;
       if (!killed.has(child)) exits += 1;
@@ -49,8 +56,10 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
 
   await Promise.all(Array.from({ length: size }, (_, slot) => start(slot)));
   return {
-    killOne(pick) {
-      const alive = workers.filter((child): child is ChildProcess => child !== undefined);
+    killOne(pick, [minAgeMs, maxAgeMs] = [0, Infinity]) {
+      const now = performance.now();
+      const aged = (child: ChildProcess): boolean => now - startedAt.get(child)! >= minAgeMs && now - startedAt.get(child)! <= maxAgeMs;
+      const alive = workers.filter((child): child is ChildProcess => child !== undefined && aged(child));
       const victim = alive[Math.floor(pick * alive.length)];
       if (victim === undefined) return;
       killed.add(victim);

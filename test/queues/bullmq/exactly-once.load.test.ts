@@ -21,7 +21,7 @@
  * is killed between it and the store's `complete`: that count is reported,
  * not hidden, and every execution that another followed must come from a
  * worker killed within a few seconds after it. The default (CI) size is
- * 300 events with kills for 45 s, about 70 s in all; `BULLMQ_LOAD=full`
+ * 300 events with kills for 45 s, about 70 s in all; `LOAD_SIZE=full`
  * runs the issue's 2,000 events with kills for 150 s, about 3 minutes.
  */
 import { randomBytes } from 'node:crypto';
@@ -36,10 +36,12 @@ import { testDatabase } from '../../postgres/test-database.js';
 import { BULLMQ_MAJORS, uniqueQueueName } from '../../helpers/bullmq-majors.js';
 import { startClientKiller } from './client-killer.js';
 import { startHandoffReceivers } from './handoff-receivers.js';
-import { quantile, sendAll } from './handoff-sender.js';
+import { quantile } from '../../load/quantile.js';
+import { sendAll } from './handoff-sender.js';
 import { WorkerFleet } from './worker-fleet.js';
+import { FULL_SIZE } from '../../load/load-size.js';
 
-const FULL = process.env.BULLMQ_LOAD === 'full';
+const FULL = FULL_SIZE;
 const EVENTS = FULL ? 2_000 : 300;
 const KILL_PHASE_MS = FULL ? 150_000 : 45_000;
 const CONCURRENCY = FULL ? 400 : 100;

@@ -78,8 +78,3 @@ async function deliverCopy(url: string, id: string, { body, headers }: Delivery[
   throw new Error(`${id} was lost: no 2xx from ${url} after ${options.maxAttempts} attempts`);
 }
 
-/** The `q` quantile of `values` (0 to 1), nearest rank. */
-export function quantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
-}

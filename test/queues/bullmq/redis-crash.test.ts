@@ -20,7 +20,8 @@ import { replayableSeed } from '../../load/seeded-random.js';
 import { SideEffectLedger } from '../../load/side-effect-ledger.js';
 import { BULLMQ_MAJORS, connectionTo, uniqueQueueName } from '../../helpers/bullmq-majors.js';
 import { startHandoffReceivers } from './handoff-receivers.js';
-import { quantile, sendAll } from './handoff-sender.js';
+import { quantile } from '../../load/quantile.js';
+import { sendAll } from './handoff-sender.js';
 
 const EVENTS = 600;
 const HANDLER_MS = 500;

@@ -8,7 +8,7 @@
  * recovery, its record with its job; a committed one survives with both. So
  * no event may be lost, none queued twice, and no side effect doubled.
  *
- * CI size by default (600 events, handlers of 1 s); PG_BOSS_LOAD_FULL=1
+ * CI size by default (600 events, handlers of 1 s); LOAD_SIZE=full
  * runs 2,000.
  */
 import { performance } from 'node:perf_hooks';
@@ -17,11 +17,13 @@ import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnc
 import { uniqueApplicationName } from '../../load/postgres-receivers.js';
 import { deliverAll } from '../../load/retrying-sender.js';
 import { replayableSeed } from '../../load/seeded-random.js';
-import { percentile, startPgBossRun } from '../../helpers/pg-boss-load-run.js';
+import { startPgBossRun } from '../../helpers/pg-boss-load-run.js';
+import { quantile } from '../../load/quantile.js';
 import { PG_BOSS_MAJORS } from '../../helpers/pg-boss-majors.js';
 import { PrivatePostgres } from '../../postgres/private-postgres.js';
+import { FULL_SIZE } from '../../load/load-size.js';
 
-const FULL = process.env.PG_BOSS_LOAD_FULL === '1';
+const FULL = FULL_SIZE;
 const EVENTS = FULL ? 2000 : 600;
 const OUTAGE_MS = 1000;
 
@@ -64,7 +66,7 @@ describe('pg-boss: exactly once across a Postgres crash', () => {
       `${major.name} crash: SIGKILL after ${answersAtCrash} answers, restarted ${OUTAGE_MS} ms later; ${EVENTS} events ` +
         `(${duplicatedCount(deliveries)} as two copies), ${counts.requests} requests: ${counts.processed} queued (202), ` +
         `${counts.doneAnswers} duplicates (200), ${counts.unavailable} unavailable (503), ${counts.late} not answered within 10 s; ` +
-        `answer p99 ${percentile(run.answerMs, 0.99).toFixed(1)} ms, max ${Math.max(...run.answerMs).toFixed(1)} ms. ` +
+        `answer p99 ${quantile(run.answerMs, 0.99).toFixed(1)} ms, max ${Math.max(...run.answerMs).toFixed(1)} ms. ` +
         `Workers ended by themselves: ${run.fleet.exits}. Drained after ${Math.round(performance.now() - started)} ms: ${JSON.stringify(states)}; ` +
         `${executions} handler executions; side effects: ${lost} lost, ${doubled} doubled; ${queuedTwice} events queued twice`,
     );

@@ -7,7 +7,7 @@
  * specs cover them all in this process.
  *
  * The run takes the enqueue and work specs, and the load and crash tests at
- * their CI size (`PG_BOSS_LOAD_FULL` passes on to them).
+ * their CI size (`LOAD_SIZE` passes on to them).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
