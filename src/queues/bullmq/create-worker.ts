@@ -10,7 +10,7 @@ import { createDispatcher } from '../../receive/dispatch.js';
 import type { EventHandlers, EventSchemas, HandlerOptions } from '../../receive/handler-types.js';
 import { isDedupStore, type DedupStore } from '../../stores/dedup-store.js';
 import { jobProcessor, type Postpone, type WebhookJobResult } from './job-processor.js';
-import type { WebhookJobData } from './webhook-job.js';
+import type { QueuedEvent } from '../queued-event.js';
 
 /** The classes of BullMQ (5 or 6) the worker is built from. */
 export interface BullMQClasses {
@@ -21,7 +21,7 @@ export interface BullMQClasses {
 }
 
 /** The worker `createWorker` resolves to: BullMQ's own, over the jobs `enqueue` adds. */
-export type WebhookWorker = Worker<WebhookJobData, WebhookJobResult>;
+export type WebhookWorker = Worker<QueuedEvent, WebhookJobResult>;
 
 /**
  * Options of `createWorker()`: the handlers, as a receiver takes them, the
@@ -117,7 +117,7 @@ export async function createWorker<S extends EventSchemas = {}>(queueName: strin
   const claims = claimSettings(dedup, durations, storeErrorReporter(onStoreError ?? storeErrorLog(dedup)));
   const workerOptions: Record<string, unknown> = { ...options };
   for (const name of OWN_OPTIONS) delete workerOptions[name];
-  return new bullmq.Worker<WebhookJobData, WebhookJobResult>(queueName, jobProcessor(dispatcher, claims, postpone), workerOptions as unknown as WorkerOptions);
+  return new bullmq.Worker<QueuedEvent, WebhookJobResult>(queueName, jobProcessor(dispatcher, claims, postpone), workerOptions as unknown as WorkerOptions);
 }
 
 /** The default `onHandlerError`: one line without the error's message, which may quote the event. */

@@ -8,13 +8,13 @@ import { checkDuration, MAX_TIMER_MS } from '../../core/option-checks.js';
 import { beforeDeadline } from '../../receive/deadlines.js';
 import type { Handoff } from '../../receive/handoff.js';
 import type { HandlerContext } from '../../receive/handler-types.js';
+import { queuedEvent, type QueuedEvent } from '../queued-event.js';
 import { jobIdOf } from './job-id.js';
-import { jobData, type WebhookJobData } from './webhook-job.js';
 
 /** The part of a BullMQ `Queue` (BullMQ 5 or 6) that `enqueue` uses. */
 export interface JobQueue {
   /** Adds a job named `name` with `data` and resolves once Redis acknowledged it. */
-  add(name: string, data: WebhookJobData, opts: JobsOptions): Promise<unknown>;
+  add(name: string, data: QueuedEvent, opts: JobsOptions): Promise<unknown>;
 }
 
 /**
@@ -51,7 +51,7 @@ const OPTIONS_NOT_TAKEN = ['jobId', 'repeat', 'deduplication', 'debounce', 'pare
 /**
  * A `Handoff` for the `handoff` option of every entry: each verified event
  * becomes one job on `queue`, named after the event's type, with the data
- * `{ event, context }` (see `WebhookJobData`) and the job id `jobIdOf(id,
+ * `{ event, context }` (see `QueuedEvent`) and the job id `jobIdOf(id,
  * tenant)`. The receiver adds it under the delivery's claim, completes the
  * claim once Redis acknowledged the add and answers 202; when the add fails
  * or takes longer than `timeoutMs` it releases the claim and answers 503
@@ -71,7 +71,7 @@ export function enqueue(queue: JobQueue, options: EnqueueOptions = {}): Handoff 
   const each: EnqueueJobOptions = { ...jobOptions };
   return {
     async hand(event: WebhookEvent, context: HandlerContext): Promise<void> {
-      const added = queue.add(event.type, jobData(event, context), { ...each, jobId: jobIdOf(context.id, context.tenant) });
+      const added = queue.add(event.type, queuedEvent(event, context), { ...each, jobId: jobIdOf(context.id, context.tenant) });
       const late = await beforeDeadline(added.then(() => false), timeoutMs, () => true);
       if (late) throw new Error(`svc-webhooks: Redis did not acknowledge the job within ${timeoutMs} ms`);
     },

@@ -13,4 +13,4 @@ export { enqueue, type EnqueueJobOptions, type EnqueueOptions, type JobQueue } f
 export { eventKey } from '../../receive/event-key.js';
 export { jobIdOf } from './job-id.js';
 export type { WebhookJobResult } from './job-processor.js';
-export type { WebhookJobData } from './webhook-job.js';
+export type { QueuedEvent } from '../queued-event.js';

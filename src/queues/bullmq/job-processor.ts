@@ -9,13 +9,13 @@ import { WebhookVerificationError } from '../../core/errors.js';
 import { claimKey, type ClaimSettings } from '../../receive/claim.js';
 import type { Dispatcher } from '../../receive/dispatch.js';
 import { eventKey } from '../../receive/event-key.js';
-import { readJobData, type WebhookJobData } from './webhook-job.js';
+import { isQueuedEvent, type QueuedEvent } from '../queued-event.js';
 
 /** What a job's processor resolves to, kept as the job's return value: the handler ran, or had run before. */
 export type WebhookJobResult = 'processed' | 'duplicate';
 
 /** Puts the job back in the delayed set without using an attempt: BullMQ's `moveToDelayed`, then its `DelayedError`. */
-export type Postpone = (job: Job<WebhookJobData, WebhookJobResult>, token: string | undefined) => Promise<never>;
+export type Postpone = (job: Job<QueuedEvent, WebhookJobResult>, token: string | undefined) => Promise<never>;
 
 /**
  * The processor of the worker's jobs. A job whose handler failed (it threw,
@@ -24,8 +24,10 @@ export type Postpone = (job: Job<WebhookJobData, WebhookJobResult>, token: strin
  * its claim released: BullMQ's `attempts` and `backoff` decide what follows.
  */
 export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, postpone: Postpone) {
-  return async (job: Job<WebhookJobData, WebhookJobResult>, token?: string): Promise<WebhookJobResult> => {
-    const { event, context } = readJobData(job.data);
+  return async (job: Job<QueuedEvent, WebhookJobResult>, token?: string): Promise<WebhookJobResult> => {
+    // A job another program added: running handlers on it would give them what their types do not promise.
+    if (!isQueuedEvent(job.data)) throw new TypeError('svc-webhooks: this job was not added by enqueue(): its data is not { event, context } of one event');
+    const { event, context } = job.data;
     const attempt = await claimKey(claims, eventKey(context.id, context.tenant));
     if (attempt.state === 'done') return 'duplicate';
     // Another worker runs it (a copy, or the first run of a job BullMQ found stalled), or the store failed: wait.

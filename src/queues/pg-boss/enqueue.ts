@@ -13,7 +13,7 @@ import type { HandlerContext } from '../../receive/handler-types.js';
 import { markProcessed } from '../../stores/postgres/mark-processed.js';
 import { processedEventsTable, type ProcessedEventsOptions } from '../../stores/postgres/processed-events-options.js';
 import type { PgBossInstance, PgBossSendOptions } from './pg-boss-types.js';
-import { queuedEvent } from './queued-event.js';
+import { queuedEvent } from '../queued-event.js';
 import { inTransaction, type PgPool } from './transaction.js';
 
 /** The options of each job sent, as pg-boss's `send` takes them; the job's id and its connection are this entry's. */

@@ -9,6 +9,6 @@
 export { enqueue, type EnqueueJobOptions, type EnqueueOptions } from './enqueue.js';
 export { eventKey } from '../../receive/event-key.js';
 export type { PgBossDb, PgBossInstance, PgBossJob, PgBossSendOptions, PgBossWorkOptions } from './pg-boss-types.js';
-export type { QueuedEvent } from './queued-event.js';
+export type { QueuedEvent } from '../queued-event.js';
 export type { PgPool, PgPoolClient } from './transaction.js';
 export { work, type WorkOptions } from './work.js';

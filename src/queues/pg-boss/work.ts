@@ -7,7 +7,7 @@
 import { createDispatcher, type Dispatcher } from '../../receive/dispatch.js';
 import type { EventHandlers, EventSchemas, HandlerOptions } from '../../receive/handler-types.js';
 import type { PgBossInstance, PgBossJob, PgBossWorkOptions } from './pg-boss-types.js';
-import { contextOf, isQueuedEvent } from './queued-event.js';
+import { isQueuedEvent } from '../queued-event.js';
 
 /** Options of `work()`: the handler options of a receiver, and pg-boss's own work options, passed on. */
 export interface WorkOptions<S extends EventSchemas = {}> extends Omit<HandlerOptions<S>, 'on'>, PgBossWorkOptions {
@@ -74,6 +74,6 @@ async function runJob(dispatcher: Dispatcher, job: PgBossJob): Promise<string | 
     console.error(`svc-webhooks: the pg-boss job ${job.id} holds no queued event (it was not sent by enqueue); it is failed`);
     return 'not_a_queued_event';
   }
-  const result = await dispatcher.dispatch(data.event, contextOf(data));
+  const result = await dispatcher.dispatch(data.event, data.context);
   return result.status < 300 ? undefined : (result.error?.code ?? `status_${result.status}`);
 }

@@ -12,6 +12,7 @@ import { verifyWebhook } from '../../../adapters/express.js';
 import type { WebhookEvent } from '../../../src/core/event.js';
 import { enqueue, type EnqueueOptions } from '../../../src/queues/pg-boss/enqueue.js';
 import type { PgPool, PgPoolClient } from '../../../src/queues/pg-boss/transaction.js';
+import type { QueuedEvent } from '../../../src/queues/queued-event.js';
 import { serveNode, type ServedApp } from '../../helpers/http-harness.js';
 import { PG_BOSS_MAJORS, type TestPgBoss } from '../../helpers/pg-boss-majors.js';
 import { pgBossSuite } from '../../helpers/pg-boss-suite.js';
@@ -68,8 +69,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       expect(await post({ id, type: 'transcript.ready' })).toMatchObject({ status: 202, body: '' });
       const jobs = await suite.jobs(queue);
       expect(jobs).toHaveLength(1);
-      const data = jobs[0]!.data as { event: WebhookEvent; id: string; keyId: string };
-      expect(data).toEqual({ event: JSON.parse(signedRequest({ id, type: 'transcript.ready' }).body), id, keyId: '0' });
+      expect(jobs[0]!.data).toEqual({ event: JSON.parse(signedRequest({ id, type: 'transcript.ready' }).body), context: { id, keyId: '0' } });
       expect(await recorded()).toContain(id);
     });
 
@@ -88,7 +88,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         expect([answers[2 * index]!.status, answers[2 * index + 1]!.status].sort()).toEqual([200, 202]);
       }
       const jobs = await suite.jobs(queue);
-      expect(jobs.map((job) => (job.data as { id: string }).id).sort()).toEqual([...ids].sort());
+      expect(jobs.map((job) => (job.data as QueuedEvent).context.id).sort()).toEqual([...ids].sort());
     });
 
     it('answers 503 with Retry-After and records nothing when the queue does not exist, so the retry queues it', async () => {
@@ -188,7 +188,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       expect(await Promise.all(contexts.map((context) => handoff.hand(event, context)))).toEqual([undefined, undefined, undefined]);
       expect(await Promise.all(contexts.map((context) => handoff.hand(event, context)))).toEqual(['duplicate', 'duplicate', 'duplicate']);
       const jobs = await suite.jobs(queue);
-      expect(jobs.map((job) => job.data)).toEqual(expect.arrayContaining(contexts.map((context) => ({ event, ...context }))));
+      expect(jobs.map((job) => job.data)).toEqual(expect.arrayContaining(contexts.map((context) => ({ event, context }))));
       expect(jobs).toHaveLength(3);
       // The tenant is percent-encoded, so its own ':' cannot make two pairs meet.
       expect(await recorded()).toEqual(expect.arrayContaining(['acme%3Aeu:' + event.id, 'acme:' + event.id, event.id]));
@@ -207,7 +207,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         expect([await postTo('acme:eu'), await postTo('acme')]).toEqual([202, 202]);
         expect([await postTo('acme:eu'), await postTo('acme')]).toEqual([200, 200]);
         const jobs = await suite.jobs(queue);
-        expect(jobs.map((job) => (job.data as { tenant?: string }).tenant).sort()).toEqual(['acme', 'acme:eu']);
+        expect(jobs.map((job) => (job.data as QueuedEvent).context.tenant).sort()).toEqual(['acme', 'acme:eu']);
         expect(await recorded()).toEqual(expect.arrayContaining([`acme%3Aeu:${id}`, `acme:${id}`]));
       } finally {
         await tenants.close();

@@ -9,6 +9,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { WebhookEvent } from '../../../src/core/event.js';
 import { enqueue } from '../../../src/queues/pg-boss/enqueue.js';
 import { work, type WorkOptions } from '../../../src/queues/pg-boss/work.js';
+import type { QueuedEvent } from '../../../src/queues/queued-event.js';
 import type { EventSchemas, HandlerContext } from '../../../src/receive/handler-types.js';
 import type { StandardSchema } from '../../../src/receive/standard-schema.js';
 import { PG_BOSS_MAJORS, type TestPgBoss } from '../../helpers/pg-boss-majors.js';
@@ -146,7 +147,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       });
       const [job] = await settled(queue, ['failed']);
       expect(calls).toBe(2);
-      expect(job!.data).toEqual({ event, id: event.id, keyId: 'k1' });
+      expect(job!.data).toEqual({ event, context: { id: event.id, keyId: 'k1' } });
       const output = JSON.stringify(job!.output);
       expect(output).toContain('handler_failed');
       expect(output).not.toContain('sk_live_123');
@@ -180,7 +181,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         on: { 'call.missed': (event) => void received.push(event.tagged) },
       });
       const jobs = await settled(queue);
-      expect(jobs.map((job) => [(job.data as { id: string }).id, job.state])).toEqual([
+      expect(jobs.map((job) => [(job.data as QueuedEvent).context.id, job.state])).toEqual([
         [good.id, 'completed'],
         [bad.id, 'failed'],
       ]);
