@@ -95,7 +95,7 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
   });
 
   const countRows = async (table: string): Promise<number> => (await admin.query(`SELECT count(*)::int AS count FROM ${table}`)).rows[0].count;
-  const jobs = jobsQuery(options.major, schema, `data->>'id' AS id, state`);
+  const jobs = jobsQuery(options.major, schema, `data->'context'->>'id' AS id, state`);
   return {
     urls: receivers.map((receiver) => `${receiver.url}/webhooks`),
     answerMs,
