@@ -139,6 +139,20 @@ describe('a receiver of many tenants', () => {
     expect(heard).toEqual([]);
   });
 
+  it('logs a failed lookup by default even while a failing dedup store keeps its own log quiet', async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
+    const dedup = new TestDedupStore();
+    dedup.failing = true;
+    let lookups = 0;
+    const { receive } = tenantPipeline({ dedup, secret: (tenant: string) => (++lookups === 1 ? secretOf(tenant) : Promise.reject(new Error('db down'))) });
+    expect(await receive(toTenant('known-a', 'evt_4'))).toMatchObject({ status: 503, body: { error: { code: 'dedup_unavailable' } } });
+    expect(await receive(toTenant('known-b', 'evt_5'))).toMatchObject({ status: 503, body: { error: { code: 'secret_unavailable' } } });
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain('the dedup store failed to begin event "known-a:evt_4"');
+    expect(lines[1]).toContain('the secret lookup for tenant "known-b" failed');
+  });
+
   it('refuses a stale or forged request before any lookup, with the refusal of verify()', async () => {
     const lookups: string[] = [];
     const { receive } = tenantPipeline({ secret: (tenant: string) => void lookups.push(tenant) });
@@ -170,7 +184,7 @@ describe('a receiver of many tenants', () => {
 
   it('refuses a looked-up secret without tenant, and a tenant that is no function, at creation', () => {
     expect(() => tenantPipeline({ tenant: undefined })).toThrow(/needs the tenant option/);
-    expect(() => tenantPipeline({ tenant: 'acme' as never })).toThrow(TypeError);
+    expect(() => tenantPipeline({ tenant: 'acme' as never })).toThrow(new TypeError('svc-webhooks: tenant must be a function from the request to the tenant'));
     expect(() => tenantPipeline({ secretCacheMs: -1 })).toThrow(/secretCacheMs/);
   });
 });
