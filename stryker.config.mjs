@@ -1,19 +1,28 @@
 /**
- * Mutation testing (`npm run test:mutation`): src/ and adapters/ against the
- * suites of vitest.mutation.config.ts. The Redis and Postgres stores are left
- * out: their tests need a server and are not in that config. Reports go to
- * reports/mutation/ (git-ignored).
+ * Mutation testing (`npm run test:mutation`): all of src/ and adapters/,
+ * the stores and the queue entries included, against the suites of
+ * vitest.mutation.config.ts, which need the Redis and Postgres the tests
+ * use. Reports go to reports/mutation/ (git-ignored), and the results a
+ * later run reuses for unchanged code to reports/stryker-incremental.json.
+ *
+ * Four runners on two cores: most suites wait on servers and timers. Static
+ * mutants (a module's top-level values, computed once at import) are left
+ * out: each reruns every suite, 22% of the mutants for 76% of the time, and
+ * the values they change (the error table, defaults, channel names) are
+ * held by tests of their own.
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts' },
-  // The store failure hints are tested on the errors real Redis and Postgres servers raise, so their suites are not here.
-  mutate: ['src/**/*.ts', 'adapters/**/*.ts', '!src/stores/redis/**', '!src/stores/postgres/**', '!src/stores/store-failure-hint.ts', '!src/stores/error-chain.ts'],
+  mutate: ['src/**/*.ts', 'adapters/**/*.ts'],
   coverageAnalysis: 'perTest',
+  concurrency: 4,
+  ignoreStatic: true,
+  incremental: true,
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
-  thresholds: { high: 90, low: 85, break: 85 },
+  thresholds: { high: 95, low: 85, break: 95 },
   tempDirName: '.stryker-tmp',
 };

@@ -1,41 +1,40 @@
 /**
- * svc-webhooks/express: `verifyWebhook(options)` is Express middleware that
- * reads the raw body itself, verifies it, and hands the route `req.webhook`
- * (the typed event) and `req.webhookId` (the verified `webhook-id`). A refused
+ * svc-webhooks/express: `verifyWebhook(options)` is Express (4 or 5)
+ * middleware that reads the raw body itself, verifies it, claims its event,
+ * and hands the route `req.webhook`, the verified delivery. A refused
  * request is answered here with `{ error: { code, message } }` and the route
- * never runs. With `on`, it runs the handler of the event's type and answers
- * every request itself: no route is needed.
+ * never runs. With `on` or `handoff`, it answers every request itself: no
+ * route is needed.
+ * @packageDocumentation
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { WebhookVerificationError } from '../src/core/errors.js';
-import type { WebhookEvent } from '../src/core/event.js';
-import type { EventSchemas } from '../src/receive/handler-types.js';
+import type { WebhookDelivery } from '../src/core/delivery.js';
+import type { WebhookError } from '../src/core/errors.js';
+import type { EventSchemas } from '../src/process/handler-types.js';
 import { answeredOnNode, rawBodyLeftByParser, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
-import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
+import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { TenantOf } from '../src/receive/tenants.js';
+import type { MiddlewareMode } from '../src/receive/what-runs.js';
 
 declare global {
   namespace Express {
     interface Request {
-      /** The verified event; set only on routes behind `verifyWebhook`. */
-      webhook: WebhookEvent;
-      /** The verified `webhook-id`, the key to deduplicate on; set only behind `verifyWebhook`. */
-      webhookId: string;
-      /** Which secret verified it (see `KeyedSecret`); set only behind `verifyWebhook`. */
-      webhookKeyId: string;
-      /** The tenant (see the `tenant` option); set only behind `verifyWebhook` with one. */
-      webhookTenant?: string;
+      /** The verified delivery: its event, id, timestamp, keyId, tenant and dedupKey. Set only on routes behind `verifyWebhook`. */
+      webhook: WebhookDelivery;
     }
   }
 }
 
-export interface ExpressWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+/** The options of the Express entry besides what runs. */
+export interface ExpressEntryOptions extends EntryOptions {
   /**
    * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(req) => req.params.tenant` on a route `/webhooks/:tenant`. With it, `secret` may be a function from the tenant to its secret,
-   * and the tenant scopes deduplication and reaches the route as `req.webhookTenant` and the handlers' context.
+   * `(req) => req.params.tenant` on a route `/webhooks/:tenant`. With it,
+   * `secret` is a function from the tenant to its secret, and the tenant
+   * reaches the delivery (`req.webhook.tenant`).
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (req: Request) => unknown;
+  readonly tenant?: TenantOf<Request>;
   /**
    * Answers a refused request instead of the default JSON response: it must
    * end the response (or hand over with `next(error)`) within
@@ -44,8 +43,11 @@ export interface ExpressWebhookOptions<S extends EventSchemas = {}> extends Entr
    * `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
-  readonly onError?: (error: WebhookVerificationError, req: Request, res: Response, next: NextFunction) => void | Promise<void>;
+  readonly onError?: (error: WebhookError, req: Request, res: Response, next: NextFunction) => void | Promise<void>;
 }
+
+/** The options of `verifyWebhook`: the entry's, and what runs (`on`, `handoff`, or neither for the route). */
+export type ExpressWebhookOptions<S extends EventSchemas = {}> = ExpressEntryOptions & MiddlewareMode<S>;
 
 interface ExpressRequest {
   readonly req: Request;
@@ -53,32 +55,42 @@ interface ExpressRequest {
   readonly next: NextFunction;
 }
 
+/**
+ * Express middleware that verifies each request on its raw body (mount it
+ * before `express.json()`, or keep the raw bytes in `req.rawBody`) and
+ * answers refusals itself. Without `on` or `handoff`, the route after it runs
+ * under the claim with `req.webhook` set, and settles it by the status it
+ * answers. Throws `TypeError` for bad options.
+ */
 export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebhookOptions<S>): RequestHandler {
   const { onError } = options;
-  const receive = createPipeline<ExpressRequest, void, S>(options, {
-    entry: 'express',
-    // What a parser that ran before left (see rawBodyLeftByParser), else read from the stream.
-    body: ({ req }, limits) => rawBodyLeftByParser(req) ?? readNodeBody(req, req.headers['content-length'], limits),
-    headers: ({ req }) => req.headers,
-    userRequest: ({ req }) => req,
-    send({ res }, { status, headers, body }) {
-      // A failed onError may have begun an answer: end it rather than leave the request open.
-      if (res.headersSent) res.end();
-      else res.set(headers).status(status).json(body);
+  const receive = createPipeline<ExpressRequest, void>(
+    options as PipelineOptions,
+    {
+      entry: 'express',
+      // What a parser that ran before left (see rawBodyLeftByParser), else read from the stream.
+      body: ({ req }, limits) => rawBodyLeftByParser(req) ?? readNodeBody(req, req.headers['content-length'], limits),
+      headers: ({ req }) => req.headers,
+      userRequest: ({ req }) => req,
+      send({ res }, { status, headers, body }) {
+        // A failed onError may have begun an answer: end it rather than leave the request open.
+        if (res.headersSent) res.end();
+        else if (body === undefined) res.set(headers).status(status).end();
+        else res.set(headers).status(status).json(body);
+      },
+      statusOf: ({ res }) => res.statusCode,
+      senderGone: () => undefined,
+      onError: onError && (({ req, res, next }, error, headers) => answeredOnNode(res, headers, () => onError(error, req, res, next))),
     },
-    statusOf: ({ res }) => res.statusCode,
-    senderGone: () => undefined,
-    onError: onError && (({ req, res, next }, error, headers) => answeredOnNode(res, headers, () => onError(error, req, res, next))),
-    route({ req, res, next }, { event, id, keyId, tenant }) {
-      req.webhook = event;
-      req.webhookId = id;
-      req.webhookKeyId = keyId;
-      if (tenant !== undefined) req.webhookTenant = tenant;
-      const ended = statusWhenEnded(res);
-      next();
-      return ended;
+    {
+      route({ req, res, next }, delivery) {
+        req.webhook = delivery;
+        const ended = statusWhenEnded(res);
+        next();
+        return ended;
+      },
     },
-  });
+  );
   // Express 4 leaves a rejected promise unhandled (Express 5 passes it to next): pass it on for both.
   return (req, res, next) => {
     receive({ req, res, next }).catch(next);

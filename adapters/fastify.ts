@@ -1,91 +1,79 @@
 /**
- * svc-webhooks/fastify: `verifyWebhook(options)` is a Fastify plugin with its
- * own encapsulated scope, in which `options.routes` registers the webhook
- * routes. There, and only there, each body is read as raw bytes (whatever its
- * Content-Type) and verified in a preParsing hook, which sets
- * `request.webhook` (the typed event), `request.webhookId` (the verified
- * `webhook-id`) and `request.body` (the raw Buffer) before any later hook
- * runs. Routes elsewhere keep Fastify's JSON parsing. A refused request is
- * answered with `{ error: { code, message } }` and the handler never runs.
- * With `on`, the plugin registers one route at `options.path` in that scope,
- * and the hook answers every request there itself.
+ * svc-webhooks/fastify: `verifyWebhook(options)` is a Fastify (4 or 5)
+ * plugin with its own encapsulated scope. With `routes`, that function
+ * registers the webhook routes in the scope; with `path` and `on` or
+ * `handoff`, the plugin registers one route there and answers it itself.
+ * In the scope, and only there, each body is read as raw bytes (whatever
+ * its Content-Type) and verified in a preParsing hook, which sets
+ * `request.webhook` (the verified delivery) and `request.body` (the raw
+ * Buffer) before any later hook runs. Routes elsewhere keep Fastify's JSON
+ * parsing. A refused request is answered with `{ error: { code, message } }`
+ * and the route never runs.
+ * @packageDocumentation
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Buffer } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { WebhookVerificationError } from '../src/core/errors.js';
-import type { WebhookEvent } from '../src/core/event.js';
-import type { EventHandlers, EventSchemas, HandlerErrorCallback, HandlerOptions } from '../src/receive/handler-types.js';
+import type { WebhookDelivery } from '../src/core/delivery.js';
+import type { WebhookError } from '../src/core/errors.js';
+import { handlerRuns } from '../src/process/diagnostics.js';
+import type { EventSchemas } from '../src/process/handler-types.js';
 import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
-import type { Handoff } from '../src/receive/handoff.js';
-import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
+import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { TenantOf } from '../src/receive/tenants.js';
+import type { HandlersMode, HandoffMode, RouteMode } from '../src/receive/what-runs.js';
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified event; set only on routes registered in `verifyWebhook`'s `routes`. */
-    webhook: WebhookEvent;
-    /** The verified `webhook-id`, the key to deduplicate on; set only there too. */
-    webhookId: string;
-    /** Which secret verified it (see `KeyedSecret`); set only there too. */
-    webhookKeyId: string;
-    /** The tenant (see the `tenant` option); set only there, with one. */
-    webhookTenant?: string;
+    /** The verified delivery: its event, id, timestamp, keyId, tenant and dedupKey. Set only in `verifyWebhook`'s scope. */
+    webhook: WebhookDelivery;
   }
 }
 
-/** The options of either way to use the plugin: your routes, or handlers at a path. */
-export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyRoutesOptions | FastifyHandlersOptions<S> | FastifyHandoffOptions;
-
-/** The options the three ways to use the plugin share. */
-export interface FastifyCommonOptions extends Omit<EntryOptions, keyof HandlerOptions | 'handoff'> {
+/** The options of the Fastify entry besides what runs and where. */
+export interface FastifyEntryOptions extends EntryOptions {
   /**
    * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(request) => (request.params as { tenant?: string }).tenant` on a route `/webhooks/:tenant`. With it, `secret` may be a function from the tenant to its secret,
-   * and the tenant scopes deduplication and reaches the route as `request.webhookTenant` and the handlers' context.
+   * `(request) => (request.params as { tenant?: string }).tenant` on a route
+   * `/webhooks/:tenant` (the route's parameters are parsed before the
+   * plugin's hook runs). With it, `secret` is a function from the tenant to
+   * its secret, and the tenant reaches the delivery (`request.webhook.tenant`).
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (request: FastifyRequest) => unknown;
+  readonly tenant?: TenantOf<FastifyRequest>;
   /**
    * Answers a refused request (it must send a reply, within
-   * `onErrorTimeoutMs`) instead of the default JSON response. The handler is
+   * `onErrorTimeoutMs`) instead of the default JSON response. The route is
    * not called either way. With `on`, the handlers' refusals
    * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
-  readonly onError?: (error: WebhookVerificationError, request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
+  readonly onError?: (error: WebhookError, request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
 }
 
 /** Your routes answer each verified delivery. */
-export interface FastifyRoutesOptions extends FastifyCommonOptions, Partial<Record<keyof HandlerOptions | 'path' | 'handoff', undefined>> {
-  /**
-   * Registers the webhook routes, in the plugin's scope: each of them is
-   * verified before its handler runs. Required without `on`.
-   */
+export interface FastifyRoutes {
+  /** Registers the webhook routes, in the plugin's scope: each of them is verified before its handler runs. */
   readonly routes: (webhooks: FastifyInstance) => void | Promise<void>;
+  /** Not with `routes`: your routes answer. */
+  readonly path?: undefined;
 }
 
-/** The plugin answers each delivery at `path` itself, with the handler of its event's type. */
-export interface FastifyHandlersOptions<S extends EventSchemas = {}> extends FastifyCommonOptions, HandlerOptions<S> {
-  /** Where the plugin registers its webhook route, in its scope (under `register`'s `prefix`). Required with `on`. */
-  readonly path: string;
-  /** One handler per known event type, as in `HandlerOptions`. Required with `path`. */
-  readonly on: EventHandlers<S>;
-  readonly routes?: undefined;
-  readonly handoff?: undefined;
-}
-
-/** The plugin answers each delivery at `path` itself, handing its event to a queue. */
-export interface FastifyHandoffOptions extends FastifyCommonOptions, Partial<Record<Exclude<keyof HandlerOptions, 'onHandlerError'> | 'routes', undefined>> {
+/** The plugin answers each delivery at `path` itself. */
+export interface FastifyPath {
   /** Where the plugin registers its webhook route, in its scope (under `register`'s `prefix`). */
   readonly path: string;
-  /** The queue the plugin hands each event to: see `EntryOptions.handoff`. */
-  readonly handoff: Handoff;
-  /**
-   * Told when the queue failed to record an event (the request is answered
-   * 503 `handoff_failed`), with the queue's error.
-   * @default logs one line with console.error: the event's type and id, and the error's name
-   */
-  readonly onHandlerError?: HandlerErrorCallback;
+  /** Not with `path`: the plugin answers there itself. */
+  readonly routes?: undefined;
 }
+
+/**
+ * The options of `verifyWebhook`: the entry's, and what runs: your `routes`,
+ * or at `path` the handlers of `on` or a `handoff`.
+ */
+export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyEntryOptions &
+  ((RouteMode & FastifyRoutes) | ((HandlersMode<S> | HandoffMode) & FastifyPath));
 
 /** One request in the plugin's preParsing hook. */
 interface FastifyWebhookRequest {
@@ -96,46 +84,58 @@ interface FastifyWebhookRequest {
   readonly proceed: () => void;
 }
 
+/**
+ * A Fastify plugin that verifies each request of its scope in a preParsing
+ * hook and answers refusals itself; register it with `app.register`. Throws
+ * `TypeError` for bad options.
+ */
 export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebhookOptions<S>): FastifyPluginAsync {
   const { routes, path, onError } = options;
   const bodies = new WeakMap<FastifyRequest, Buffer>();
-  const receive = createPipeline<FastifyWebhookRequest, void, S>(options, {
-    entry: 'fastify',
-    async body({ request, payload }, limits) {
-      const bytes = await readNodeBody(payload, request.headers['content-length'], limits);
-      // For the content-type parser: the route's request.body.
-      bodies.set(request, bytes);
-      return bytes;
-    },
-    headers: ({ request }) => request.headers,
-    userRequest: ({ request }) => request,
-    send({ reply }, { status, headers, body }) {
-      // A failed onError may have begun an answer: end it rather than leave the request open.
-      if (reply.raw.headersSent) reply.raw.end();
-      else reply.headers(headers).code(status).send(body);
-    },
-    statusOf: ({ reply }) => reply.raw.statusCode,
-    // Its sender is gone: nobody is left to answer.
-    senderGone: ({ reply }) => void reply.hijack(),
-    onError: onError && (({ request, reply }, error, headers) => answeredOnNode(reply.raw, headers, () => onError(error, request, reply))),
-    route({ request, reply, proceed }, { event, id, keyId, tenant }) {
-      request.webhook = event;
-      request.webhookId = id;
-      request.webhookKeyId = keyId;
-      if (tenant !== undefined) request.webhookTenant = tenant;
-      const ended = statusWhenEnded(reply.raw);
-      proceed();
-      return ended;
-    },
-  });
+  // Fastify goes on to the route from the preParsing hook's promise, in the context the hook began in.
+  // The context the route was let through in (an instrumentation's handler span, say) is taken up again
+  // by a preHandler hook, and the route runs in it.
+  const routeContexts = new WeakMap<FastifyRequest, ReturnType<typeof AsyncLocalStorage.snapshot>>();
   checkMount(options);
+  const receive = createPipeline<FastifyWebhookRequest, void>(
+    options as PipelineOptions,
+    {
+      entry: 'fastify',
+      async body({ request, payload }, limits) {
+        const bytes = await readNodeBody(payload, request.headers['content-length'], limits);
+        // For the content-type parser: the route's request.body.
+        bodies.set(request, bytes);
+        return bytes;
+      },
+      headers: ({ request }) => request.headers,
+      userRequest: ({ request }) => request,
+      send({ reply }, { status, headers, body }) {
+        // A failed onError may have begun an answer: end it rather than leave the request open.
+        if (reply.raw.headersSent) reply.raw.end();
+        else reply.headers(headers).code(status).send(body);
+      },
+      statusOf: ({ reply }) => reply.raw.statusCode,
+      // Its sender is gone: nobody is left to answer.
+      senderGone: ({ reply }) => void reply.hijack(),
+      onError: onError && (({ request, reply }, error, headers) => answeredOnNode(reply.raw, headers, () => onError(error, request, reply))),
+    },
+    routes === undefined
+      ? undefined
+      : {
+          route({ request, reply, proceed }, delivery) {
+            request.webhook = delivery;
+            // Only a subscriber of the handler channel gives the route a context of its own to run in.
+            if (handlerRuns?.hasSubscribers) routeContexts.set(request, AsyncLocalStorage.snapshot());
+            const ended = statusWhenEnded(reply.raw);
+            proceed();
+            return ended;
+          },
+        },
+  );
 
   // A plain plugin function: Fastify gives it its own scope, so its parsers and hook stay off the parent's routes.
   return async function svcWebhooks(webhooks) {
-    webhooks.decorateRequest('webhook', null as unknown as WebhookEvent);
-    webhooks.decorateRequest('webhookId', '');
-    webhooks.decorateRequest('webhookKeyId', '');
-    webhooks.decorateRequest('webhookTenant', undefined);
+    webhooks.decorateRequest('webhook', null as unknown as WebhookDelivery);
     const hiddenTypes = new WeakMap<FastifyRequest, string>();
     // Before Fastify's parsing, so that a refusal is answered here (a user's setErrorHandler in
     // `routes` never sees it), the read deadline holds, and every later hook sees a verified delivery.
@@ -166,8 +166,16 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
       if (hiddenType !== undefined) request.raw.headers['content-type'] = hiddenType;
       done(null, bodies.get(request));
     });
-    if (routes === undefined) webhooks.post(path, answeredInHook);
-    else await routes(webhooks);
+    if (routes === undefined) webhooks.post(path!, answeredInHook);
+    else {
+      // Ahead of every hook of yours: those and the route run in the context the delivery was let through in.
+      webhooks.addHook('preHandler', (request, _reply, done) => {
+        const resume = routeContexts.get(request);
+        if (resume === undefined) done();
+        else resume(done);
+      });
+      await routes(webhooks);
+    }
   };
 }
 
@@ -176,16 +184,15 @@ async function answeredInHook(_request: FastifyRequest, reply: FastifyReply): Pr
   return reply;
 }
 
-/** Exactly one of `routes` and `path`, and `path` exactly with `on` or `handoff`; throws `TypeError`. */
+/** Exactly one of `routes` and `path`, and `routes` without `on` or `handoff`; what runs at `path` is the pipeline's to check. Throws `TypeError`. */
 function checkMount({ routes, path, on, handoff }: { readonly routes?: unknown; readonly path?: unknown; readonly on?: unknown; readonly handoff?: unknown }): void {
-  if (handoff !== undefined && path === undefined) throw new TypeError('svc-webhooks: with handoff, give path (the plugin answers there itself) instead of routes');
-  if (routes !== undefined && path !== undefined) throw new TypeError('svc-webhooks: give routes or path, not both');
-  if (path !== undefined) {
-    if (typeof path !== 'string') throw new TypeError('svc-webhooks: path must be a string, the webhook route');
-    if (on === undefined && handoff === undefined) throw new TypeError('svc-webhooks: path takes effect only with on; without on, register your routes in routes');
-  } else if (on !== undefined) {
-    throw new TypeError('svc-webhooks: with on, give path (the plugin answers there itself) instead of routes');
-  } else if (typeof routes !== 'function') {
-    throw new TypeError('svc-webhooks: routes must be a function that registers the webhook routes (or give path with on)');
+  if ((routes === undefined) === (path === undefined)) {
+    throw new TypeError('svc-webhooks: give routes (a function that registers your webhook routes) or path (with on or handoff), exactly one of them');
   }
+  // Your routes would never run: on or handoff answers every request of the scope in its hook.
+  if (routes !== undefined && (on !== undefined || handoff !== undefined)) {
+    throw new TypeError('svc-webhooks: routes take neither on nor handoff: with them, give path, where the plugin answers itself');
+  }
+  if (path !== undefined && typeof path !== 'string') throw new TypeError('svc-webhooks: path must be a string, the webhook route');
+  if (routes !== undefined && typeof routes !== 'function') throw new TypeError('svc-webhooks: routes must be a function that registers the webhook routes');
 }

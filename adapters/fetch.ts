@@ -1,34 +1,29 @@
 /**
- * svc-webhooks/fetch: `verifyWebhook(options)` with `on`, or
+ * svc-webhooks/fetch: `verifyWebhook(options)` with `on` or `handoff`, or
  * `verifyWebhook(options, handler)`, returns a Fetch handler,
  * `(request) => Promise<Response>`, for every host that hands over a
  * `Request` and wants a `Response`: Next.js route handlers, Remix and React
  * Router actions, SvelteKit, Nuxt and h3, Astro, Bun.serve, Deno.serve,
  * Cloudflare Workers, Elysia. It reads the raw body up to `maxPayloadBytes`,
  * verifies it, claims the event, and runs the handler of the event's type in
- * `on`, or calls `handler(event, { id, timestamp, request })`, whose Response
- * is sent as it is (nothing answers 204). A refused request is answered with
- * `{ error: { code, message } }` or by `onError`, a throwing handler with a
- * fixed 500, and the claim is settled by that outcome: a 2xx completes it,
- * anything else releases it.
+ * `on`, hands the delivery to the queue, or calls `handler(event, context)`,
+ * whose Response is sent as it is (nothing answers 204). A refused request
+ * is answered with `{ error: { code, message } }` or by `onError`, a
+ * throwing handler with a fixed 500, and the claim is settled by that
+ * outcome: a 2xx completes it, anything else releases it.
+ * @packageDocumentation
  */
-import type { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookDelivery } from '../src/core/delivery.js';
+import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
-import type { EventHandlers, EventSchemas, WithoutHandlerOptions } from '../src/receive/handler-types.js';
-import type { Handoff } from '../src/receive/handoff.js';
-import { createPipeline, type EntryOptions, type SingleHandler } from '../src/receive/pipeline.js';
+import type { EventSchemas } from '../src/process/handler-types.js';
+import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { TenantOf } from '../src/receive/tenants.js';
 import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
+import type { HandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
-/** What the handler gets besides the event. */
-export interface FetchWebhookContext {
-  /** The verified `webhook-id`, the key to deduplicate on. */
-  readonly id: string;
-  /** The verified `webhook-timestamp`, in seconds since the Unix epoch. */
-  readonly timestamp: number;
-  /** Which secret verified it (see `KeyedSecret`). */
-  readonly keyId: string;
-  /** The tenant (see the `tenant` option); absent without one. */
-  readonly tenant?: string;
+/** What the handler gets besides the event: the verified delivery, and the request. */
+export interface FetchWebhookContext extends WebhookDelivery {
   /** The request, for its URL and headers; its body is already read. */
   readonly request: Request;
 }
@@ -36,22 +31,30 @@ export interface FetchWebhookContext {
 /** Handles one verified event: a Response to send, or nothing for 204. */
 export type FetchWebhookHandler = (event: WebhookEvent, context: FetchWebhookContext) => Response | void | Promise<Response | void>;
 
-export interface FetchWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+/** The options of the Fetch entry besides what runs. */
+export interface FetchEntryOptions extends EntryOptions {
   /**
    * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(request) => new URL(request.url).pathname.split('/')[2]` for `/webhooks/<tenant>`. With it, `secret` may be a function from the tenant to its secret,
-   * and the tenant scopes deduplication and reaches the handlers' context.
+   * `(request) => new URL(request.url).pathname.split('/')[2]` for
+   * `/webhooks/<tenant>`. With it, `secret` is a function from the tenant to
+   * its secret, and the tenant reaches the delivery.
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (request: Request) => unknown;
+  readonly tenant?: TenantOf<Request>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
    * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
-  readonly onError?: (error: WebhookVerificationError, request: Request) => Response | Promise<Response>;
+  readonly onError?: (error: WebhookError, request: Request) => Response | Promise<Response>;
 }
+
+/** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
+export type FetchWebhookOptions<S extends EventSchemas = {}> = FetchEntryOptions & (HandlersMode<S> | HandoffMode);
+
+/** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
+export type FetchHandlerOptions = FetchEntryOptions & HandlerMode;
 
 /**
  * The Fetch handler. Hosts may pass more after the request: an argument with
@@ -69,16 +72,15 @@ interface FetchRequest {
   readonly platform: readonly unknown[];
 }
 
-/** Answers each request by itself with the handler of its event's type in `on`. */
-export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhookOptions<S> & { readonly on: EventHandlers<S> }): FetchWebhook;
-/** Calls `handler` for each verified event and sends what it returns. */
-export function verifyWebhook(options: FetchWebhookOptions & WithoutHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
-/** Hands each verified event to a durable queue (`handoff`) and answers 202 once it is recorded. */
-export function verifyWebhook(options: FetchWebhookOptions & WithoutHandlerOptions & { readonly handoff: Handoff }): FetchWebhook;
-export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handler?: FetchWebhookHandler): FetchWebhook {
+/** A Fetch handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it. */
+export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhookOptions<S>): FetchWebhook;
+/** A Fetch handler that calls `handler` for each verified event and sends what it returns (204 for nothing). */
+export function verifyWebhook(options: FetchHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
+/** Throws `TypeError` for bad options, or for a handler beside `on` or `handoff`. */
+export function verifyWebhook(options: FetchWebhookOptions<EventSchemas> | FetchHandlerOptions, handler?: FetchWebhookHandler): FetchWebhook {
   const { onError } = options;
-  const receive = createPipeline<FetchRequest, Response, EventSchemas>(
-    options,
+  const receive = createPipeline<FetchRequest, Response>(
+    options as PipelineOptions,
     {
       entry: 'fetch',
       body: ({ request }, limits) => readRequestBody(request, limits, BODY_USED_MESSAGE),
@@ -90,13 +92,13 @@ export function verifyWebhook(options: FetchWebhookOptions<EventSchemas>, handle
       senderGone: () => new Response(null, { status: 400 }),
       onError: onError && (async ({ request }, error, headers) => onErrorResponse(await onError(error, request), headers)),
       keepAlive: ({ platform }, work) => waitUntilOf(platform)?.(work),
-      single: {
-        shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
-        context: ({ request }, { id, timestamp, keyId, tenant }): FetchWebhookContext =>
-          tenant === undefined ? { id, timestamp, keyId, request } : { id, timestamp, keyId, tenant, request },
-      },
     },
-    handler as SingleHandler | undefined,
+    {
+      handler,
+      shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
+      // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
+      context: ({ request }, { event, id, timestamp, keyId, tenant, dedupKey }): FetchWebhookContext => ({ event, id, timestamp, keyId, tenant, dedupKey, request }),
+    },
   );
   // Never undefined: there is no route.
   return (request, ...platform) => receive({ request, platform }) as Promise<Response>;

@@ -1,42 +1,40 @@
 /**
- * svc-webhooks/hono: `verifyWebhook(options)` is Hono middleware that verifies
- * the raw body and sets `c.var.webhook` (the typed event) and
- * `c.var.webhookId` (the verified `webhook-id`). Hono caches the body, so the
+ * svc-webhooks/hono: `verifyWebhook(options)` is Hono middleware, on any
+ * runtime, that verifies the raw body, claims its event, and sets
+ * `c.var.webhook`, the verified delivery. Hono caches the body, so the
  * route may still read it. A refused request is answered here with
- * `{ error: { code, message } }` and the route never runs. With `on`, it runs
- * the handler of the event's type and answers every request itself: no route
- * is needed.
+ * `{ error: { code, message } }` and the route never runs. With `on` or
+ * `handoff`, it answers every request itself: no route is needed.
+ * @packageDocumentation
  */
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
-import type { WebhookVerificationError } from '../src/core/errors.js';
-import type { WebhookEvent } from '../src/core/event.js';
+import type { WebhookDelivery } from '../src/core/delivery.js';
+import type { WebhookError } from '../src/core/errors.js';
+import type { EventSchemas } from '../src/process/handler-types.js';
 import type { BodyLimits } from '../src/receive/body-limits.js';
-import type { EventSchemas } from '../src/receive/handler-types.js';
-import { createPipeline, type EntryOptions } from '../src/receive/pipeline.js';
+import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { TenantOf } from '../src/receive/tenants.js';
 import { onErrorResponse, readRequestBody } from '../src/receive/web-platform.js';
+import type { MiddlewareMode } from '../src/receive/what-runs.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
-    /** The verified event; set only on routes behind `verifyWebhook`. */
-    webhook: WebhookEvent;
-    /** The verified `webhook-id`, the key to deduplicate on; set only behind `verifyWebhook`. */
-    webhookId: string;
-    /** Which secret verified it (see `KeyedSecret`); set only behind `verifyWebhook`. */
-    webhookKeyId: string;
-    /** The tenant (see the `tenant` option); set only behind `verifyWebhook` with one. */
-    webhookTenant: string;
+    /** The verified delivery: its event, id, timestamp, keyId, tenant and dedupKey. Set only on routes behind `verifyWebhook`. */
+    webhook: WebhookDelivery;
   }
 }
 
-export interface HonoWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+/** The options of the Hono entry besides what runs. */
+export interface HonoEntryOptions extends EntryOptions {
   /**
    * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(c) => c.req.param('tenant')` on a route `/webhooks/:tenant`. With it, `secret` may be a function from the tenant to its secret,
-   * and the tenant scopes deduplication and reaches the route as `c.get('webhookTenant')` and the handlers' context.
+   * `(c) => c.req.param('tenant')` on a route `/webhooks/:tenant`. With it,
+   * `secret` is a function from the tenant to its secret, and the tenant
+   * reaches the delivery (`c.var.webhook.tenant`).
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (c: Context) => unknown;
+  readonly tenant?: TenantOf<Context>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. The route is not called either way. With `on`, the
@@ -44,8 +42,11 @@ export interface HonoWebhookOptions<S extends EventSchemas = {}> extends EntryOp
    * `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
-  readonly onError?: (error: WebhookVerificationError, c: Context) => Response | Promise<Response>;
+  readonly onError?: (error: WebhookError, c: Context) => Response | Promise<Response>;
 }
+
+/** The options of `verifyWebhook`: the entry's, and what runs (`on`, `handoff`, or neither for the route). */
+export type HonoWebhookOptions<S extends EventSchemas = {}> = HonoEntryOptions & MiddlewareMode<S>;
 
 interface HonoRequest {
   readonly c: Context;
@@ -55,43 +56,52 @@ interface HonoRequest {
 const BODY_USED_MESSAGE =
   'the request body was read before verifyWebhook, outside Hono (c.req.raw); read it with c.req.arrayBuffer(), c.req.text() or c.req.json() instead, which keep it';
 
+/**
+ * Hono middleware that verifies each request and answers refusals itself.
+ * Without `on` or `handoff`, the route after it runs under the claim with
+ * `c.var.webhook` set, and settles it by the status it answers. The claim's
+ * settle goes to the runtime's `waitUntil` where there is one. Throws
+ * `TypeError` for bad options.
+ */
 export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookOptions<S>): MiddlewareHandler {
   const { onError } = options;
-  const receive = createPipeline<HonoRequest, Response, S>(options, {
-    entry: 'hono',
-    body: ({ c }, limits) => rawBody(c, limits),
-    headers: ({ c }) => c.req.raw.headers,
-    userRequest: ({ c }) => c,
-    send({ c }, { status, headers, body }) {
-      for (const name in headers) c.header(name, headers[name]);
-      if (body === undefined) return c.body(null, status as StatusCode);
-      return c.json(body, status as ContentfulStatusCode);
+  const receive = createPipeline<HonoRequest, Response>(
+    options as PipelineOptions,
+    {
+      entry: 'hono',
+      body: ({ c }, limits) => rawBody(c, limits),
+      headers: ({ c }) => c.req.raw.headers,
+      userRequest: ({ c }) => c,
+      send({ c }, { status, headers, body }) {
+        for (const name in headers) c.header(name, headers[name]);
+        if (body === undefined) return c.body(null, status as StatusCode);
+        return c.json(body, status as ContentfulStatusCode);
+      },
+      // Undefined once the route answered: its response is Hono's.
+      statusOf: ({ c }, answer) => (answer ?? c.res).status,
+      // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
+      senderGone: ({ c }) => c.body(null, 400),
+      onError: onError && (async ({ c }, error, headers) => onErrorResponse(await onError(error, c), headers)),
+      keepAlive({ c }, work) {
+        let context: { waitUntil(work: Promise<unknown>): void };
+        try {
+          context = c.executionCtx;
+        } catch {
+          // Hono's getter throws where the runtime gave no execution context: nothing cuts the work short.
+          return;
+        }
+        context.waitUntil(work);
+      },
     },
-    // Undefined once the route answered: its response is Hono's.
-    statusOf: ({ c }, answer) => (answer ?? c.res).status,
-    // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
-    senderGone: ({ c }) => c.body(null, 400),
-    onError: onError && (async ({ c }, error, headers) => onErrorResponse(await onError(error, c), headers)),
-    keepAlive({ c }, work) {
-      let context: { waitUntil(work: Promise<unknown>): void };
-      try {
-        context = c.executionCtx;
-      } catch {
-        // Hono's getter throws where the runtime gave no execution context: nothing cuts the work short.
-        return;
-      }
-      context.waitUntil(work);
+    {
+      async route({ c, next }, delivery) {
+        c.set('webhook', delivery);
+        // Hono turns a route's error into its error response, so c.res holds the outcome either way.
+        await next();
+        return c.res.status;
+      },
     },
-    async route({ c, next }, { event, id, keyId, tenant }) {
-      c.set('webhook', event);
-      c.set('webhookId', id);
-      c.set('webhookKeyId', keyId);
-      if (tenant !== undefined) c.set('webhookTenant', tenant);
-      // Hono turns a route's error into its error response, so c.res holds the outcome either way.
-      await next();
-      return c.res.status;
-    },
-  });
+  );
   return (c, next) => receive({ c, next });
 }
 

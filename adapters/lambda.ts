@@ -1,17 +1,18 @@
 /**
- * svc-webhooks/lambda: `verifyWebhook(options)` with `on`, or
+ * svc-webhooks/lambda: `verifyWebhook(options)` with `on` or `handoff`, or
  * `verifyWebhook(options, handler)`, returns an async AWS Lambda handler,
  * `(event, context) => Promise<result>`, for API Gateway REST APIs (payload
  * 1.0, `multiValueHeaders` included), HTTP APIs (payload 2.0), Function URLs
  * and Application Load Balancers. It decodes a body sent with
  * `isBase64Encoded`, reads headers in any letter case (repeated values joined
  * as Node joins them), verifies, claims the event, and runs the handler of
- * the event's type in `on`, or calls `handler(event, { id, timestamp,
- * request, context })`, whose result is returned as it is (nothing answers
- * 204). A refused request is answered with `{ error: { code, message } }` or
- * by `onError`, a throwing handler with a fixed 500, and the claim is settled
- * by that outcome, waited for (within a bound) before the function returns,
- * since Lambda freezes whatever runs after.
+ * the event's type in `on`, hands the delivery to the queue, or calls
+ * `handler(event, context)`, whose result is returned as it is (nothing
+ * answers 204). A refused request is answered with `{ error: { code,
+ * message } }` or by `onError`, a throwing handler with a fixed 500, and the
+ * claim is settled by that outcome, waited for (within a bound) before the
+ * function returns, since Lambda freezes whatever runs after.
+ * @packageDocumentation
  */
 import { Buffer } from 'node:buffer';
 import type {
@@ -23,29 +24,29 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import { WebhookVerificationError } from '../src/core/errors.js';
+import type { WebhookDelivery } from '../src/core/delivery.js';
+import { WebhookVerificationError, type WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { HeaderGetter } from '../src/core/headers.js';
-import type { EventHandlers, EventSchemas, WithoutHandlerOptions } from '../src/receive/handler-types.js';
-import type { Handoff } from '../src/receive/handoff.js';
-import { createPipeline, type EntryOptions, type SingleHandler } from '../src/receive/pipeline.js';
+import type { EventSchemas } from '../src/process/handler-types.js';
+import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { TenantOf } from '../src/receive/tenants.js';
+import type { HandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
 /** The HTTP events a webhook reaches Lambda by. A Function URL sends the HTTP API (2.0) shape. */
 export type LambdaWebhookEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
 
 /** An HTTP answer to any of those sources: `statusCode` is required, since it settles the dedup claim. */
-export type LambdaWebhookResult = APIGatewayProxyResult | ALBResult | (APIGatewayProxyStructuredResultV2 & { statusCode: number });
+export type LambdaWebhookResult =
+  | APIGatewayProxyResult
+  | ALBResult
+  | (APIGatewayProxyStructuredResultV2 & {
+      /** The HTTP status, which settles the dedup claim. */
+      statusCode: number;
+    });
 
-/** What the handler gets besides the webhook event. */
-export interface LambdaWebhookContext {
-  /** The verified `webhook-id`, the key to deduplicate on. */
-  readonly id: string;
-  /** The verified `webhook-timestamp`, in seconds since the Unix epoch. */
-  readonly timestamp: number;
-  /** Which secret verified it (see `KeyedSecret`). */
-  readonly keyId: string;
-  /** The tenant (see the `tenant` option); absent without one. */
-  readonly tenant?: string;
+/** What the handler gets besides the webhook event: the verified delivery, the Lambda event and its context. */
+export interface LambdaWebhookContext extends WebhookDelivery {
   /** The Lambda event of the HTTP request. */
   readonly request: LambdaWebhookEvent;
   /** The Lambda invocation context. */
@@ -58,23 +59,32 @@ export type LambdaWebhookHandler = (
   context: LambdaWebhookContext,
 ) => LambdaWebhookResult | void | Promise<LambdaWebhookResult | void>;
 
-export interface LambdaWebhookOptions<S extends EventSchemas = {}> extends EntryOptions<S> {
+/** The options of the Lambda entry besides what runs. */
+export interface LambdaEntryOptions extends EntryOptions {
   /**
    * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined)`. With it, `secret` may be a function from the tenant to its secret,
-   * and the tenant scopes deduplication and reaches the handlers' context.
+   * `(request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined)`.
+   * With it, `secret` is a function from the tenant to its secret, and the
+   * tenant reaches the delivery.
    * @default undefined (one endpoint)
    */
-  readonly tenant?: (request: LambdaWebhookEvent) => unknown;
+  readonly tenant?: TenantOf<LambdaWebhookEvent>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
    * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
    * @default answers `error.status` with `{ error: { code, message } }`
    */
-  readonly onError?: (error: WebhookVerificationError, request: LambdaWebhookEvent) => LambdaWebhookResult | Promise<LambdaWebhookResult>;
+  readonly onError?: (error: WebhookError, request: LambdaWebhookEvent) => LambdaWebhookResult | Promise<LambdaWebhookResult>;
 }
 
+/** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
+export type LambdaWebhookOptions<S extends EventSchemas = {}> = LambdaEntryOptions & (HandlersMode<S> | HandoffMode);
+
+/** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
+export type LambdaHandlerOptions = LambdaEntryOptions & HandlerMode;
+
+/** The Lambda handler `verifyWebhook` returns. */
 export type LambdaWebhook = (event: LambdaWebhookEvent, context: Context) => Promise<LambdaWebhookResult>;
 
 /** One invocation. */
@@ -83,26 +93,22 @@ interface LambdaRequest {
   readonly context: Context;
 }
 
-/** Answers each request by itself with the handler of its event's type in `on`. */
-export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S> & { readonly on: EventHandlers<S> }): LambdaWebhook;
-/** Calls `handler` for each verified event and returns what it returns. */
-export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
-/** Hands each verified event to a durable queue (`handoff`) and answers 202 once it is recorded. */
-export function verifyWebhook(options: LambdaWebhookOptions & WithoutHandlerOptions & { readonly handoff: Handoff }): LambdaWebhook;
-export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handler?: LambdaWebhookHandler): LambdaWebhook {
+/** A Lambda handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it. */
+export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S>): LambdaWebhook;
+/** A Lambda handler that calls `handler` for each verified event and returns what it returns (204 for nothing). */
+export function verifyWebhook(options: LambdaHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
+/** Throws `TypeError` for bad options, or for a handler beside `on` or `handoff`. */
+export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas> | LambdaHandlerOptions, handler?: LambdaWebhookHandler): LambdaWebhook {
   const { onError } = options;
-  const receive = createPipeline<LambdaRequest, LambdaWebhookResult, EventSchemas>(
-    options,
+  const receive = createPipeline<LambdaRequest, LambdaWebhookResult>(
+    options as PipelineOptions,
     {
       entry: 'lambda',
       body: ({ request }) => bodyOf(request),
       headers: ({ request }) => headersOf(request),
       userRequest: ({ request }) => request,
-      send({ request }, { status, headers, body }) {
-        if (body === undefined) return { statusCode: status, ...headersField(headers, request), body: '', isBase64Encoded: false };
-        const json = { ...headers, 'content-type': 'application/json' };
-        return { statusCode: status, ...headersField(json, request), body: JSON.stringify(body), isBase64Encoded: false };
-      },
+      send: ({ request }, { status, headers, body }) =>
+        body === undefined ? result(status, headers, request, '') : result(status, { ...headers, 'content-type': 'application/json' }, request, JSON.stringify(body)),
       statusOf: (_request, result) => result!.statusCode,
       onError:
         onError &&
@@ -111,13 +117,22 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas>, handl
           if (!isResult(answer)) throw new TypeError('it answered no { statusCode, ... }');
           return withMissingHeaders(answer, headers, request);
         }),
-      single: {
-        shape: { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode },
-        context: ({ request, context }, { id, timestamp, keyId, tenant }): LambdaWebhookContext =>
-          tenant === undefined ? { id, timestamp, keyId, request, context } : { id, timestamp, keyId, tenant, request, context },
-      },
     },
-    handler as SingleHandler | undefined,
+    {
+      handler,
+      shape: { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode },
+      // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
+      context: ({ request, context }, { event, id, timestamp, keyId, tenant, dedupKey }): LambdaWebhookContext => ({
+        event,
+        id,
+        timestamp,
+        keyId,
+        tenant,
+        dedupKey,
+        request,
+        context,
+      }),
+    },
   );
   // Never undefined: there is no route.
   return (request, context) => receive({ request, context }) as Promise<LambdaWebhookResult>;
@@ -139,26 +154,46 @@ function notHttp(message: string): WebhookVerificationError {
   return new WebhookVerificationError('invalid_payload', message);
 }
 
+const NO_HEADERS: HeaderGetter = { get: () => null };
+
 /**
  * Headers read in any letter case, every value of a repeated one joined.
  * `multiValueHeaders` (REST APIs, and ALBs that enable them) holds every
  * value, where `headers` holds only the last; an HTTP API already joined
  * them. Only own keys count: a header named `constructor` is just a header.
  */
-function headersOf(request: LambdaWebhookEvent): HeaderGetter {
+function headersOf(request: LambdaWebhookEvent | null): HeaderGetter {
+  // An event that is no object (a warmer's ping) has no headers: the body check refuses it.
+  if (typeof request !== 'object' || request === null) return NO_HEADERS;
   const source: Readonly<Record<string, unknown>> = ('multiValueHeaders' in request ? request.multiValueHeaders : undefined) ?? request.headers ?? {};
   return {
     get(name) {
-      const values: string[] = [];
+      // Most headers come once: the first value as it is, a list only from a second one on. The
+      // names asked for are lower case, so a key equal to one needs no lower-casing.
+      let first: string | null = null;
+      let values: string[] | undefined;
+      const add = (value: unknown): void => {
+        if (typeof value !== 'string') return;
+        if (first === null) first = value;
+        else (values ??= [first]).push(value);
+      };
       for (const key of Object.keys(source)) {
-        if (key.length !== name.length || key.toLowerCase() !== name) continue;
+        if (key.length !== name.length || (key !== name && key.toLowerCase() !== name)) continue;
         const value = source[key];
-        if (typeof value === 'string') values.push(value);
-        else if (Array.isArray(value)) for (const one of value) if (typeof one === 'string') values.push(one);
+        if (Array.isArray(value)) value.forEach(add);
+        else add(value);
       }
-      return values.length === 0 ? null : values.join(', ');
+      return values === undefined ? first : values.join(', ');
     },
   };
+}
+
+/** The result of `status`, `headers` and `body`, as a literal: a spread of the headers field makes a hidden class per answer. */
+function result(statusCode: number, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent, body: string): LambdaWebhookResult {
+  const field = headersField(headers, request);
+  return 'headers' in field
+    ? { statusCode, headers: field.headers, body, isBase64Encoded: false }
+    : { statusCode, multiValueHeaders: field.multiValueHeaders, body, isBase64Encoded: false };
 }
 
 function isResult(value: unknown): value is LambdaWebhookResult {

@@ -5,32 +5,33 @@
  * optional peer dependency); the global providers serve by default.
  *
  * - Metrics: `webhook.deliveries` (a counter), `webhook.delivery.duration`
- *   and `webhook.timestamp.skew` (histograms, in seconds), and
- *   `webhook.store.failures` (a counter). A histogram takes no negative
- *   value, so the skew is recorded as its size, its sign in the attribute
- *   `webhook.timestamp.direction`: `behind` (the timestamp is older than the
- *   local clock) or `ahead`.
+ *   and `webhook.timestamp.skew` (histograms, in seconds),
+ *   `webhook.store.failures` (a counter of failed dedup store operations)
+ *   and `webhook.secret_lookup.failures` (a counter of failed secret
+ *   lookups). A histogram takes no negative value, so the skew is recorded
+ *   as its size, its sign in the attribute `webhook.timestamp.direction`:
+ *   `behind` (the timestamp is older than the local clock) or `ahead`.
  * - Spans: one per delivery, `webhook receive <type>` (`webhook receive` for
- *   a refusal), a child of the span active where the entry runs (the HTTP
- *   server span of your instrumentation), with an error status on a 5xx;
- *   and a child span, `webhook handle <type>`, around the run of the
- *   handler or route. The delivery span starts when the handler does (or is
- *   dated back by the delivery's duration when no handler ran), since the
- *   channels tell the delivery only once it is answered. The handler span
- *   is not made the active context of your code: the API alone gives no
- *   way to bind it to the tracing channel.
+ *   a refusal), opened when its handling starts as a child of the span
+ *   active where the entry runs (the HTTP server span of your
+ *   instrumentation), with an error status on a 5xx; and a child span,
+ *   `webhook handle <type>`, around the run of the user's code, which runs
+ *   with that span active: the spans it starts are its children.
+ * @packageDocumentation
  */
 import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span, type TracerProvider } from '@opentelemetry/api';
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import {
   DELIVERY_CHANNEL,
   HANDLER_CHANNEL,
+  SECRET_LOOKUP_CHANNEL,
   STORE_CHANNEL,
-  type DeliveryMessage,
-  type HandlerTraceContext,
+  type DeliveryTrace,
+  type HandlerTrace,
   type StoreMessage,
-} from '../src/receive/diagnostics.js';
+} from '../src/process/diagnostics.js';
 
+/** Options of `instrumentWebhooks()`. */
 export interface InstrumentWebhooksOptions {
   /**
    * Where the metrics go.
@@ -44,6 +45,7 @@ export interface InstrumentWebhooksOptions {
   readonly tracerProvider?: TracerProvider;
 }
 
+/** What `instrumentWebhooks()` returns. */
 export interface WebhookInstrumentation {
   /** Unsubscribes from every channel; calling it again does nothing. */
   stop(): void;
@@ -55,10 +57,10 @@ const DURATION_BOUNDARIES = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
 // Up to and past the 300 s tolerance.
 const SKEW_BOUNDARIES = [0, 1, 10, 60, 120, 240, 300, 600];
 
-/** A delivery's handler run in progress: its spans, by the tracing context object the channel hands each event. */
-interface Running {
-  readonly delivery: Span;
-  readonly handler: Span;
+/** A delivery in progress: its span, and when its handling started, by `performance.now()`. */
+interface Receiving {
+  readonly span: Span;
+  readonly started: number;
 }
 
 /** Subscribes to the channels of every entry and records what they publish; returns how to stop. */
@@ -77,89 +79,117 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     advice: { explicitBucketBoundaries: SKEW_BOUNDARIES },
   });
   const storeFailures = meter.createCounter('webhook.store.failures', { description: 'Dedup store operations that failed, retries included' });
+  const lookupFailures = meter.createCounter('webhook.secret_lookup.failures', { description: "Lookups of a tenant's secret that failed or timed out" });
 
-  // The delivery span a handler run opened, until its delivery is told: one id runs once at a time per entry.
-  const open = new Map<string, Span>();
-  const running = new WeakMap<object, Running>();
+  // Keyed on the channels' own context objects: each request's spans are its own, however many share an id.
+  const receiving = new WeakMap<object, Receiving>();
+  const handling = new WeakMap<object, Span>();
 
-  const onDelivery = (message: unknown): void => {
-    const delivery = message as DeliveryMessage;
-    const attributes = attributesOf(delivery);
-    deliveries.add(1, attributes);
-    durations.record(delivery.durationMs / 1000, attributes);
-    const skew = delivery.skewSeconds;
-    if (skew !== undefined) skews.record(Math.abs(skew), { ...attributes, 'webhook.timestamp.direction': skew < 0 ? 'ahead' : 'behind' });
-    const key = delivery.id === undefined ? undefined : `${delivery.entry} ${delivery.id}`;
-    const started = key === undefined ? undefined : open.get(key);
-    if (key !== undefined) open.delete(key);
-    const span =
-      started ??
-      tracer.startSpan(spanName(delivery.type), { kind: SpanKind.INTERNAL, startTime: Date.now() - delivery.durationMs }, context.active());
-    span.setAttributes(attributes);
-    if (delivery.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: delivery.outcome });
-    span.end();
-  };
-
-  const onStore = (message: unknown): void => {
-    const { operation } = message as StoreMessage;
-    storeFailures.add(1, { 'webhook.store.operation': operation });
-  };
-
-  const handlerEvents = {
+  const deliveryEvents = {
     start(message: unknown): void {
-      const run = message as HandlerTraceContext;
-      const attributes = { 'webhook.entry': run.entry, 'webhook.event.type': run.type, 'webhook.key.id': run.keyId };
-      const delivery = tracer.startSpan(spanName(run.type), { kind: SpanKind.INTERNAL, attributes }, context.active());
-      open.set(`${run.entry} ${run.id}`, delivery);
-      const handler = tracer.startSpan(`webhook handle ${run.type}`, { kind: SpanKind.INTERNAL, attributes }, trace.setSpan(context.active(), delivery));
-      running.set(run as object, { delivery, handler });
+      const { entry } = message as DeliveryTrace;
+      const span = tracer.startSpan('webhook receive', { kind: SpanKind.INTERNAL, attributes: { 'webhook.entry': entry } }, context.active());
+      receiving.set(message as object, { span, started: performance.now() });
     },
     end(): void {},
     asyncStart(): void {},
     asyncEnd(message: unknown): void {
-      const run = running.get(message as object);
-      if (run === undefined) return;
-      running.delete(message as object);
-      const { status } = ((message as { result?: { status?: unknown } }).result ?? {}) as { status?: unknown };
-      if (typeof status === 'number' && status >= 500) run.handler.setStatus({ code: SpanStatusCode.ERROR });
-      run.handler.end();
+      const open = receiving.get(message as object);
+      if (open === undefined) return;
+      receiving.delete(message as object);
+      const delivered = message as DeliveryTrace;
+      const type = delivered.delivery?.event.type;
+      if (type !== undefined) open.span.updateName(spanName(type));
+      // A sender that hung up mid-body was answered nothing: the span ends, and no delivery is counted.
+      if (delivered.status !== undefined && delivered.outcome !== undefined) {
+        const attributes = attributesOf(delivered, delivered.status, delivered.outcome);
+        deliveries.add(1, attributes);
+        durations.record((performance.now() - open.started) / 1000, attributes);
+        const skewMs = delivered.skewMs;
+        if (skewMs !== undefined) skews.record(Math.abs(skewMs) / 1000, { ...attributes, 'webhook.timestamp.direction': skewMs < 0 ? 'ahead' : 'behind' });
+        open.span.setAttributes(attributes);
+        if (delivered.status >= 500) open.span.setStatus({ code: SpanStatusCode.ERROR, message: delivered.outcome });
+      }
+      open.span.end();
     },
     error(message: unknown): void {
-      const run = running.get(message as object);
+      const open = receiving.get(message as object);
       const { error } = message as { error?: unknown };
-      if (run === undefined) return;
-      if (error instanceof Error) run.handler.recordException(error);
-      run.handler.setStatus({ code: SpanStatusCode.ERROR });
+      if (open === undefined) return;
+      if (error instanceof Error) open.span.recordException(error);
+      open.span.setStatus({ code: SpanStatusCode.ERROR });
     },
   };
 
-  subscribe(DELIVERY_CHANNEL, onDelivery);
+  const handlerEvents = {
+    start(message: unknown): void {
+      const run = message as HandlerTrace;
+      const type = run.delivery.event.type;
+      const parent = receiving.get(run.trace)?.span;
+      const parentContext = parent === undefined ? context.active() : trace.setSpan(context.active(), parent);
+      const attributes = { 'webhook.entry': run.entry, 'webhook.event.type': type, 'webhook.key.id': run.delivery.keyId };
+      const span = tracer.startSpan(`webhook handle ${type}`, { kind: SpanKind.INTERNAL, attributes }, parentContext);
+      handling.set(message as object, span);
+      // The user's code runs with this span active, so the spans it starts (a query, a call) are its children.
+      const active = trace.setSpan(parentContext, span);
+      const outer = run.runWithin;
+      run.runWithin = (code) => context.with(active, outer === undefined ? code : () => outer(code));
+    },
+    end(): void {},
+    asyncStart(): void {},
+    asyncEnd(message: unknown): void {
+      const span = handling.get(message as object);
+      if (span === undefined) return;
+      handling.delete(message as object);
+      const { status } = message as HandlerTrace;
+      if (status !== undefined && status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    },
+    error(message: unknown): void {
+      const span = handling.get(message as object);
+      const { error } = message as { error?: unknown };
+      if (span === undefined) return;
+      if (error instanceof Error) span.recordException(error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    },
+  };
+
+  const onStore = (message: unknown): void => {
+    storeFailures.add(1, { 'webhook.store.operation': (message as StoreMessage).operation });
+  };
+  const onLookup = (): void => {
+    lookupFailures.add(1);
+  };
+
+  const deliveryChannel = tracingChannel(DELIVERY_CHANNEL);
+  const handlerChannel = tracingChannel(HANDLER_CHANNEL);
+  deliveryChannel.subscribe(deliveryEvents);
+  handlerChannel.subscribe(handlerEvents);
   subscribe(STORE_CHANNEL, onStore);
-  const handlers = tracingChannel(HANDLER_CHANNEL);
-  handlers.subscribe(handlerEvents);
+  subscribe(SECRET_LOOKUP_CHANNEL, onLookup);
 
   let stopped = false;
   return {
     stop() {
       if (stopped) return;
       stopped = true;
-      unsubscribe(DELIVERY_CHANNEL, onDelivery);
+      deliveryChannel.unsubscribe(deliveryEvents);
+      handlerChannel.unsubscribe(handlerEvents);
       unsubscribe(STORE_CHANNEL, onStore);
-      handlers.unsubscribe(handlerEvents);
+      unsubscribe(SECRET_LOOKUP_CHANNEL, onLookup);
     },
   };
 }
 
-function spanName(type: string | undefined): string {
-  return type === undefined ? 'webhook receive' : `webhook receive ${type}`;
+function spanName(type: string): string {
+  return `webhook receive ${type}`;
 }
 
-function attributesOf(delivery: DeliveryMessage): Attributes {
+function attributesOf({ entry, delivery }: DeliveryTrace, status: number, outcome: string): Attributes {
   return {
-    'webhook.outcome': delivery.outcome,
-    'webhook.entry': delivery.entry,
-    'http.response.status_code': delivery.status,
-    ...(delivery.type !== undefined && { 'webhook.event.type': delivery.type }),
-    ...(delivery.keyId !== undefined && { 'webhook.key.id': delivery.keyId }),
+    'webhook.outcome': outcome,
+    'webhook.entry': entry,
+    'http.response.status_code': status,
+    ...(delivery !== undefined && { 'webhook.event.type': delivery.event.type, 'webhook.key.id': delivery.keyId }),
   };
 }

@@ -23,13 +23,10 @@ import { verifyWebhook } from '../adapters/express.js';
 import { sign } from '../src/index.js';
 import { enqueue } from '../src/queues/pg-boss/index.js';
 import { migrate } from '../src/stores/postgres/index.js';
-import { listen } from '../test/helpers/http-harness.js';
-import { startTestBoss } from '../test/helpers/pg-boss-instance.js';
-import { quantile } from '../test/load/quantile.js';
-import { pgPool, uniqueTable } from '../test/postgres/clients.js';
-import { testDatabase } from '../test/postgres/test-database.js';
+import PgBoss from 'pg-boss';
 import { bestOf, WORST_RUN, type HttpRun } from './best-run.js';
 import { envelopeOfSize } from './payloads.js';
+import { benchPool, DATABASE_URL, listen, quantile, uniqueName } from './servers.js';
 
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -95,13 +92,16 @@ async function measure(url: string, timings: number[], seconds: number, connecti
 }
 
 async function main(): Promise<void> {
-  const database = await testDatabase();
-  const pool = pgPool(database.url, { max: 10 });
-  const table = uniqueTable('bench_queued');
+  const pool = benchPool(10);
+  const table = uniqueName('queued');
   await migrate(pool, { table });
-  const testBoss = await startTestBoss(database.url, { supervise: false, schedule: false });
-  const queue = uniqueTable('bench_queue');
-  await testBoss.boss.createQueue(queue, { name: queue });
+  // pg-boss in a schema of its own, dropped at the end; without maintenance, which would only add noise.
+  const schema = uniqueName('boss');
+  const boss = new PgBoss({ connectionString: DATABASE_URL, schema, max: 4, supervise: false, schedule: false });
+  boss.on('error', () => {});
+  await boss.start();
+  const queue = uniqueName('queue');
+  await boss.createQueue(queue, { name: queue });
 
   const options = { secret: SECRET, now: () => SIGNED_AT * 1000, dedup: false as const };
   const app = express();
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   };
   app.post('/plain', timed('/plain'), express.raw({ type: '*/*' }), (_req, res) => void res.status(204).end());
   app.post('/on', timed('/on'), verifyWebhook({ ...options, on: { 'message.received': () => {} } }));
-  app.post('/handoff', timed('/handoff'), verifyWebhook({ ...options, handoff: enqueue(testBoss.boss, queue, { pool, table }) }));
+  app.post('/handoff', timed('/handoff'), verifyWebhook({ ...options, handoff: enqueue(boss, queue, { pool, table }) }));
   const server: Server = createServer(app);
   const base = await listen(server);
   const routes = [
@@ -145,10 +145,10 @@ async function main(): Promise<void> {
     }
   } finally {
     server.close();
-    await testBoss.close();
+    await boss.stop({ graceful: false, wait: true, timeout: 1000 });
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await pool.query(`DROP TABLE IF EXISTS ${table}`);
     await pool.end();
-    await database.close();
   }
 }
 

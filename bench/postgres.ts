@@ -10,10 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import type postgres from 'postgres';
+import postgres from 'postgres';
 import { markProcessed, migrate, type PostgresConnection } from '../src/stores/postgres/index.js';
-import { pgPool, postgresJs, uniqueTable } from '../test/postgres/clients.js';
-import { testDatabase } from '../test/postgres/test-database.js';
+import { benchPool, DATABASE_URL, uniqueName } from './servers.js';
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
@@ -27,12 +26,11 @@ interface Client {
   readonly deliver: Delivery;
 }
 
-const database = await testDatabase();
-const admin = pgPool(database.url, { max: 1 });
-const table = uniqueTable('bench');
+const admin = benchPool(1);
+const table = uniqueName('processed');
 const effects = `${table}_effects`;
-const pool = pgPool(database.url, { max: 1 });
-const sql = postgresJs(database.url, { max: 1 });
+const pool = benchPool(1);
+const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
 
 /** The transaction's body, the same for both clients. */
 async function body(db: PostgresConnection, insert: (id: string) => Promise<unknown>, id: string, record: boolean): Promise<void> {
@@ -113,5 +111,4 @@ try {
   pgConnection.release();
   await admin.query(`DROP TABLE IF EXISTS ${table}, ${effects}`);
   await Promise.all([admin.end(), pool.end(), sql.end()]);
-  await database.close();
 }

@@ -14,7 +14,7 @@ const app = express();
 
 // The framework has parsed the body already and kept the bytes in req.rawBody: verifyWebhook checks those.
 app.post('/', verifyWebhook({ secret }), (req, res) => {
-  console.log(`received ${req.webhook.type} ${req.webhookId}`);
+  console.log(`received ${req.webhook.event.type} ${req.webhook.id}`);
   // Enqueue the real work and answer at once: the service waits 10 s at most.
   res.status(204).end();
 });

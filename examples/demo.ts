@@ -18,7 +18,7 @@ const queue: WebhookEvent[] = [];
 const app = express();
 // No dedup option: the receiver deduplicates with a MemoryDedupStore of its own (once per process).
 app.post('/webhooks', verifyWebhook({ secret }), (req, res) => {
-  queue.push(req.webhook);
+  queue.push(req.webhook.event);
   res.status(204).end();
 });
 

@@ -22,7 +22,7 @@ app.use(
   }),
 );
 app.post('/webhooks', verifyWebhook({ secret }), (req, res) => {
-  console.log(`received ${req.webhook.type} ${req.webhookId}`);
+  console.log(`received ${req.webhook.event.type} ${req.webhook.id}`);
   // Enqueue the real work and answer at once: the service waits 10 s at most.
   res.status(204).end();
 });

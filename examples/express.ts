@@ -13,7 +13,7 @@ const app = express();
 
 // The webhook route reads its own raw body; express.json() is mounted for the other routes only, after it.
 app.post('/webhooks', verifyWebhook({ secret }), (req, res) => {
-  console.log(`received ${req.webhook.type} ${req.webhookId}`);
+  console.log(`received ${req.webhook.event.type} ${req.webhook.id}`);
   // Enqueue the real work and answer at once: the service waits 10 s at most.
   res.status(204).end();
 });

@@ -15,7 +15,7 @@ await app.register(
     secret,
     routes(webhooks) {
       webhooks.post('/webhooks', async (request, reply) => {
-        console.log(`received ${request.webhook.type} ${request.webhookId}`);
+        console.log(`received ${request.webhook.event.type} ${request.webhook.id}`);
         // Enqueue the real work and answer at once: the service waits 10 s at most.
         return reply.code(204).send();
       });

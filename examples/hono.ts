@@ -11,7 +11,7 @@ const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxv
 const app = new Hono();
 
 app.post('/webhooks', verifyWebhook({ secret }), (c) => {
-  console.log(`received ${c.var.webhook.type} ${c.var.webhookId}`);
+  console.log(`received ${c.var.webhook.event.type} ${c.var.webhook.id}`);
   // Enqueue the real work and answer at once: the service waits 10 s at most.
   return c.body(null, 204);
 });

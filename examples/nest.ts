@@ -16,7 +16,7 @@ class WebhooksController {
   @Post()
   @HttpCode(204)
   receive(@Req() req: Request): void {
-    console.log(`received ${req.webhook.type} ${req.webhookId}`);
+    console.log(`received ${req.webhook.event.type} ${req.webhook.id}`);
     // Enqueue the real work and return at once: the service waits 10 s at most.
   }
 }

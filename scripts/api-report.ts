@@ -10,7 +10,8 @@
  * Both build first. A type that an entry's signatures use without exporting
  * it (ae-forgotten-export) is fine when another entry exports it, as the root
  * exports the types every adapter's options are built from; one that no
- * entry exports fails the run.
+ * entry exports fails the run. So does a declaration the report marks
+ * "(undocumented)": every export and every member carries a doc comment.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,7 +52,7 @@ function configFor(entry: PublicEntry): ExtractorConfig {
         extractorMessageReporting: {
           default: { logLevel: ExtractorLogLevel.Error },
           'ae-missing-release-tag': SILENT,
-          // Whether a declaration needs a comment is the author's call, as in npm run docs; the report marks it "(undocumented)".
+          // The report marks such a declaration "(undocumented)", which fails the run below, naming it.
           'ae-undocumented': SILENT,
           // Checked across all entries below.
           'ae-forgotten-export': SILENT,
@@ -91,6 +92,12 @@ function exportedNames(report: string): Set<string> {
   return names;
 }
 
+/** The declarations a report marks "(undocumented)": the line after each mark, trimmed. */
+function undocumented(report: string): string[] {
+  const lines = report.split('\n');
+  return lines.flatMap((line, i) => (/^\/\/ (@\w+ )?\(undocumented\)$/.test(line.trim()) ? [lines[i + 1]?.trim() ?? ''] : []));
+}
+
 mkdirSync(REPORTS, { recursive: true });
 const entries = publicEntries();
 const forgotten: Forgotten[] = [];
@@ -112,7 +119,13 @@ for (const file of readdirSync(REPORTS).filter((name) => name.endsWith('.api.md'
 const exported = new Set<string>();
 for (const entry of entries) {
   const report = join(TEMP, `${entry.name}.api.md`);
-  if (existsSync(report)) for (const name of exportedNames(readFileSync(report, 'utf8'))) exported.add(name);
+  if (!existsSync(report)) continue;
+  const text = readFileSync(report, 'utf8');
+  for (const name of exportedNames(text)) exported.add(name);
+  for (const declaration of undocumented(text)) {
+    console.error(`${entry.specifier}: ${declaration} has no doc comment`);
+    ok = false;
+  }
 }
 for (const { entry, symbol } of forgotten) {
   if (exported.has(symbol)) continue;

@@ -51,13 +51,13 @@ export function extractSnippets(file: string, markdown: string): Snippet[] {
   return snippets;
 }
 
-/** README.md and every .md under docs/, but the generated reference (docs/api/). */
+/** README.md and every .md under docs/, but the generated reference (docs/reference/, checked by docs:check). */
 export function markdownFiles(root: string): string[] {
   const files = ['README.md'];
   const walk = (dir: string): void => {
     for (const name of readdirSync(join(root, dir)).sort()) {
       const path = join(dir, name);
-      if (path === join('docs', 'api')) continue;
+      if (path === join('docs', 'reference')) continue;
       if (statSync(join(root, path)).isDirectory()) walk(path);
       else if (name.endsWith('.md')) files.push(path);
     }

@@ -3,7 +3,7 @@
  * The `svc-webhooks` bin: send, check, sign and verify webhooks from a
  * terminal or a CI job. `svc-webhooks --help` lists the commands.
  */
-import { processIO } from './io.js';
+import { processIO } from './shared/io.js';
 import { runCli } from './run.js';
 
 // Awaited at the top level, so that importing the bin finishes once the command has.

@@ -1,11 +1,11 @@
 /** The `svc-webhooks` command line: picks the command, prints help, maps errors to exit statuses. */
-import { UsageError } from './args.js';
-import { checkCommand } from './check.js';
-import { EXIT, type Command } from './command.js';
-import type { CliIO } from './io.js';
-import { sendCommand } from './send.js';
-import { signCommand } from './sign.js';
-import { verifyCommand } from './verify.js';
+import { UsageError } from './shared/args.js';
+import { checkCommand } from './check/check.js';
+import { EXIT, type Command } from './shared/command.js';
+import type { CliIO } from './shared/io.js';
+import { sendCommand } from './send/send.js';
+import { signCommand } from './sign/sign.js';
+import { verifyCommand } from './verify/verify.js';
 
 const COMMANDS: readonly Command[] = [sendCommand, checkCommand, signCommand, verifyCommand];
 

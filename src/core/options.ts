@@ -1,13 +1,16 @@
-import { checkCallback } from './option-checks.js';
+import { checkCallback, checkOptionsObject, checkRenamed } from '../base/option-checks.js';
+
+/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
+const RENAMED = { toleranceSeconds: 'toleranceMs, in milliseconds (300000 for five minutes)' } as const;
 
 /** Options of `verify()`, `new Webhook()` and the adapters, checked once. */
 export interface VerifyOptions {
   /**
-   * How far, in seconds, `webhook-timestamp` may lie from the clock, in the
-   * past or the future, before the request is refused.
-   * @default 300 (five minutes: spec section 8)
+   * How far, in milliseconds, `webhook-timestamp` may lie from the clock, in
+   * the past or the future, before the request is refused.
+   * @default 300000 (five minutes: spec section 8)
    */
-  readonly toleranceSeconds?: number;
+  readonly toleranceMs?: number;
   /**
    * The clock, in milliseconds since the Unix epoch.
    * @default Date.now
@@ -21,14 +24,15 @@ export interface VerifyOptions {
   readonly maxPayloadBytes?: number;
 }
 
+/** `VerifyOptions` with their defaults filled in. */
 export interface ResolvedVerifyOptions {
-  readonly toleranceSeconds: number;
+  readonly toleranceMs: number;
   readonly now: () => number;
   readonly maxPayloadBytes: number;
 }
 
 export const DEFAULT_VERIFY_OPTIONS: ResolvedVerifyOptions = Object.freeze({
-  toleranceSeconds: 300,
+  toleranceMs: 300_000,
   now: Date.now,
   maxPayloadBytes: 1024 * 1024,
 });
@@ -36,20 +40,19 @@ export const DEFAULT_VERIFY_OPTIONS: ResolvedVerifyOptions = Object.freeze({
 /** Fills in defaults without touching the caller's object. Throws `TypeError`. */
 export function resolveVerifyOptions(options: VerifyOptions | undefined): ResolvedVerifyOptions {
   if (options === undefined) return DEFAULT_VERIFY_OPTIONS;
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError('svc-webhooks: options must be an object');
-  }
+  checkOptionsObject('verify', options);
   const {
-    toleranceSeconds = DEFAULT_VERIFY_OPTIONS.toleranceSeconds,
+    toleranceMs = DEFAULT_VERIFY_OPTIONS.toleranceMs,
     now = DEFAULT_VERIFY_OPTIONS.now,
     maxPayloadBytes = DEFAULT_VERIFY_OPTIONS.maxPayloadBytes,
   } = options;
-  if (!Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
-    throw new TypeError('svc-webhooks: toleranceSeconds must be a finite number >= 0');
+  if (!Number.isSafeInteger(toleranceMs) || toleranceMs < 0) {
+    throw new TypeError('svc-webhooks: toleranceMs must be a whole number of milliseconds >= 0');
   }
+  checkRenamed(options, RENAMED);
   checkCallback('now', now);
   if (!Number.isSafeInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
     throw new TypeError('svc-webhooks: maxPayloadBytes must be a positive integer');
   }
-  return { toleranceSeconds, now, maxPayloadBytes };
+  return { toleranceMs, now, maxPayloadBytes };
 }

@@ -6,8 +6,9 @@
  * lookup that hangs is cut off, and the cache holds a bounded number of
  * tenants, the least recently used leaving first.
  */
-import { WebhookVerificationError } from './errors.js';
-import { checkCallback, checkDuration, MAX_TIMER_MS } from './option-checks.js';
+import { beforeDeadline } from '../base/deadlines.js';
+import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../base/option-checks.js';
+import { WebhookTenantError } from './errors.js';
 import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
 
 /**
@@ -71,6 +72,7 @@ export class SecretLookup {
 
   constructor(resolve: SecretResolver, options: SecretLookupOptions = {}) {
     if (typeof resolve !== 'function') throw new TypeError('svc-webhooks: the secret resolver must be a function');
+    checkOptionsObject('secret lookup', options);
     const { secretCacheMs = 60_000, secretLookupTimeoutMs = 2000, secretCacheSize = 10_000, now = Date.now } = options;
     checkDuration('secretCacheMs', secretCacheMs);
     checkDuration('secretLookupTimeoutMs', secretLookupTimeoutMs, MAX_TIMER_MS);
@@ -109,21 +111,17 @@ export class SecretLookup {
   }
 
   async #lookUp(tenant: string): Promise<TenantKeys> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the secret lookup took longer than ${this.#timeoutMs} ms`)), this.#timeoutMs);
-      // A hung lookup must not keep the process alive on its own.
-      (timer as { unref?: () => void }).unref?.();
-    });
     try {
-      const found = await Promise.race([new Promise<Awaited<ReturnType<SecretResolver>>>((resolve) => resolve(this.#resolve(tenant))), timedOut]);
+      const resolving = new Promise<Awaited<ReturnType<SecretResolver>>>((resolve) => resolve(this.#resolve(tenant)));
+      const found = await beforeDeadline(resolving, this.#timeoutMs, () => {
+        throw new Error(`the secret lookup took longer than ${this.#timeoutMs} ms`);
+      });
       const keys = found === undefined || found === null ? null : decodeSecrets(found);
       this.#remember(tenant, keys);
       return keys;
     } catch (cause) {
-      throw new WebhookVerificationError('secret_unavailable', UNAVAILABLE_MESSAGE, { cause });
+      throw new WebhookTenantError('secret_unavailable', UNAVAILABLE_MESSAGE, { cause });
     } finally {
-      clearTimeout(timer);
       this.#pending.delete(tenant);
     }
   }

@@ -1,8 +1,11 @@
 import { Buffer } from 'node:buffer';
+import { dedupScope } from './dedup-key.js';
 
 /** A secret with a name of your choosing, reported as the `keyId` of the deliveries it verifies. */
 export interface KeyedSecret {
+  /** The name reported as the delivery's `keyId`: `'2024-rotation'`, `'primary'`, … */
   readonly id: string;
+  /** The secret: `whsec_` and base64, or a legacy secret read as its UTF-8 bytes. */
   readonly secret: string;
 }
 
@@ -13,10 +16,15 @@ export interface KeyedSecret {
  */
 export type WebhookSecret = string | KeyedSecret | readonly (string | KeyedSecret)[];
 
-/** A secret's HMAC key, and the id that names it: a keyed secret's own, else its position in the list (`'0'` for a lone one). */
-export interface DecodedKey {
-  readonly id: string;
+/** What one secret decodes to: its HMAC key, and the dedup scope of the events it verifies (see `dedupScope`). */
+export interface KeyMaterial {
   readonly key: Buffer;
+  readonly scope: string;
+}
+
+/** A secret's key material, and the id that names it: a keyed secret's own, else its position in the list (`'0'` for a lone one). */
+export interface DecodedKey extends KeyMaterial {
+  readonly id: string;
 }
 
 const PREFIX = 'whsec_';
@@ -31,7 +39,7 @@ export function decodeSecret(secret: string): Buffer {
   if (!secret.startsWith(PREFIX)) {
     // Legacy secrets are their own UTF-8 bytes, not base64.
     if (secret.length === 0) throw new TypeError('svc-webhooks: the secret is empty');
-    return Buffer.from(secret, 'utf8');
+    return Buffer.from(secret);
   }
   const encoded = secret.slice(PREFIX.length);
   if (encoded.length === 0 || !BASE64.test(encoded)) {
@@ -40,8 +48,14 @@ export function decodeSecret(secret: string): Buffer {
   return Buffer.from(encoded, 'base64');
 }
 
+/** One secret's key and dedup scope. Throws `TypeError` as `decodeSecret` does. */
+export function keyMaterial(secret: string): KeyMaterial {
+  const key = decodeSecret(secret);
+  return { key, scope: dedupScope(key) };
+}
+
 /** Decodes one secret or a non-empty list of them, each with its id. Throws `TypeError`. */
-export function decodeSecrets(secret: WebhookSecret, decode: (secret: string) => Buffer = decodeSecret): DecodedKey[] {
+export function decodeSecrets(secret: WebhookSecret, decode: (secret: string) => KeyMaterial = keyMaterial): DecodedKey[] {
   const list: readonly unknown[] = Array.isArray(secret) ? secret : [secret];
   if (!Array.isArray(secret) && typeof secret !== 'string' && !isKeyed(secret)) {
     throw new TypeError('svc-webhooks: the secret must be a string, { id, secret }, or an array of them');
@@ -54,11 +68,11 @@ export function decodeSecrets(secret: WebhookSecret, decode: (secret: string) =>
 }
 
 /** One entry of a list, at `position`. */
-function decodeKey(entry: unknown, position: number, decode: (secret: string) => Buffer): DecodedKey {
-  if (typeof entry === 'string') return { id: String(position), key: decode(entry) };
+function decodeKey(entry: unknown, position: number, decode: (secret: string) => KeyMaterial): DecodedKey {
+  if (typeof entry === 'string') return { id: String(position), ...decode(entry) };
   if (!isKeyed(entry)) throw new TypeError('svc-webhooks: a secret must be a string or { id, secret }');
   if (typeof entry.id !== 'string' || entry.id.length === 0) throw new TypeError('svc-webhooks: a keyed secret needs an id, a non-empty string');
-  return { id: entry.id, key: decode(entry.secret) };
+  return { id: entry.id, ...decode(entry.secret) };
 }
 
 function isKeyed(value: unknown): value is KeyedSecret {

@@ -4,8 +4,11 @@ import { computeSignature } from './signature.js';
 
 /** The three headers a signed request carries. A type, not an interface, so it is a `HeaderRecord`. */
 export type WebhookSignatureHeaders = {
+  /** The event id. */
   readonly 'webhook-id': string;
+  /** Seconds since the Unix epoch, as decimal digits. */
   readonly 'webhook-timestamp': string;
+  /** One `v1,<base64>` entry per secret, separated by spaces. */
   readonly 'webhook-signature': string;
 };
 

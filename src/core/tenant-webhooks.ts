@@ -1,13 +1,15 @@
-import { WebhookVerificationError } from './errors.js';
+import type { WebhookDelivery } from './delivery.js';
+import { WebhookTenantError } from './errors.js';
 import type { WebhookEvent } from './event.js';
 import type { WebhookHeaders } from './headers.js';
 import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from './options.js';
 import type { WebhookPayload } from './payload.js';
 import { SecretLookup, type SecretLookupOptions, type SecretResolver, type TenantKeys } from './secret-lookup.js';
-import { matchSignedRequest, readSignedRequest, type VerifiedDelivery } from './verify-delivery.js';
+import { matchSignedRequest, readSignedRequest, type SignedRequest } from './verify-delivery.js';
 
-/** A delivery verified with its tenant's secret. */
-export interface TenantDelivery<E extends WebhookEvent = WebhookEvent> extends VerifiedDelivery<E> {
+/** A delivery verified with its tenant's secret: `tenant` is always set. */
+export interface TenantDelivery<E extends WebhookEvent = WebhookEvent> extends WebhookDelivery<E> {
+  /** The tenant whose secret verified the delivery. */
   readonly tenant: string;
 }
 
@@ -32,9 +34,10 @@ export class TenantWebhooks {
 
   /**
    * Verifies a request to `tenant`'s endpoint. Rejects with a
-   * `WebhookVerificationError`: the checks of `verify()`, `unknown_tenant`
-   * (404) when the tenant has no secret, `secret_unavailable` (503, the
-   * lookup's error as `cause`) when it could not be looked up.
+   * `WebhookVerificationError` for the checks of `verify()`, and a
+   * `WebhookTenantError`: `unknown_tenant` (404) when the tenant has no
+   * secret or is no tenant name, `secret_unavailable` (503, the lookup's
+   * error as `cause`) when it could not be looked up.
    */
   async verifyDelivery(tenant: string, payload: WebhookPayload, headers: WebhookHeaders): Promise<TenantDelivery> {
     return verifyForTenant(this.#lookup, this.#options, tenant, payload, headers);
@@ -52,9 +55,29 @@ export interface TenantKeySource {
 }
 
 /**
+ * The longest tenant name looked up, in UTF-16 code units: longer names are
+ * unknown tenants, so forged requests cannot fill the secret cache with
+ * names of any size.
+ */
+export const MAX_TENANT_LENGTH = 256;
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether `value` can name a tenant: a non-empty string of at most
+ * `MAX_TENANT_LENGTH` code units that is well-formed UTF-16. A lone
+ * surrogate encodes to no UTF-8, so it could be neither looked up nor logged
+ * faithfully.
+ */
+export function isTenantName(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TENANT_LENGTH && !LONE_SURROGATE.test(value);
+}
+
+/**
  * The checks that need no secret, then the tenant's keys, then the
  * signature: at once when the keys are cached, else once they are looked up.
- * Throws (or rejects with) `WebhookVerificationError`.
+ * Throws (or rejects with) `WebhookVerificationError` or `WebhookTenantError`.
  */
 export function verifyForTenant(
   source: TenantKeySource,
@@ -63,16 +86,26 @@ export function verifyForTenant(
   payload: WebhookPayload,
   headers: WebhookHeaders,
 ): TenantDelivery | Promise<TenantDelivery> {
-  if (typeof tenant !== 'string' || tenant.length === 0) throw unknownTenant();
-  const request = readSignedRequest(payload, headers, options);
+  return matchForTenant(source, readSignedRequest(payload, headers, options), tenant);
+}
+
+/**
+ * The signature check of a request that passed the checks needing no
+ * secret, on the keys of `tenant`: `unknown_tenant` for a value that is no
+ * tenant name (see `isTenantName`) without a lookup, or for a tenant
+ * without a secret. Throws (or rejects with) `WebhookVerificationError` or
+ * `WebhookTenantError`.
+ */
+export function matchForTenant(source: TenantKeySource, request: SignedRequest, tenant: unknown): TenantDelivery | Promise<TenantDelivery> {
+  if (!isTenantName(tenant)) throw unknownTenant();
   const verified = (keys: TenantKeys): TenantDelivery => {
     if (keys === null) throw unknownTenant();
-    return { ...matchSignedRequest(request, keys), tenant };
+    return matchSignedRequest(request, keys, tenant) as TenantDelivery;
   };
   const keys = source.keysOf(tenant);
   return keys instanceof Promise ? keys.then(verified) : verified(keys);
 }
 
-function unknownTenant(): WebhookVerificationError {
-  return new WebhookVerificationError('unknown_tenant', 'no endpoint is known for this tenant');
+function unknownTenant(): WebhookTenantError {
+  return new WebhookTenantError('unknown_tenant', 'no endpoint is known for this tenant');
 }

@@ -4,7 +4,8 @@ import { cachedKeys } from './key-cache.js';
 import { resolveVerifyOptions, type VerifyOptions } from './options.js';
 import type { WebhookPayload } from './payload.js';
 import type { WebhookSecret } from './secret.js';
-import { verifyWithKeys, type VerifiedDelivery } from './verify-delivery.js';
+import type { WebhookDelivery } from './delivery.js';
+import { verifyWithKeys } from './verify-delivery.js';
 
 /**
  * Verifies a webhook request and returns its id, timestamp and event.
@@ -16,7 +17,7 @@ export function verifyDelivery(
   headers: WebhookHeaders,
   secret: WebhookSecret,
   options?: VerifyOptions,
-): VerifiedDelivery {
+): WebhookDelivery {
   return verifyWithKeys(payload, headers, cachedKeys(secret), resolveVerifyOptions(options));
 }
 

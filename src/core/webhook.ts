@@ -4,7 +4,8 @@ import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } 
 import type { WebhookPayload } from './payload.js';
 import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
 import { signWithKeys, type SignOptions, type WebhookSignatureHeaders } from './sign.js';
-import { verifyWithKeys, type VerifiedDelivery } from './verify-delivery.js';
+import type { WebhookDelivery } from './delivery.js';
+import { verifyWithKeys } from './verify-delivery.js';
 
 /**
  * A verifier bound to its secrets and options, both checked and decoded once
@@ -21,7 +22,7 @@ export class Webhook {
   }
 
   /** Verifies a request; returns its id, timestamp and event. */
-  verifyDelivery(payload: WebhookPayload, headers: WebhookHeaders): VerifiedDelivery {
+  verifyDelivery(payload: WebhookPayload, headers: WebhookHeaders): WebhookDelivery {
     return verifyWithKeys(payload, headers, this.#keys, this.#options);
   }
 

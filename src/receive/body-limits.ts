@@ -1,7 +1,7 @@
 /** What a body read enforces, and the ways it can end short of a body. */
-import { WebhookVerificationError } from '../core/errors.js';
+import { WebhookBodyError, type WebhookError } from '../core/errors.js';
 import { tooLarge } from '../core/payload.js';
-import type { DeadlineQueue } from './deadlines.js';
+import type { DeadlineQueue } from '../base/deadlines.js';
 import { refused, type DispatchResult } from './responses.js';
 
 /** What a body reader enforces: the receiver's size limit, and its read deadline (`bodyTimeoutMs` after the read starts). */
@@ -21,8 +21,8 @@ export function checkDeclaredLength(contentLength: string | null | undefined, ma
 }
 
 /** The refusal for a body that did not arrive whole within `timeoutMs`. */
-export function bodyTimeout(timeoutMs: number): WebhookVerificationError {
-  return new WebhookVerificationError('body_timeout', `the body did not arrive within ${timeoutMs} ms`);
+export function bodyTimeout(timeoutMs: number): WebhookBodyError {
+  return new WebhookBodyError('body_timeout', `the body did not arrive within ${timeoutMs} ms`);
 }
 
 /**
@@ -31,7 +31,7 @@ export function bodyTimeout(timeoutMs: number): WebhookVerificationError {
  * server drain it (a stalled sender would hold it, a large body would be
  * read to its end for nothing).
  */
-export function bodyRefusal(error: WebhookVerificationError): DispatchResult {
+export function bodyRefusal(error: WebhookError): DispatchResult {
   const unread = error.code === 'payload_too_large' || error.code === 'body_timeout';
   return refused(error, unread ? { connection: 'close' } : {});
 }

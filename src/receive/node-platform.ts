@@ -6,7 +6,7 @@
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { WebhookVerificationError } from '../core/errors.js';
+import { WebhookBodyError } from '../core/errors.js';
 import { tooLarge } from '../core/payload.js';
 import { bodyTimeout, checkDeclaredLength, SenderGoneError, type BodyLimits } from './body-limits.js';
 
@@ -74,7 +74,7 @@ export function rawBodyLeftByParser(request: ParsedNodeRequest): Uint8Array | st
   if (isBytes(body) || typeof body === 'string') return body;
   // Express 4's parsers set req.body to {} even when they skip a body: the stream tells whether one read it.
   if (!request.readableDidRead) return undefined;
-  throw new WebhookVerificationError('body_already_parsed', PARSED_BODY_MESSAGE);
+  throw new WebhookBodyError('body_already_parsed', PARSED_BODY_MESSAGE);
 }
 
 // A tag check rather than instanceof: the bytes may come from another realm.

@@ -3,48 +3,45 @@
  * the dedup store, answering a duplicate, one in progress or a failing store
  * itself. Checks the options of both once, at creation.
  */
-import { WebhookVerificationError } from '../core/errors.js';
+import { checkLogger, type WebhookLogger } from '../base/logger.js';
+import { DeadlineQueue } from '../base/deadlines.js';
+import { isThenable } from '../base/user-code.js';
+import { checkDuration, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
+import type { WebhookDelivery } from '../core/delivery.js';
+import { WebhookDedupError } from '../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
-import { checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
 import type { SecretLookupOptions, SecretResolver } from '../core/secret-lookup.js';
 import type { WebhookSecret } from '../core/secret.js';
 import { parseSeconds } from '../core/timestamp.js';
-import type { VerifiedDelivery } from '../core/verify-delivery.js';
 import { Webhook } from '../core/webhook.js';
+import { checkClaimOptions, claimKey, claimSettings, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
+import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../process/store-failures.js';
 import { isDedupStore, type DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
-import {
-  checkClaimOptions,
-  claimKey,
-  claimSettings,
-  storeErrorLog,
-  storeErrorReporter,
-  type ClaimSettings,
-  type Settle,
-  type StoreErrorCallback,
-} from './claim.js';
-import { DeadlineQueue } from './deadlines.js';
-import { eventKey } from './event-key.js';
 import { duplicate, refused, type DecidedResponse } from './responses.js';
 import { createTenantVerify, type TenantVerify, type Verification } from './tenants.js';
 
-/** Options shared by every adapter: the verifier's, plus exactly-once processing. */
+/** What to do when the dedup store fails before the user's code runs. */
+export type DedupUnavailablePolicy = 'reject' | 'process';
+
+/** Options every entry takes: the verifier's, the tenant's secret lookup, and exactly-once processing. */
 export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
   /**
    * The endpoint's signing secret, or several during a rotation. Required.
-   * With the entry's `tenant` option, it may instead be a `SecretResolver`, a function from the
-   * tenant to its secret (or `undefined` for an unknown tenant), looked up
-   * only for requests that pass every check that needs no secret, and cached
-   * per `secretCacheMs`, `secretLookupTimeoutMs` and `secretCacheSize`.
+   * With the entry's `tenant` option it is instead a `SecretResolver`, a
+   * function from the tenant to its secret (or `undefined` for an unknown
+   * tenant), looked up only for requests that pass every check that needs
+   * no secret, and cached per `secretCacheMs`, `secretLookupTimeoutMs` and
+   * `secretCacheSize`.
    */
   readonly secret: WebhookSecret | SecretResolver;
   /**
-   * Where to record processed event ids, so a retry or a replay of a
-   * processed event does not reach the handler again. `false` turns this
-   * off: every verified delivery then reaches the handler.
+   * Where to record processed deliveries (by their `dedupKey`), so a retry
+   * or a replay of a processed event does not reach the handler again.
+   * `false` turns this off: every verified delivery then reaches the handler.
    * @default a `MemoryDedupStore` of this receiver's own (one process only)
    */
   readonly dedup?: DedupStore | false;
@@ -57,9 +54,9 @@ export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
    */
   readonly bodyTimeoutMs?: number;
   /**
-   * How long a delivery holds its claim while the handler runs. Longer than
-   * the sender's 10 s answer window, so a slow handler is not run twice.
-   * The lease is renewed while the route runs; it is also how long a retry
+   * How long a delivery holds its claim while the user's code runs. Longer
+   * than the sender's 10 s answer window, so a slow handler is not run twice.
+   * The lease is renewed while the code runs; it is also how long a retry
    * waits for the event after the process holding it died.
    * @default 60000
    */
@@ -68,46 +65,65 @@ export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
    * The longest a delivery holds its claim, renewals included: renewal
    * stops this long after the claim, so a route that never ends its
    * response leaves its event to the sender's retries (which go on for
-   * about three days). A route that runs longer may be run again by a retry.
+   * about three days). Code that runs longer may be run again by a retry.
    * At least `leaseMs`.
    * @default 600000 (ten minutes), or `leaseMs` if that is longer
    */
   readonly maxClaimMs?: number;
   /**
-   * How long a processed id is remembered. Longer than the sender's retry
-   * window of about three days.
+   * How long a processed delivery is remembered. Longer than the sender's
+   * retry window of about three days.
    * @default 345600000 (four days)
    */
   readonly retentionMs?: number;
   /**
-   * What to do when the dedup store fails before the handler runs: `'reject'`
-   * answers 503 so the sender retries later; `'process'` runs the handler
-   * without deduplication (an event may then be processed twice).
+   * What to do when the dedup store fails before the user's code runs:
+   * `'reject'` answers 503 `dedup_unavailable` so the sender retries later;
+   * `'process'` runs the code without deduplication (an event may then be
+   * processed twice).
    * @default 'reject'
    */
-  readonly onDedupError?: 'reject' | 'process';
+  readonly dedupUnavailable?: DedupUnavailablePolicy;
   /**
-   * Told about every store failure, with the operation and the event id: a
+   * Told about every store failure, with the operation and the dedup key: a
    * `begin` that failed (the request is answered 503 `dedup_unavailable`,
    * whose `cause` is the same error), and a `complete` or `release` after
-   * the handler ran, or a `renew` while it runs, that still failed when the
-   * lease was about to end. Awaited; what it throws is logged and changes
-   * nothing.
-   * @default logs one line with console.error naming the store's error and, where the cause is known, what to do; at most one line per store per 5 s while it stays down
+   * the code ran, or a `renew` while it runs, that still failed when the
+   * lease was about to end; with `tenant`, a `lookup` of a secret that
+   * failed (answered 503 `secret_unavailable`). Awaited; what it throws is
+   * logged and changes nothing.
+   * @default logs one line to `logger` naming the store's error and, where the cause is known, what to do; at most one line per store per 5 s while it stays down
    */
   readonly onStoreError?: StoreErrorCallback;
+  /**
+   * Where the lines about what went wrong go (a failing store or secret
+   * lookup, a handler that threw, a queue that did not record an event, an
+   * `onError` that failed), each with fields to filter on
+   * (`WebhookLogFields`: code, operation, id, type, tenant, keyId, the
+   * error's class and, but for a handler's, its message), never a secret, a
+   * signature or a body. A pino logger serves as it is.
+   * @default one sentence per line on `console.error`
+   */
+  readonly logger?: WebhookLogger;
 }
 
 /** `Retry-After`, in seconds, on a 503 for a failing store: soon, since a store is mostly back within seconds. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
+/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
+const RENAMED = {
+  onDedupError: "dedupUnavailable ('reject' or 'process')",
+  onUnknown: "unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)",
+} as const;
+
 /**
  * What claiming a delivery's event leads to: the `Settle` of a claim held,
- * `undefined` to run without one (no store, or `onDedupError: 'process'`),
+ * `undefined` to run without one (no store, or `dedupUnavailable: 'process'`),
  * or the answer to send instead of running anything.
  */
 export type ClaimOutcome = Settle | undefined | DecidedResponse;
 
+/** The receiver's steps, built once. */
 export interface Receiver {
   /** What the entry's body reader enforces. */
   readonly limits: BodyLimits;
@@ -117,13 +133,15 @@ export interface Receiver {
    * throws nor rejects; at once unless a tenant's secret is looked up.
    */
   verify(payload: WebhookPayload, headers: WebhookHeaders, tenantOf: () => unknown): Verification | Promise<Verification>;
-  /** `{ skewSeconds }`: the receiver's clock minus the request's `webhook-timestamp`, when that parses; else nothing. */
-  skewOf(headers: WebhookHeaders): { readonly skewSeconds?: number };
+  /** The receiver's clock minus the request's `webhook-timestamp`, in milliseconds, when that parses; else `undefined`. */
+  skewMsOf(headers: WebhookHeaders): number | undefined;
   /**
    * Claims the delivery's event: at once without a store, else once the
    * store answered. Never rejects: a failing store is an answer (503) and a report.
    */
-  claim(delivery: VerifiedDelivery): ClaimOutcome | Promise<ClaimOutcome>;
+  claim(delivery: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome>;
+  /** Where the receiver's lines go: the `logger` option, checked, or the console. */
+  readonly logger: WebhookLogger;
 }
 
 /**
@@ -135,61 +153,74 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
   if (options === null || typeof options !== 'object') {
     throw new TypeError('svc-webhooks: options with a secret are required');
   }
-  const { secret, onDedupError = 'reject', bodyTimeoutMs = 10_000 } = options;
+  checkRenamed(options, RENAMED);
+  const { secret, bodyTimeoutMs = 10_000 } = options;
   const verifyOptions = resolveVerifyOptions(options);
   const { maxPayloadBytes, now } = verifyOptions;
-  const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
-  if (dedup !== undefined && !isDedupStore(dedup)) {
-    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
-  }
   checkDuration('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
   const durations = checkClaimOptions(options, 600_000);
-  if (onDedupError !== 'reject' && onDedupError !== 'process') {
-    throw new TypeError("svc-webhooks: onDedupError must be 'reject' or 'process'");
-  }
+  const dedupUnavailable = checkPolicy('dedupUnavailable', options.dedupUnavailable, ['reject', 'process'] as const) ?? 'reject';
   if (options.tenant !== undefined && typeof options.tenant !== 'function') {
     throw new TypeError('svc-webhooks: tenant must be a function from the request to the tenant');
   }
   if (options.tenant === undefined && typeof secret === 'function') {
     throw new TypeError('svc-webhooks: a secret looked up per tenant needs the tenant option, which reads the tenant from the request');
   }
+  if (options.tenant !== undefined && typeof secret !== 'function') {
+    throw new TypeError(
+      'svc-webhooks: with the tenant option, secret must be a function from the tenant to its secret: a secret shared by every ' +
+        'tenant proves nothing about the tenant a request names, so any request could name any tenant',
+    );
+  }
+  const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
+  if (dedup !== undefined && !isDedupStore(dedup)) {
+    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
+  }
   // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
-  const storeLog = storeErrorLog(dedup ?? options);
-  const lookupLog = storeErrorLog(typeof secret === 'function' ? secret : verifyOptions);
-  const report = storeErrorReporter(options.onStoreError ?? ((error, context) => (context.operation === 'lookup' ? lookupLog : storeLog)(error, context)));
+  const logger = checkLogger(options.logger);
+  const storeLog = storeErrorLog(dedup ?? options, undefined, logger);
+  const lookupLog = storeErrorLog(typeof secret === 'function' ? secret : verifyOptions, undefined, logger);
+  const onStoreError = options.onStoreError ?? ((error, context) => (context.operation === 'lookup' ? lookupLog : storeLog)(error, context));
+  const report = storeErrorReporter(onStoreError, logger);
   const verify: TenantVerify =
-    options.tenant === undefined ? verifierOf(new Webhook(secret as WebhookSecret, options)) : createTenantVerify(secret, options, verifyOptions, report);
-  const inProgressHeaders = { 'retry-after': String(Math.ceil(durations.leaseMs / 1000)) };
-  const unavailableHeaders = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) };
+    typeof secret === 'function' ? createTenantVerify(secret, options, verifyOptions, report) : verifierOf(new Webhook(secret, options));
+  const claim = dedup === undefined ? undefined : claimFrom(claimSettings(dedup, durations, report));
+  const inProgressHeaders = Object.freeze({ 'retry-after': String(Math.ceil(durations.leaseMs / 1000)) });
+  const unavailableHeaders = Object.freeze({ 'retry-after': String(STORE_RETRY_AFTER_SECONDS) });
 
   return {
     limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
     verify,
-    skewOf(headers) {
+    skewMsOf(headers) {
       const timestamp = parseSeconds(readHeader(headers, 'webhook-timestamp', ', '));
-      return timestamp === undefined ? {} : { skewSeconds: now() / 1000 - timestamp };
+      return timestamp === undefined ? undefined : now() - timestamp * 1000;
     },
-    claim: dedup === undefined ? () => undefined : claimFrom(claimSettings(dedup, durations, report)),
+    claim: claim ?? (() => undefined),
+    logger,
   };
 
-  /** Claims on `dedup`: a duplicate, one in progress and a failing store are answers. */
+  /** Claims on the store: a duplicate, one in progress and a failing store are answers. */
   function claimFrom(settings: ClaimSettings) {
-    return async ({ id, tenant }: VerifiedDelivery): Promise<ClaimOutcome> => {
-      const attempt = await claimKey(settings, eventKey(id, tenant));
+    const outcomeOf = (attempt: ClaimAttempt): ClaimOutcome => {
       switch (attempt.state) {
         case 'claimed':
           return attempt.settle;
         case 'done':
           return duplicate();
         case 'in_progress':
-          return refused(new WebhookVerificationError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
+          return refused(new WebhookDedupError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
         case 'unavailable':
-          if (onDedupError === 'process') return undefined;
+          if (dedupUnavailable === 'process') return undefined;
           return refused(
-            new WebhookVerificationError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause: attempt.error }),
+            new WebhookDedupError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause: attempt.error }),
             unavailableHeaders,
           );
       }
+    };
+    // A claim answered at once is answered at once; otherwise a reaction, not an async function awaiting it.
+    return ({ dedupKey, tenant }: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {
+      const attempt = claimKey(settings, dedupKey, tenant);
+      return isThenable(attempt) ? attempt.then(outcomeOf) : outcomeOf(attempt);
     };
   }
 }

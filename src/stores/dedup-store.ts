@@ -1,7 +1,8 @@
 /**
- * The storage side of exactly-once processing, keyed on the event id.
+ * The storage side of exactly-once processing, keyed on a delivery's
+ * `dedupKey`: the event id scoped by the secret that verified it.
  *
- * Lifecycle of an id: absent -> (begin) leased -> (complete) done, or
+ * Lifecycle of a key: absent -> (begin) leased -> (complete) done, or
  * leased -> (release, or the lease running out) absent again; while leased,
  * renew moves the lease's end. A lease is held under a token, so a delivery
  * whose lease expired cannot renew, complete or release the claim of the
@@ -10,29 +11,46 @@
 
 /** The answer of `begin`. */
 export type BeginResult =
-  /** This delivery holds the lease; process the event, then complete or release. */
-  | { readonly state: 'claimed'; readonly token: string }
-  /** Another delivery holds a live lease. */
-  | { readonly state: 'in_progress' }
-  /** The event was processed already. */
-  | { readonly state: 'done' };
+  | {
+      /** This delivery holds the lease; process the event, then complete or release. */
+      readonly state: 'claimed';
+      /** What this delivery's complete, release and renew name its lease by. */
+      readonly token: string;
+    }
+  | {
+      /** Another delivery holds a live lease. */
+      readonly state: 'in_progress';
+    }
+  | {
+      /** The event was processed already. */
+      readonly state: 'done';
+    };
 
+/** The four operations of a `DedupStore`: what `onStoreError` and the store channel name when one fails. */
+export type StoreOperation = 'begin' | 'complete' | 'release' | 'renew';
+
+/**
+ * Where a receiver or a worker records which events it processed. Keys are
+ * a delivery's `dedupKey`. Implement it for another database by the
+ * contract of each method; svc-webhooks ships `MemoryDedupStore`,
+ * `RedisDedupStore` and `PostgresDedupStore`.
+ */
 export interface DedupStore {
-  /** Atomically claims `id` for `leaseMs` milliseconds unless it is leased or done. */
-  begin(id: string, leaseMs: number): Promise<BeginResult>;
+  /** Atomically claims `key` for `leaseMs` milliseconds unless it is leased or done. */
+  begin(key: string, leaseMs: number): Promise<BeginResult>;
   /**
-   * Marks `id` done for `ttlMs` milliseconds, if `token` still holds the lease.
-   * Answers whether it did.
+   * Marks `key` done for `retentionMs` milliseconds, if `token` still holds
+   * the lease. Answers whether it did.
    */
-  complete(id: string, token: string, ttlMs: number): Promise<boolean>;
+  complete(key: string, token: string, retentionMs: number): Promise<boolean>;
   /** Drops the lease so a retry is processed, if `token` still holds it. Answers whether it did. */
-  release(id: string, token: string): Promise<boolean>;
+  release(key: string, token: string): Promise<boolean>;
   /**
    * Makes the lease end `leaseMs` milliseconds from now, if `token` still
-   * holds a live lease on `id`; answers whether it did. Never revives an
-   * expired lease, and never touches an id that is absent or done.
+   * holds a live lease on `key`; answers whether it did. Never revives an
+   * expired lease, and never touches a key that is absent or done.
    */
-  renew(id: string, token: string, leaseMs: number): Promise<boolean>;
+  renew(key: string, token: string, leaseMs: number): Promise<boolean>;
 }
 
 /** Whether `value` has the four methods of a `DedupStore`: a caller's object is checked once, at creation. */
@@ -46,4 +64,44 @@ export function isDedupStore(value: unknown): value is DedupStore {
     typeof store.release === 'function' &&
     typeof store.renew === 'function'
   );
+}
+
+/**
+ * The operations of a store that answers within this process: a claim calls
+ * them rather than the `DedupStore` methods, whose promises would each cost
+ * the delivery a turn of the event loop. Each answers what its method
+ * resolves to, and throws where its method rejects. Not exported from any
+ * entry: the package's own stores alone register them.
+ */
+export interface AnswersAtOnce {
+  begin(key: string, leaseMs: number): BeginResult;
+  complete(key: string, token: string, retentionMs: number): boolean;
+  release(key: string, token: string): boolean;
+}
+
+// Registered by a symbol of the global registry, so that a store made by one copy of the package (its
+// root entry, say) answers at once to the claims of another (the Fetch entry, bundled apart).
+const AT_ONCE = Symbol.for('svc-webhooks.dedup-store.answers-at-once');
+
+/** The methods a store's operations stand for, and the operations. */
+interface Registered {
+  readonly methods: Pick<DedupStore, 'begin' | 'complete' | 'release'>;
+  readonly operations: AnswersAtOnce;
+}
+
+/** Registers the operations of `store` that answer at once, for as long as its methods are `methods`, its class's own. */
+export function answerAtOnce(store: DedupStore, methods: Registered['methods'], operations: AnswersAtOnce): void {
+  Object.defineProperty(store, AT_ONCE, { value: { methods, operations } satisfies Registered });
+}
+
+/**
+ * The operations of `store` that answer at once, if it registered them and
+ * its methods are still those they stand for: a method replaced since (a
+ * subclass's override, a test's spy) is called as any store's method is.
+ */
+export function answersAtOnce(store: DedupStore): AnswersAtOnce | undefined {
+  const registered = (store as { [AT_ONCE]?: Registered })[AT_ONCE];
+  if (registered === undefined) return undefined;
+  const { methods } = registered;
+  return store.begin === methods.begin && store.complete === methods.complete && store.release === methods.release ? registered.operations : undefined;
 }

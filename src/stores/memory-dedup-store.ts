@@ -7,9 +7,9 @@
  * Cloudflare Worker refuses one started at module scope.
  */
 import { randomBytes } from 'node:crypto';
-import { checkCallback, checkDuration, MAX_TIMER_MS } from '../core/option-checks.js';
-import type { BeginResult, DedupStore } from './dedup-store.js';
-import { WebhookVerificationError } from '../core/errors.js';
+import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../base/option-checks.js';
+import { answerAtOnce, type BeginResult, type DedupStore } from './dedup-store.js';
+import { WebhookDedupError } from '../core/errors.js';
 import { EntryQueue } from './entry-queue.js';
 
 /** Options of `new MemoryDedupStore()`. */
@@ -49,6 +49,11 @@ const QUEUE_SLACK = 1024;
 const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
 const DONE: BeginResult = Object.freeze({ state: 'done' });
 
+/**
+ * The `DedupStore` of one process, in its memory, with no dependency: what
+ * every entry uses when given no `dedup`. Bounded by `maxEntries`; its
+ * leases and done ids do not survive a restart, nor reach another process.
+ */
 export class MemoryDedupStore implements DedupStore {
   readonly #maxEntries: number;
   readonly #now: () => number;
@@ -66,9 +71,7 @@ export class MemoryDedupStore implements DedupStore {
 
   /** Checks the options once; throws `TypeError`. */
   constructor(options: MemoryDedupStoreOptions = {}) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError('svc-webhooks: MemoryDedupStore options must be an object');
-    }
+    checkOptionsObject('MemoryDedupStore', options);
     const { maxEntries = 100_000, sweepIntervalMs = 60_000, now = Date.now } = options;
     if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
       throw new TypeError('svc-webhooks: maxEntries must be a positive integer');
@@ -78,6 +81,7 @@ export class MemoryDedupStore implements DedupStore {
     this.#maxEntries = maxEntries;
     this.#now = now;
     this.#sweepIntervalMs = sweepIntervalMs;
+    answerAtOnce(this, MemoryDedupStore.prototype, { begin: this.#begin, complete: this.#complete, release: this.#release });
   }
 
   /** How many ids are held, leased or done, expired ones not yet swept included. */
@@ -85,52 +89,61 @@ export class MemoryDedupStore implements DedupStore {
     return this.#entries.size;
   }
 
-  // Plain functions answering settled promises: an async function costs more per call. A throw (a bad
-  // duration, a failing clock, a full store) becomes a rejection, as it would in an async function.
+  // Each method answers its operation (below) as a settled promise; a claim calls the operations at once.
 
+  /** Claims `id` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
   begin(id: string, leaseMs: number): Promise<BeginResult> {
-    try {
-      checkDuration('leaseMs', leaseMs);
-      const now = this.#now();
-      if (now >= this.#nextSweepAt) this.#sweep(now);
-      const held = this.#entries.get(id);
-      if (held !== undefined && held.expiresAt > now) return Promise.resolve(held.token === undefined ? DONE : IN_PROGRESS);
-      // An expired entry of the same id is replaced in its slot; only a new id needs room.
-      if (held === undefined) this.#makeRoom(now);
-      const token = this.#newToken();
-      this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
-      return Promise.resolve({ state: 'claimed', token });
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return settledWith(this.#begin, id, leaseMs);
   }
 
-  complete(id: string, token: string, ttlMs: number): Promise<boolean> {
-    return this.#replaceLease(id, token, 'ttlMs', ttlMs, this.#done, undefined);
+  /** Marks `id` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
+  complete(id: string, token: string, retentionMs: number): Promise<boolean> {
+    return settledWith(this.#complete, id, token, retentionMs);
   }
 
+  /** Drops the lease on `id` if `token` still holds it; see `DedupStore.release`. */
   release(id: string, token: string): Promise<boolean> {
-    try {
-      if (!this.#holds(id, token, this.#now())) return Promise.resolve(false);
-      this.#entries.delete(id);
-      return Promise.resolve(true);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return settledWith(this.#release, id, token);
   }
 
+  /** Moves the end of the lease on `id` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
   renew(id: string, token: string, leaseMs: number): Promise<boolean> {
     // Queued again, last: the first lease stays the oldest claim or renewal.
-    return this.#replaceLease(id, token, 'leaseMs', leaseMs, this.#leases, token);
+    return settledWith(this.#replaceLease, id, token, 'leaseMs', leaseMs, this.#leases, token);
   }
 
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
   close(): void {}
 
-  /** Whether `token` holds a live lease on `id` at `now`; an expired lease is held by nobody. */
-  #holds(id: string, token: string, now: number): boolean {
+  // The operations themselves, answering at once or throwing; the public methods answer them as promises.
+  readonly #begin = (id: string, leaseMs: number): BeginResult => {
+    checkDuration('leaseMs', leaseMs);
+    const now = this.#now();
+    if (now >= this.#nextSweepAt) this.#sweep(now);
+    const held = this.#entries.get(id);
+    if (held !== undefined && held.expiresAt > now) return held.token === undefined ? DONE : IN_PROGRESS;
+    // An expired entry of the same id is replaced in its slot; only a new id needs room.
+    if (held === undefined) this.#makeRoom(now);
+    const token = this.#newToken();
+    this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
+    return { state: 'claimed', token };
+  };
+
+  readonly #complete = (id: string, token: string, retentionMs: number): boolean =>
+    this.#replaceLease(id, token, 'retentionMs', retentionMs, this.#done, undefined);
+
+  readonly #release = (id: string, token: string): boolean => {
+    const held = this.#held(id, token, this.#now());
+    if (held === undefined) return false;
+    this.#leases.dropNewest(held);
+    this.#entries.delete(id);
+    return true;
+  };
+
+  /** The live lease `token` holds on `id` at `now`, if it does; an expired lease is held by nobody. */
+  #held(id: string, token: string, now: number): Entry | undefined {
     const entry = this.#entries.get(id);
-    return entry !== undefined && entry.token !== undefined && entry.token === token && entry.expiresAt > now;
+    return entry !== undefined && entry.token !== undefined && entry.token === token && entry.expiresAt > now ? entry : undefined;
   }
 
   /**
@@ -148,19 +161,17 @@ export class MemoryDedupStore implements DedupStore {
    * `ms` (the duration `name`) from now, held by `newToken` or done if that is
    * undefined, and queues it on `queue`. Answers whether it did.
    */
-  #replaceLease(id: string, token: string, name: string, ms: number, queue: EntryQueue<Entry>, newToken: string | undefined): Promise<boolean> {
-    try {
-      checkDuration(name, ms);
-      const now = this.#now();
-      if (!this.#holds(id, token, now)) return Promise.resolve(false);
-      this.#enqueue(queue, { id, token: newToken, expiresAt: now + ms });
-      return Promise.resolve(true);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
+  readonly #replaceLease = (id: string, token: string, name: string, ms: number, queue: EntryQueue<Entry>, newToken: string | undefined): boolean => {
+    checkDuration(name, ms);
+    const now = this.#now();
+    const held = this.#held(id, token, now);
+    if (held === undefined) return false;
+    // Replaced, the lease is stale in its queue; the newest there (a claim settled at once) goes now.
+    this.#leases.dropNewest(held);
+    this.#enqueue(queue, { id, token: newToken, expiresAt: now + ms });
+    return true;
+  };
 
-  /** Makes `entry` the one of its id and queues it, compacting the queue once stale entries outnumber the store's. */
   #enqueue(queue: EntryQueue<Entry>, entry: Entry): void {
     this.#entries.set(entry.id, entry);
     queue.push(entry);
@@ -173,7 +184,7 @@ export class MemoryDedupStore implements DedupStore {
     const oldestLease = this.#leases.first();
     const oldest = oldestLease !== undefined && oldestLease.expiresAt <= now ? oldestLease : this.#done.first();
     if (oldest === undefined) {
-      throw new WebhookVerificationError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
+      throw new WebhookDedupError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
     }
     // Deleted from the map, it is stale in its queue, which drops it when next met.
     this.#entries.delete(oldest.id);
@@ -185,5 +196,18 @@ export class MemoryDedupStore implements DedupStore {
     for (const [id, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(id);
     this.#leases.compact();
     this.#done.compact();
+  }
+}
+
+/**
+ * What `operation` answers, as a settled promise: a throw (a bad duration, a
+ * failing clock, a full store) becomes a rejection, as in an async function,
+ * which would cost more per call.
+ */
+function settledWith<A extends unknown[], T>(operation: (...args: A) => T, ...args: A): Promise<T> {
+  try {
+    return Promise.resolve(operation(...args));
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

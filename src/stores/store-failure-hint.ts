@@ -71,10 +71,16 @@ export function storeFailureHint(error: unknown): string | undefined {
  * given as `password=…` or `secret=…` left out.
  */
 export function describeStoreError(error: unknown): string {
-  if (typeof error !== 'object' || error === null) return `${typeof error}: ${safeText(String(error))}`;
+  const { errorClass, errorCode, errorMessage } = storeErrorFields(error);
+  return `${errorClass}${errorCode === undefined ? '' : ` ${errorCode}`}: ${errorMessage}`;
+}
+
+/** What `describeStoreError` tells, as the fields of a log line: the class, the client's code where it is a plain word, and the message. */
+export function storeErrorFields(error: unknown): { readonly errorClass: string; readonly errorCode?: string; readonly errorMessage: string } {
+  if (typeof error !== 'object' || error === null) return { errorClass: typeof error, errorMessage: safeText(String(error)) };
   const { code, message } = error as { code?: unknown; message?: unknown };
-  const shownCode = typeof code === 'string' && /^[\w.-]{1,40}$/.test(code) ? ` ${code}` : '';
-  return `${className(error)}${shownCode}: ${safeText(typeof message === 'string' && message !== '' ? message : innerMessages(error))}`;
+  const errorMessage = safeText(typeof message === 'string' && message !== '' ? message : innerMessages(error));
+  return typeof code === 'string' && /^[\w.-]{1,40}$/.test(code) ? { errorClass: className(error), errorCode: code, errorMessage } : { errorClass: className(error), errorMessage };
 }
 
 /** The name of the class that made `error`, else its `name`: pg's errors are named just 'error'. */

@@ -2,9 +2,11 @@
  * One webhook delivery as the service makes it: a POST that counts as failed
  * unless a 2xx arrives within 10 seconds (spec section 6), retried with
  * backoff under the same webhook-id. The timing is injectable so that tests
- * need not wait it out.
+ * need not wait it out. What a receiver answered is the receiver's to choose:
+ * an attempt keeps its text only as `printable` makes it.
  */
 import { Buffer } from 'node:buffer';
+import { printable } from './printable.js';
 
 const MAX_BACKOFF_MS = 30_000;
 /** The most of an answer's body read, for its error code: an error envelope is far smaller. */
@@ -30,9 +32,13 @@ export interface Attempt {
   readonly ms: number;
   /** The HTTP status; absent when no answer came. */
   readonly status?: number;
-  /** `error.code` of a JSON answer (the spec's error envelope), when it has one. */
+  /** `error.code` of a JSON answer (the spec's error envelope), when it has one, made `printable`. */
   readonly errorCode?: string;
-  /** Why no answer came: the window ran out, or the connection failed. */
+  /** The answer's `Retry-After`, when it is a whole number of seconds. */
+  readonly retryAfterSeconds?: number;
+  /** True when the answer's body is a receiver's `{ "duplicate": true }`: the event was processed before. */
+  readonly duplicate?: true;
+  /** Why no answer came: the window ran out, or the connection failed (its reason made `printable`). */
   readonly failure?: string;
 }
 
@@ -60,13 +66,22 @@ export async function post(
   const timer = setTimeout(() => controller.abort(), answerWindowMs);
   try {
     const response = await send(target, { method: 'POST', body, headers, redirect: 'manual', signal: controller.signal });
-    const errorCode = errorCodeOf(await answerText(response));
-    return { ms: elapsed(), status: response.status, ...(errorCode === undefined ? {} : { errorCode }) };
+    const answer = parsedAnswer(await answerText(response));
+    const errorCode = errorCodeOf(answer);
+    const retryAfter = response.headers.get('retry-after');
+    return {
+      ms: elapsed(),
+      status: response.status,
+      ...(errorCode !== undefined && { errorCode }),
+      ...(retryAfter !== null && /^\d{1,9}$/.test(retryAfter) && { retryAfterSeconds: Number(retryAfter) }),
+      ...((answer as { duplicate?: unknown } | undefined)?.duplicate === true && { duplicate: true as const }),
+    };
   } catch (error) {
     if (controller.signal.aborted) return { ms: elapsed(), failure: `no answer within ${answerWindowMs / 1000} s` };
     const cause = (error as { cause?: { code?: unknown } }).cause;
     const code = typeof cause?.code === 'string' ? cause.code : (error as Error).message;
-    return { ms: elapsed(), failure: `connection failed (${code})` };
+    // A handler in this process may throw anything, and the HTTP client's messages may quote the answer.
+    return { ms: elapsed(), failure: `connection failed (${printable(String(code))})` };
   } finally {
     clearTimeout(timer);
   }
@@ -117,16 +132,26 @@ async function answerText(response: Response): Promise<string> {
   return Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8');
 }
 
-function errorCodeOf(text: string): string | undefined {
+/**
+ * The answer's `error.code`, made printable here, where it enters: every
+ * report of an attempt (`send`'s lines, `check`'s table and JSON, the
+ * testing kit's `SimulatedAttempt`) then holds it safe, whichever prints it.
+ */
+function errorCodeOf(answer: unknown): string | undefined {
+  const code = (answer as { error?: { code?: unknown } } | null | undefined)?.error?.code;
+  return typeof code === 'string' ? printable(code) : undefined;
+}
+
+/** The answer's body as JSON, or `undefined` where it is none. */
+function parsedAnswer(text: string): unknown {
   try {
-    const code = (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code;
-    return typeof code === 'string' ? code : undefined;
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
 }
 
-/** What an attempt got, in a few words: `503 service_unavailable (8 ms)`. */
+/** What an attempt got, in a few words, on one line: `503 service_unavailable (8 ms)`. */
 export function describeAttempt(attempt: Attempt): string {
   if (attempt.status === undefined) return `${attempt.failure} (${attempt.ms} ms)`;
   return `${attempt.status}${attempt.errorCode === undefined ? '' : ` ${attempt.errorCode}`} (${attempt.ms} ms)`;

@@ -4,8 +4,9 @@
  * `simulateDelivery`, which delivers as the service does (retries under the
  * same id, copies at once, a 10 s cut-off). No runtime dependency; works
  * under vitest, jest and node:test.
+ * @packageDocumentation
  */
-export { testEvent, type DeepPartial, type TestEventOptions } from './test-event.js';
+export { testEvent, type TestEventOptions, type TestEventOverrides } from './test-event.js';
 export { signedHeaders, signedRequest, type SignedHeadersOptions, type SignedRequestOptions } from './signed-request.js';
 export { simulateDelivery, type SimulateDeliveryOptions, type SimulatedAttempt, type SimulatedDelivery } from './simulate-delivery.js';
 export type { DeliveryTarget } from './delivery.js';

@@ -4,6 +4,7 @@ import type { WebhookSecret } from '../core/secret.js';
 import type { WebhookEvent } from '../core/event.js';
 import { newId } from './envelope.js';
 
+/** Options of `signedHeaders()`. */
 export interface SignedHeadersOptions {
   /** The endpoint's secret, as the receiver is given it. */
   readonly secret: WebhookSecret;
@@ -19,6 +20,7 @@ export interface SignedHeadersOptions {
   readonly timestamp?: number | Date;
 }
 
+/** Options of `signedRequest()`: those of `signedHeaders()`, and where the request goes. */
 export interface SignedRequestOptions extends SignedHeadersOptions {
   /**
    * Where the request goes.

@@ -6,9 +6,11 @@
  */
 import type { WebhookEvent } from '../core/event.js';
 import type { WebhookSecret } from '../core/secret.js';
+import { checkCallback } from '../base/option-checks.js';
 import { deliver, SERVICE_TIMING, type DeliveryTarget } from './delivery.js';
 import { signedHeaders } from './signed-request.js';
 
+/** Options of `simulateDelivery()`. */
 export interface SimulateDeliveryOptions {
   /** The endpoint's secret, as the receiver is given it. */
   readonly secret: WebhookSecret;
@@ -30,11 +32,20 @@ export interface SimulateDeliveryOptions {
   readonly answerWindowMs?: number;
   /**
    * Waits between attempts (1 s, 2 s, 4 s … up to 30 s): pass `async () => {}` to run retries at once.
-   * Given, the signing clock moves on by each wait it was asked for, so every retry still carries a
-   * later timestamp, as the service's would.
+   * A compressed wait lets no time pass: retries are signed at `now()` all the same.
    * @default real waits
    */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * The clock each attempt is signed with when it is sent, in milliseconds since the Unix epoch. It
+   * must be the receiver's clock, or the receiver refuses attempts as `timestamp_too_old` or
+   * `timestamp_too_new`. To test retries as if the waits passed, without waiting them out, give the
+   * receiver and `simulateDelivery` the same fake clock and move it on in `sleep`: with
+   * `let clock = Date.now()`, pass `now: () => clock` to both and `sleep: async (ms) => { clock += ms; }`
+   * here, and every retry carries a timestamp later than the one before by the wait.
+   * @default Date.now
+   */
+  readonly now?: () => number;
 }
 
 /** One attempt of one copy. */
@@ -43,11 +54,15 @@ export interface SimulatedAttempt {
   readonly copy: number;
   /** The HTTP status; absent when no answer came within the window or the connection failed. */
   readonly status?: number;
-  /** `error.code` of a JSON refusal. */
+  /** `error.code` of a JSON refusal, safe to print: control characters escaped (`\x1b`, `\n`), cut to 200 characters. */
   readonly code?: string;
+  /** True when the receiver answered `{ "duplicate": true }`: the event was processed before, and ran nothing again. */
+  readonly duplicate?: true;
+  /** How long the attempt took, in milliseconds: to its answer, or to the end of the window. */
   readonly ms: number;
 }
 
+/** What `simulateDelivery()` resolves to. */
 export interface SimulatedDelivery {
   /** Whether every copy ended in a 2xx. */
   readonly delivered: boolean;
@@ -57,32 +72,30 @@ export interface SimulatedDelivery {
 
 /** Delivers `event` to `target` (a URL, or a Fetch handler in this process) the way the service does. */
 export async function simulateDelivery(target: DeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery> {
-  const { secret, copies = 1, maxAttempts = 5, answerWindowMs = SERVICE_TIMING.answerWindowMs } = options;
+  const { secret, copies = 1, maxAttempts = 5, answerWindowMs = SERVICE_TIMING.answerWindowMs, now = Date.now, sleep = SERVICE_TIMING.pause } = options;
   if (!Number.isSafeInteger(copies) || copies < 1) throw new TypeError('svc-webhooks: copies must be a whole number of at least 1');
   if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new TypeError('svc-webhooks: maxAttempts must be a whole number of at least 1');
+  checkCallback('now', now);
   const body = JSON.stringify(event);
   const attempts: SimulatedAttempt[] = [];
-  // Each copy's schedule, in ms: the waits a compressed `sleep` skipped, added to the clock it signs with.
-  const skipped = new Array<number>(copies).fill(0);
-  const pauseOf = (copy: number) =>
-    options.sleep === undefined
-      ? SERVICE_TIMING.pause
-      : (ms: number) => {
-          skipped[copy]! += ms;
-          return options.sleep!(ms);
-        };
   const outcomes = await Promise.all(
     Array.from({ length: copies }, (_, i) =>
       deliver({
         url: target,
         body,
-        // Signed again for each attempt, at the time it is sent, always with the event's id.
-        headers: () => signedHeaders(body, { secret, id: event.id, timestamp: Math.floor((Date.now() + skipped[i]!) / 1000) }),
+        // Signed again for each attempt, at the receiver's time when it is sent, always with the event's id.
+        headers: () => signedHeaders(body, { secret, id: event.id, timestamp: Math.floor(now() / 1000) }),
         retries: maxAttempts - 1,
         backoffMs: 1000,
-        timing: { answerWindowMs, pause: pauseOf(i) },
-        onAttempt: ({ status, errorCode, ms }) =>
-          void attempts.push({ copy: i + 1, ...(status !== undefined && { status }), ...(errorCode !== undefined && { code: errorCode }), ms }),
+        timing: { answerWindowMs, pause: sleep },
+        onAttempt: ({ status, errorCode, duplicate, ms }) =>
+          void attempts.push({
+            copy: i + 1,
+            ...(status !== undefined && { status }),
+            ...(errorCode !== undefined && { code: errorCode }),
+            ...(duplicate && { duplicate }),
+            ms,
+          }),
       }),
     ),
   );

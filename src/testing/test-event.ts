@@ -1,11 +1,12 @@
 /** Valid envelopes of the known event types, for tests. */
-import type { KnownEventType } from '../core/event.js';
-import type { EventSchemas, KnownEventMap } from '../receive/handler-types.js';
+import type { KnownEventMap, KnownEventType } from '../core/event.js';
+import type { EventSchemas } from '../process/handler-types.js';
 import { newId } from './envelope.js';
 
-/** Every field optional, all the way down; arrays are replaced whole. */
-export type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+/** What `testEvent` merges into the envelope it makes, an event `E`: any of its fields, at any depth; arrays replace whole. */
+export type TestEventOverrides<E> = E extends readonly unknown[] ? E : E extends object ? { [K in keyof E]?: TestEventOverrides<E[K]> } : E;
 
+/** Options of `testEvent()`. */
 export interface TestEventOptions {
   /**
    * The receiver's schemas: the event is checked against its type's schema
@@ -34,7 +35,7 @@ const OBJECT_PREFIX: Readonly<Record<KnownEventType, string>> = {
  * and a ULID), `type`, `timestamp`, and `data.object` with an `id`, then
  * `overrides` merged in, deeply. Typed as that type's event.
  */
-export function testEvent<T extends KnownEventType>(type: T, overrides?: DeepPartial<KnownEventMap[T]>, options: TestEventOptions = {}): KnownEventMap[T] {
+export function testEvent<T extends KnownEventType>(type: T, overrides?: TestEventOverrides<KnownEventMap[T]>, options: TestEventOptions = {}): KnownEventMap[T] {
   if (!Object.hasOwn(OBJECT_PREFIX, type)) throw new TypeError(`svc-webhooks: testEvent takes a known event type, not ${JSON.stringify(type)}`);
   const nowMs = (options.now ?? Date.now)();
   const base = {

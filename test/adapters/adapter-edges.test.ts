@@ -14,7 +14,7 @@ import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
-import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { deliveryOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
 describe('adapter option checks', () => {
   it.each([
@@ -25,9 +25,9 @@ describe('adapter option checks', () => {
     expect(create).toThrow(new TypeError('svc-webhooks: onError must be a function'));
   });
 
-  it('fastify refuses options without routes, saying what routes is for', () => {
+  it('fastify refuses options without routes or path, saying what each is for', () => {
     expect(() => fastifyWebhook({ secret: SECRET } as never)).toThrow(
-      new TypeError('svc-webhooks: routes must be a function that registers the webhook routes (or give path with on)'),
+      new TypeError('svc-webhooks: give routes (a function that registers your webhook routes) or path (with on or handoff), exactly one of them'),
     );
   });
 });
@@ -38,7 +38,7 @@ describe('express: a body that is not the raw stream', () => {
     const route = new RouteSpy();
     const app = express();
     app.post('/webhooks', before, expressWebhook({ secret: SECRET, now }), async (req, res) => {
-      res.status(await route.handle(req.webhook, req.webhookId)).end();
+      res.status(await route.handle(req.webhook.event, req.webhook.id)).end();
     });
     const server = createServer(app);
     try {
@@ -87,7 +87,7 @@ describe('express: a sender gone mid-body', () => {
       },
       expressWebhook({ secret: SECRET, now }),
       async (req, res) => {
-        res.status(await route.handle(req.webhook, req.webhookId)).end();
+        res.status(await route.handle(req.webhook.event, req.webhook.id)).end();
       },
     );
     app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
@@ -123,20 +123,20 @@ describe('fastify: the plugin scope', () => {
     return app;
   }
 
-  it('declares webhook and webhookId on requests, unset until verification', async () => {
+  it('declares webhook (the delivery, its id included) on requests, unset until verification', async () => {
     const seen: unknown[] = [];
     const app = await fastifyApp((webhooks) => {
-      expect([webhooks.hasRequestDecorator('webhook'), webhooks.hasRequestDecorator('webhookId')]).toEqual([true, true]);
+      expect(webhooks.hasRequestDecorator('webhook')).toBe(true);
       webhooks.addHook('onRequest', async (request) => {
-        seen.push({ webhook: request.webhook, webhookId: request.webhookId });
+        seen.push({ webhook: request.webhook });
       });
-      webhooks.post('/webhooks', async (request, reply) => reply.code(200).send({ id: request.webhookId }));
+      webhooks.post('/webhooks', async (request, reply) => reply.code(200).send({ id: request.webhook.id, delivery: request.webhook }));
     });
     try {
       const { body, headers } = signedRequest();
       const response = await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers });
-      expect(response.json()).toEqual({ id: 'evt_1' });
-      expect(seen).toEqual([{ webhook: null, webhookId: '' }]);
+      expect(response.json()).toEqual({ id: 'evt_1', delivery: deliveryOf() });
+      expect(seen).toEqual([{ webhook: null }]);
     } finally {
       await app.close();
     }
@@ -145,7 +145,7 @@ describe('fastify: the plugin scope', () => {
   it('verifies a request without a body as an empty one', async () => {
     const route = new RouteSpy();
     const app = await fastifyApp((webhooks) => {
-      webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+      webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook.event, request.webhook.id)).send());
     });
     try {
       // Signed over no bytes at all: the signature holds, and the envelope check refuses it.

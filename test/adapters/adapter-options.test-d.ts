@@ -1,10 +1,12 @@
 /**
- * Type tests of `on` in each adapter's options, run by `vitest --typecheck`
- * (and by `tsc` in `npm test`): the schemas are inferred from the options
- * object, so each handler receives exactly its event or its schema's output
- * and a misspelled key does not compile; Fastify takes `path` with `on` and
- * `routes` without it; the Fetch and Lambda entries take `on` or a handler,
- * never both. A `@ts-expect-error` that stops erroring fails too.
+ * Type tests of each adapter's options, run by `vitest --typecheck` (and by
+ * `tsc` in `npm test`): the schemas are inferred from the options object, so
+ * each handler receives exactly its event or its schema's output and a
+ * misspelled key does not compile; and what runs for each delivery is said
+ * exactly once: `on`, `handoff`, or the route (Express, Hono, Fastify's
+ * `routes`) or a handler (Fetch, Lambda), never two of them, and never the
+ * options of `on` without it. Fastify takes `path` with `on` or `handoff`
+ * and `routes` without them. A `@ts-expect-error` that stops erroring fails too.
  */
 import { type } from 'arktype';
 import type { FastifyInstance } from 'fastify';
@@ -16,7 +18,7 @@ import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook, type FetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhook } from '../../adapters/lambda.js';
-import type { CallMissedEvent, EventHandlers, HandlerContext, WebhookEvent } from '../../src/index.js';
+import type { CallMissedEvent, EventHandlers, Handoff, WebhookDelivery, WebhookEvent } from '../../src/index.js';
 
 const secret = 'whsec_c2VjcmV0';
 const path = '/webhooks';
@@ -33,17 +35,20 @@ const on: EventHandlers<typeof schemas> = {
   'transcript.ready': (ready) => expectTypeOf(ready).toEqualTypeOf<typeof transcript.infer>(),
   'webhook.test': (test) => expectTypeOf(test.type).toEqualTypeOf<'webhook.test'>(),
 };
-const onMissed = (missed: CallMissedEvent, context: HandlerContext): void => {
-  expectTypeOf(context.id).toEqualTypeOf<string>();
+const onMissed = (missed: CallMissedEvent, delivery: WebhookDelivery): void => {
+  expectTypeOf(delivery.id).toEqualTypeOf<string>();
+  expectTypeOf(delivery.dedupKey).toEqualTypeOf<string>();
+  expectTypeOf(delivery.tenant).toEqualTypeOf<string | undefined>();
   expectTypeOf(missed.type).toEqualTypeOf<'call.missed'>();
 };
 const onAny = (event: WebhookEvent): string => event.type;
+const handoff: Handoff = { hand: async (delivery) => void expectTypeOf(delivery).toEqualTypeOf<WebhookDelivery>() };
 
 describe('express options with on', () => {
   it('infer the schemas, whatever the key order, and type each handler by them', () => {
     expressWebhook({ secret, on: { 'call.missed': (missed) => expectTypeOf(missed).toEqualTypeOf<CallMissedOutput>() }, schemas });
     expressWebhook({ secret, schemas, on });
-    expressWebhook({ secret, on: { 'call.missed': onMissed }, onUnknown: onAny, onHandlerError: (_error, event) => void event.id });
+    expressWebhook({ secret, on: { 'call.missed': onMissed }, onUnknownEvent: onAny, onHandlerError: (_error, event, delivery) => void [event.id, delivery.dedupKey] });
   });
 
   it('refuse a misspelled type, a handler of another type, an unknown policy', () => {
@@ -53,8 +58,10 @@ describe('express options with on', () => {
     expressWebhook({ secret, on: { 'message.received': onMissed } });
     // @ts-expect-error the schema's output is no CallMissedEvent
     expressWebhook({ secret, on: { 'call.missed': onMissed }, schemas: { 'call.missed': z.object({ id: z.number() }) } });
-    // @ts-expect-error only 'accept', 'reject' or a function
-    expressWebhook({ secret, on: {}, onUnknown: 'ignore' });
+    // @ts-expect-error only 'accept' or 'reject'
+    expressWebhook({ secret, on: {}, unknownEvents: 'ignore' });
+    // @ts-expect-error onUnknownEvent takes a handler, not a policy
+    expressWebhook({ secret, on: {}, onUnknownEvent: 'accept' });
   });
 });
 
@@ -62,11 +69,11 @@ describe('hono options with on', () => {
   it('infer the schemas, whatever the key order, and type each handler by them', () => {
     honoWebhook({ schemas, secret, on: { 'call.missed': (missed) => expectTypeOf(missed.data.object.from).toEqualTypeOf<string>() } });
     honoWebhook({ on, schemas, secret });
-    honoWebhook({ on: { 'call.missed': onMissed }, secret, onUnknown: 'reject' });
+    honoWebhook({ on: { 'call.missed': onMissed }, secret, unknownEvents: 'reject' });
   });
 
   it('refuse a misspelled type, a handler of another type, a schema for an unknown type', () => {
-    // @ts-expect-error 'call.answered' is not a known event type: it goes to onUnknown
+    // @ts-expect-error 'call.answered' is not a known event type: it goes to onUnknownEvent
     honoWebhook({ secret, on: { 'call.answered': onMissed } });
     // @ts-expect-error a CallMissedEvent handler cannot handle transcript.ready
     honoWebhook({ secret, on: { 'transcript.ready': onMissed } });
@@ -79,7 +86,7 @@ describe('fastify options with path and on', () => {
   it('infer the schemas, whatever the key order, and type each handler by them', () => {
     fastifyWebhook({ secret, path, schemas, on: { 'call.missed': (missed) => expectTypeOf(missed).toEqualTypeOf<CallMissedOutput>() } });
     fastifyWebhook({ schemas, on, path, secret });
-    fastifyWebhook({ path, on: { 'call.missed': onMissed }, secret, onUnknown: onAny });
+    fastifyWebhook({ path, on: { 'call.missed': onMissed }, secret, onUnknownEvent: onAny });
   });
 
   it('refuse a misspelled type and a handler of another type', () => {
@@ -89,19 +96,38 @@ describe('fastify options with path and on', () => {
     fastifyWebhook({ secret, path, on: { 'ai_summary.ready': onMissed } });
   });
 
-  it('take routes without on, path only with on, and never both', () => {
+  it('take routes without on or handoff, path only with one of them, and never both', () => {
     const routes = (webhooks: FastifyInstance): void => void webhooks;
     fastifyWebhook({ secret, routes });
+    fastifyWebhook({ secret, path, on });
+    fastifyWebhook({ secret, path, handoff, onHandlerError: (_error, event, delivery) => void [event.type, delivery.id] });
     // @ts-expect-error with on, the plugin answers at path: routes would never run
     fastifyWebhook({ secret, routes, on });
-    // @ts-expect-error path needs on
+    // @ts-expect-error with handoff, the plugin answers at path: routes would never run
+    fastifyWebhook({ secret, routes, handoff });
+    // @ts-expect-error path needs on or handoff
     fastifyWebhook({ secret, path });
     // @ts-expect-error routes or path, not both
     fastifyWebhook({ secret, routes, path, on });
+    // @ts-expect-error routes or path, not both, with handoff too
+    fastifyWebhook({ secret, routes, path, handoff });
+    // @ts-expect-error routes or path, not both, nor with nothing to run at path
+    fastifyWebhook({ secret, routes, path });
     // @ts-expect-error one of them is required
     fastifyWebhook({ secret, on });
+    // @ts-expect-error one of them is required, with handoff too
+    fastifyWebhook({ secret, handoff });
     // @ts-expect-error the handler options take effect only with on
     fastifyWebhook({ secret, routes, schemas });
+    // @ts-expect-error onHandlerError takes effect only with on or handoff: routes answer for themselves
+    fastifyWebhook({ secret, routes, onHandlerError: () => undefined });
+  });
+
+  it('refuse on together with handoff at path', () => {
+    // @ts-expect-error on or handoff, not both
+    fastifyWebhook({ secret, path, on, handoff });
+    // @ts-expect-error the options of on take effect only with on, not with handoff
+    fastifyWebhook({ secret, path, handoff, schemas });
   });
 });
 
@@ -109,7 +135,7 @@ describe('fetch options with on', () => {
   it('infer the schemas, whatever the key order, and type each handler by them', () => {
     fetchWebhook({ secret, on: { 'call.missed': (missed) => expectTypeOf(missed).toEqualTypeOf<CallMissedOutput>() }, schemas });
     expectTypeOf(fetchWebhook({ schemas, secret, on })).toEqualTypeOf<FetchWebhook>();
-    fetchWebhook({ secret, on: { 'call.missed': onMissed }, onUnknown: onAny, onHandlerError: (_error, event, { id }) => void [event.type, id] });
+    fetchWebhook({ secret, on: { 'call.missed': onMissed }, onUnknownEvent: onAny, onHandlerError: (_error, event, { id }) => void [event.type, id] });
   });
 
   it('refuse a misspelled type, a handler of another type, a schema whose output the handler cannot take', () => {
@@ -130,8 +156,10 @@ describe('fetch options with on', () => {
     fetchWebhook({ secret });
     // @ts-expect-error schemas take effect only with on
     fetchWebhook({ secret, schemas }, handler);
-    // @ts-expect-error onUnknown takes effect only with on
-    fetchWebhook({ secret, onUnknown: 'reject' }, handler);
+    // @ts-expect-error unknownEvents takes effect only with on
+    fetchWebhook({ secret, unknownEvents: 'reject' }, handler);
+    // @ts-expect-error onUnknownEvent takes effect only with on
+    fetchWebhook({ secret, onUnknownEvent: onAny }, handler);
     // @ts-expect-error the handler answers a Response or nothing
     fetchWebhook({ secret }, () => ({ statusCode: 204 }));
   });
@@ -141,11 +169,11 @@ describe('lambda options with on', () => {
   it('infer the schemas, whatever the key order, and type each handler by them', () => {
     lambdaWebhook({ on: { 'call.missed': (missed) => expectTypeOf(missed.data.object.from).toEqualTypeOf<string>() }, secret, schemas });
     expectTypeOf(lambdaWebhook({ secret, schemas, on })).toEqualTypeOf<LambdaWebhook>();
-    lambdaWebhook({ secret, on: { 'call.missed': onMissed }, onUnknown: 'reject' });
+    lambdaWebhook({ secret, on: { 'call.missed': onMissed }, unknownEvents: 'reject' });
   });
 
   it('refuse a misspelled type, a handler of another type, a schema for an unknown type', () => {
-    // @ts-expect-error 'call.answered' is not a known event type: it goes to onUnknown
+    // @ts-expect-error 'call.answered' is not a known event type: it goes to onUnknownEvent
     lambdaWebhook({ secret, on: { 'call.answered': onMissed } });
     // @ts-expect-error a CallMissedEvent handler cannot handle transcript.ready
     lambdaWebhook({ secret, on: { 'transcript.ready': onMissed } });
@@ -163,5 +191,111 @@ describe('lambda options with on', () => {
     lambdaWebhook({ secret, schemas }, () => undefined);
     // @ts-expect-error the handler answers { statusCode, ... } or nothing
     lambdaWebhook({ secret }, () => new Response(null));
+  });
+});
+
+describe('express options: what runs is said once', () => {
+  it('take on, handoff, or neither for the route', () => {
+    expressWebhook({ secret, on });
+    expressWebhook({ secret, handoff, onHandlerError: (_error, event, delivery) => void [event.type, delivery.id] });
+    expressWebhook({ secret });
+  });
+
+  it('refuse on with handoff, the options of on without it, and onHandlerError for the route', () => {
+    // @ts-expect-error on or handoff, not both
+    expressWebhook({ secret, on, handoff });
+    // @ts-expect-error schemas take effect only with on
+    expressWebhook({ secret, schemas });
+    // @ts-expect-error unknownEvents takes effect only with on
+    expressWebhook({ secret, unknownEvents: 'reject' });
+    // @ts-expect-error onUnknownEvent takes effect only with on
+    expressWebhook({ secret, onUnknownEvent: onAny });
+    // @ts-expect-error schemas take effect only with on, not with handoff
+    expressWebhook({ secret, handoff, schemas });
+    // @ts-expect-error onHandlerError takes effect only with on or handoff: the route answers for itself
+    expressWebhook({ secret, onHandlerError: () => undefined });
+  });
+});
+
+describe('hono options: what runs is said once', () => {
+  it('take on, handoff, or neither for the route', () => {
+    honoWebhook({ secret, on });
+    honoWebhook({ secret, handoff, onHandlerError: (_error, event, delivery) => void [event.type, delivery.id] });
+    honoWebhook({ secret });
+  });
+
+  it('refuse on with handoff, the options of on without it, and onHandlerError for the route', () => {
+    // @ts-expect-error on or handoff, not both
+    honoWebhook({ secret, on, handoff });
+    // @ts-expect-error schemas take effect only with on
+    honoWebhook({ secret, schemas });
+    // @ts-expect-error unknownEvents takes effect only with on
+    honoWebhook({ secret, unknownEvents: 'accept' });
+    // @ts-expect-error onUnknownEvent takes effect only with on
+    honoWebhook({ secret, onUnknownEvent: onAny });
+    // @ts-expect-error unknownEvents takes effect only with on, not with handoff
+    honoWebhook({ secret, handoff, unknownEvents: 'reject' });
+    // @ts-expect-error onHandlerError takes effect only with on or handoff: the route answers for itself
+    honoWebhook({ secret, onHandlerError: () => undefined });
+  });
+});
+
+describe('fetch options: what runs is said once', () => {
+  it('take on, handoff, or a handler', () => {
+    expectTypeOf(fetchWebhook({ secret, on })).toEqualTypeOf<FetchWebhook>();
+    expectTypeOf(fetchWebhook({ secret, handoff, onHandlerError: (_error, event, delivery) => void [event.type, delivery.id] })).toEqualTypeOf<FetchWebhook>();
+    expectTypeOf(
+      fetchWebhook({ secret }, (event, context) => {
+        expectTypeOf(context.dedupKey).toEqualTypeOf<string>();
+        expectTypeOf(context.request).toEqualTypeOf<Request>();
+        return Response.json({ type: event.type });
+      }),
+    ).toEqualTypeOf<FetchWebhook>();
+  });
+
+  it('refuse two of them, or none', () => {
+    // @ts-expect-error on or handoff, not both
+    fetchWebhook({ secret, on, handoff });
+    // @ts-expect-error on and a handler: one of them answers
+    fetchWebhook({ secret, on }, () => undefined);
+    // @ts-expect-error handoff and a handler: one of them answers
+    fetchWebhook({ secret, handoff }, () => undefined);
+    // @ts-expect-error all three
+    fetchWebhook({ secret, on, handoff }, () => undefined);
+    // @ts-expect-error neither on nor handoff nor a handler
+    fetchWebhook({ secret });
+    // @ts-expect-error schemas take effect only with on, not with handoff
+    fetchWebhook({ secret, handoff, schemas });
+  });
+});
+
+describe('lambda options: what runs is said once', () => {
+  it('take on, handoff, or a handler', () => {
+    expectTypeOf(lambdaWebhook({ secret, on })).toEqualTypeOf<LambdaWebhook>();
+    expectTypeOf(lambdaWebhook({ secret, handoff, onHandlerError: (_error, event, delivery) => void [event.type, delivery.id] })).toEqualTypeOf<LambdaWebhook>();
+    expectTypeOf(
+      lambdaWebhook({ secret }, (event, context) => {
+        expectTypeOf(context.dedupKey).toEqualTypeOf<string>();
+        expectTypeOf(context.context.awsRequestId).toEqualTypeOf<string>();
+        return { statusCode: 200, body: event.type };
+      }),
+    ).toEqualTypeOf<LambdaWebhook>();
+  });
+
+  it('refuse two of them, or none', () => {
+    // @ts-expect-error on or handoff, not both
+    lambdaWebhook({ secret, on, handoff });
+    // @ts-expect-error on and a handler: one of them answers
+    lambdaWebhook({ secret, on }, () => undefined);
+    // @ts-expect-error handoff and a handler: one of them answers
+    lambdaWebhook({ secret, handoff }, () => undefined);
+    // @ts-expect-error all three
+    lambdaWebhook({ secret, on, handoff }, () => undefined);
+    // @ts-expect-error neither on nor handoff nor a handler
+    lambdaWebhook({ secret });
+    // @ts-expect-error unknownEvents takes effect only with on
+    lambdaWebhook({ secret, unknownEvents: 'reject' }, () => undefined);
+    // @ts-expect-error onUnknownEvent takes effect only with on, not with handoff
+    lambdaWebhook({ secret, handoff, onUnknownEvent: onAny });
   });
 });

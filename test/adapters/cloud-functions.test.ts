@@ -24,7 +24,7 @@ describe.each(EXPRESS_MAJORS)('express adapter on Cloud Functions, in an app of 
     const route = new RouteSpy();
     const app = express();
     app.post('/', verifyWebhook({ secret: SECRET, now }), (req, res, next) => {
-      route.handle(req.webhook, req.webhookId).then((status) => res.status(status).end(), next);
+      route.handle(req.webhook.event, req.webhook.id).then((status) => res.status(status).end(), next);
     });
     const name = `webhooks-${randomUUID()}`;
     http(name, app);

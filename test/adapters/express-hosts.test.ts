@@ -8,7 +8,7 @@ import type { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage } from 'node:http';
 import type express from 'express';
 import { describe, expect, it } from 'vitest';
-import { verifyWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
+import { verifyWebhook, type ExpressEntryOptions } from '../../adapters/express.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import { EXPRESS_MAJORS } from '../helpers/host-majors.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
@@ -28,13 +28,13 @@ describe.each(EXPRESS_MAJORS)('express adapter on %s behind an app-wide parser',
   async function withApp(
     parser: express.RequestHandler,
     run: (post: (request: SignedRequest) => Promise<Response>, route: RouteSpy) => Promise<void>,
-    options: Partial<ExpressWebhookOptions> = {},
+    options: Partial<ExpressEntryOptions> = {},
   ): Promise<void> {
     const route = new RouteSpy();
     const app = express();
     app.use(parser);
     app.post('/webhooks', verifyWebhook({ secret: SECRET, now, ...options }), (req, res, next) => {
-      route.handle(req.webhook, req.webhookId).then((status) => res.status(status).end(), next);
+      route.handle(req.webhook.event, req.webhook.id).then((status) => res.status(status).end(), next);
     });
     const server = createServer(app);
     const url = await listen(server);

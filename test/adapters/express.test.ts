@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type express from 'express';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
-import type { WebhookEvent } from '../../src/index.js';
+import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
 import { beginAnswerThenThrow, expectBegunAnswerEnded } from '../helpers/begun-answer.js';
 import { settleContract } from '../helpers/settle-contract.js';
@@ -26,9 +26,10 @@ function webhookApp(
     : undefined;
   // Express 4 does not catch a route's rejection: hand it to next() as Express 4 apps do.
   app.post('/webhooks', ...before, verifyWebhook({ ...options, onError }), (req, res, next) => {
-    expectTypeOf(req.webhook).toEqualTypeOf<WebhookEvent>();
-    expectTypeOf(req.webhookId).toEqualTypeOf<string>();
-    route.handle(req.webhook, req.webhookId).then((status) => res.status(status).end(), next);
+    expectTypeOf(req.webhook).toEqualTypeOf<WebhookDelivery>();
+    expectTypeOf(req.webhook.event).toEqualTypeOf<WebhookEvent>();
+    expectTypeOf(req.webhook.id).toEqualTypeOf<string>();
+    route.handle(req.webhook.event, req.webhook.id).then((status) => res.status(status).end(), next);
   });
   return app;
 }
@@ -82,7 +83,7 @@ describe.each(EXPRESS_MAJORS)('express adapter on %s over HTTP', (_major, expres
     const route = new RouteSpy();
     const app = express();
     const onError = (_error: unknown, _req: express.Request, res: express.Response) => beginAnswerThenThrow(res);
-    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, onError }), (req, res) => void route.handle(req.webhook, req.webhookId).then((status) => res.status(status).end()));
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, onError }), (req, res) => void route.handle(req.webhook.event, req.webhook.id).then((status) => res.status(status).end()));
     const { url, close } = await serve(app);
     try {
       await expectBegunAnswerEnded(url, route);

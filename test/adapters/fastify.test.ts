@@ -1,7 +1,7 @@
 import type { default as fastify, FastifyInstance, FastifyRequest } from 'fastify';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/fastify.js';
-import type { WebhookEvent } from '../../src/index.js';
+import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
 import {
   adapterContract,
   disconnectContract,
@@ -32,9 +32,10 @@ async function webhookApp(Fastify: Fastify, { options, route, customErrors }: Ha
         : undefined,
       routes(webhooks) {
         webhooks.post('/webhooks', async (request, reply) => {
-          expectTypeOf(request.webhook).toEqualTypeOf<WebhookEvent>();
-          expectTypeOf(request.webhookId).toEqualTypeOf<string>();
-          return reply.code(await route.handle(request.webhook, request.webhookId)).send();
+          expectTypeOf(request.webhook).toEqualTypeOf<WebhookDelivery>();
+          expectTypeOf(request.webhook.event).toEqualTypeOf<WebhookEvent>();
+          expectTypeOf(request.webhook.id).toEqualTypeOf<string>();
+          return reply.code(await route.handle(request.webhook.event, request.webhook.id)).send();
         });
       },
     }),
@@ -113,7 +114,7 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastif
 
 /**
  * An app whose webhook scope runs a hook at `stage` before its route, which answers 204: both record
- * the Content-Type they see in `seen`, the hook as `[stage, type]`, the route as `[webhookId, type]`.
+ * the Content-Type they see in `seen`, the hook as `[stage, type]`, the route as `[webhook.id, type]`.
  */
 async function contentTypeApp(Fastify: Fastify, stage: 'preParsing' | 'preValidation', seen: unknown[]): Promise<FastifyInstance> {
   const app = Fastify();
@@ -126,7 +127,7 @@ async function contentTypeApp(Fastify: Fastify, stage: 'preParsing' | 'preValida
           seen.push([stage, request.headers['content-type']]);
         });
         webhooks.post('/webhooks', async (request, reply) => {
-          seen.push([request.webhookId, request.headers['content-type']]);
+          seen.push([request.webhook.id, request.headers['content-type']]);
           return reply.code(204).send();
         });
       },
@@ -168,7 +169,7 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract',
         now,
         onError: (_error, _request, reply) => beginAnswerThenThrow(reply.raw),
         routes(webhooks) {
-          webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+          webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook.event, request.webhook.id)).send());
         },
       }),
     );
@@ -206,12 +207,16 @@ describe('fastify adapter options', () => {
 
   const routes = () => {};
   const on = { 'call.missed': () => {} };
+  const mount = 'svc-webhooks: give routes (a function that registers your webhook routes) or path (with on or handoff), exactly one of them';
   it.each([
-    ['routes and path', { routes, path: '/webhooks', on }, 'svc-webhooks: give routes or path, not both'],
+    ['routes and path', { routes, path: '/webhooks', on }, mount],
     ['a path that is no string', { path: 7, on }, 'svc-webhooks: path must be a string, the webhook route'],
-    ['a path without on', { path: '/webhooks' }, 'svc-webhooks: path takes effect only with on; without on, register your routes in routes'],
-    ['on without path', { on }, 'svc-webhooks: with on, give path (the plugin answers there itself) instead of routes'],
-    ['routes that is no function', { routes: '/webhooks' }, 'svc-webhooks: routes must be a function that registers the webhook routes (or give path with on)'],
+    ['a path without on or handoff', { path: '/webhooks' }, 'svc-webhooks: say what runs for each delivery with exactly one of on and handoff; given: none'],
+    ['a path with both on and handoff', { path: '/webhooks', on, handoff: { hand: async () => {} } }, 'svc-webhooks: say what runs for each delivery with exactly one of on and handoff; given: on and handoff'],
+    ['on without path', { on }, mount],
+    ['routes that is no function', { routes: '/webhooks' }, 'svc-webhooks: routes must be a function that registers the webhook routes'],
+    ['schemas with routes', { routes, schemas: {} }, 'svc-webhooks: schemas takes effect only with on'],
+    ['onHandlerError with routes', { routes, onHandlerError: () => {} }, 'svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'],
   ])('throws TypeError at creation for %s, saying what to give', (_name, mount, message) => {
     expect(() => verifyWebhook({ secret: SECRET, ...mount } as never)).toThrow(new TypeError(message));
   });

@@ -14,7 +14,7 @@ import {
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
-import { NOW_SECONDS, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { deliveryOf, keyOf, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
@@ -65,13 +65,13 @@ describe('fetch adapter served by Node', () => {
 });
 
 describe('fetch adapter', () => {
-  it('hands the handler the event, its id and timestamp, and the request; nothing returned answers 204', async () => {
+  it('hands the handler the event, its delivery (id, timestamp, keyId, dedupKey) and the request; nothing returned answers 204', async () => {
     const seen: Array<[WebhookEvent, FetchWebhookContext]> = [];
     const handler = verifyWebhook(options, (event, context) => void seen.push([event, context]));
     const request = requestOf(signedRequest());
     const response = await handler(request);
     expect([response.status, await response.text()]).toEqual([204, '']);
-    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, keyId: '0', request }]]);
+    expect(seen).toEqual([[JSON.parse(signedRequest().body), { ...deliveryOf(), request }]]);
   });
 
   it('sends the handler Response as it is, and settles the claim by its status', async () => {
@@ -79,10 +79,10 @@ describe('fetch adapter', () => {
     const answers = [new Response('later', { status: 503 }), Response.json({ queued: true }, { status: 202, headers: { 'x-queued': 'yes' } })];
     const handler = verifyWebhook({ ...options, dedup }, () => answers.shift());
     const first = await handler(requestOf(signedRequest()));
-    expect([first.status, await first.text(), dedup.stateOf('evt_1')]).toEqual([503, 'later', 'absent']);
+    expect([first.status, await first.text(), dedup.stateOf(keyOf('evt_1'))]).toEqual([503, 'later', 'absent']);
     const second = await handler(requestOf(signedRequest()));
     expect([second.status, second.headers.get('x-queued'), await second.json()]).toEqual([202, 'yes', { queued: true }]);
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 
   it('waits for the claim to settle before it answers, when the host gives no waitUntil', async () => {
@@ -110,10 +110,10 @@ describe('fetch adapter', () => {
       await vi.advanceTimersByTimeAsync(SETTLE_WAIT_MS - 1);
       expect(await isSettled(answer)).toBe(false);
       await vi.advanceTimersByTimeAsync(1);
-      expect([(await answer).status, dedup.stateOf('evt_1'), waiting.length]).toEqual([204, 'leased', 1]);
+      expect([(await answer).status, dedup.stateOf(keyOf('evt_1')), waiting.length]).toEqual([204, 'leased', 1]);
       open();
       await waiting[0];
-      expect(dedup.stateOf('evt_1')).toBe('done');
+      expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
     } finally {
       vi.useRealTimers();
     }
@@ -152,8 +152,8 @@ describe('fetch adapter', () => {
     expect(response.status).toBe(500);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(await response.json()).toEqual({ error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } });
-    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1', keyId: '0' });
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), deliveryOf());
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
   });
 
   it('logs one line for a throwing handler by default', async () => {
@@ -241,19 +241,19 @@ describe('fetch adapter', () => {
     expect(response.status).toBe(204);
     expect(waiting).toHaveLength(1);
     await waiting[0];
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 
   it('settles without waitUntil when no extra argument has one', async () => {
     const dedup = new TestDedupStore();
     const handler = verifyWebhook({ ...options, dedup }, () => undefined);
     const response = await handler(requestOf(signedRequest()), null, undefined, { env: 'production' });
-    expect([response.status, dedup.stateOf('evt_1')]).toEqual([204, 'done']);
+    expect([response.status, dedup.stateOf(keyOf('evt_1'))]).toEqual([204, 'done']);
   });
 
   it('adds Retry-After to the answer of onError for a delivery in progress', async () => {
     const dedup = new TestDedupStore();
-    await dedup.begin('evt_1');
+    await dedup.begin(keyOf('evt_1'));
     const onError = () => new Response('busy', { status: 429 });
     const response = await verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined)(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([429, '30', 'busy']);
@@ -272,7 +272,7 @@ describe('fetch adapter', () => {
     const handler = verifyWebhook({ ...options, dedup, onStoreError: (...args) => void heard.push(args), onError }, () => undefined);
     const response = await handler(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
-    expect(heard).toEqual([[down, { operation: 'begin', id: 'evt_1' }]]);
+    expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1') }]]);
     expect(causes).toEqual([down]);
   });
 
@@ -288,7 +288,7 @@ describe('fetch adapter', () => {
   it('gives the default answer, with one log line, when onError answers a Response whose body was read, on a refusal with headers', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     const dedup = new TestDedupStore();
-    await dedup.begin('evt_1');
+    await dedup.begin(keyOf('evt_1'));
     const onError = async () => {
       const used = new Response('busy', { status: 429 });
       await used.text();
@@ -312,7 +312,7 @@ describe('fetch adapter', () => {
     const response = await verifyWebhook({ ...options, dedup }, () => undefined)(requestOf(signedRequest()), {}, ctx);
     expect(response.status).toBe(204);
     expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (the request context is gone); the claim is settled without it"]]);
-    await vi.waitFor(() => expect(dedup.stateOf('evt_1')).toBe('done'));
+    await vi.waitFor(() => expect(dedup.stateOf(keyOf('evt_1'))).toBe('done'));
     log.mockRestore();
   });
 
@@ -349,5 +349,15 @@ describe('fetch adapter', () => {
 
   it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
     expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
+  });
+
+  it('answers 404 unknown_tenant for a tenant with a lone surrogate, with no lookup', async () => {
+    const lookups: string[] = [];
+    const handler = verifyWebhook({ now, secret: (tenant: string) => void lookups.push(tenant), tenant: () => 'acme-\udfff' }, () => undefined);
+    const { body, headers } = signedRequest();
+    const response = await handler(new Request('http://receiver.test/webhooks/acme', { method: 'POST', body, headers }));
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('unknown_tenant');
+    expect(lookups).toEqual([]);
   });
 });

@@ -9,14 +9,14 @@ import { describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
-import type { WebhookVerificationError } from '../../src/index.js';
+import type { WebhookError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from '../helpers/adapter-contract.js';
 import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
 import { handlerContract } from '../helpers/handler-contract.js';
 import { LAMBDA_SOURCES } from '../helpers/lambda-events.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
-const customBody = (error: WebhookVerificationError) => customErrorBody(error.code);
+const customBody = (error: WebhookError) => customErrorBody(error.code);
 const broken = (): never => {
   throw new Error('onError broke');
 };
@@ -98,9 +98,12 @@ describe('fastify adapter with path and on, over HTTP', () => {
     }
   });
 
+  const queue = { hand: async (): Promise<void> => undefined };
   it.each([
     ['routes with on', { routes: () => {}, on: {} }],
+    ['routes with handoff', { routes: () => {}, handoff: queue }],
     ['path without on', { path: '/webhooks' }],
+    ['path with both on and handoff', { path: '/webhooks', on: {}, handoff: queue }],
     ['both routes and path', { routes: () => {}, path: '/webhooks', on: {} }],
     ['neither routes nor path', {}],
     ['neither routes nor path, with on', { on: {} }],

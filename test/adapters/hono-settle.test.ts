@@ -23,9 +23,9 @@ describe('hono adapter with an execution context', () => {
       begin: store.begin.bind(store),
       release: store.release.bind(store),
       renew: store.renew.bind(store),
-      complete: async (id: string, token: string, ttlMs: number) => {
+      complete: async (key: string, token: string, retentionMs: number) => {
         await gate;
-        completed = await store.complete(id, token, ttlMs);
+        completed = await store.complete(key, token, retentionMs);
         return completed;
       },
     };

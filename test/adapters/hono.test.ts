@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { Hono } from 'hono';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook } from '../../adapters/hono.js';
-import type { WebhookEvent } from '../../src/index.js';
+import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
 import {
   adapterContract,
   disconnectContract,
@@ -25,9 +25,10 @@ function webhookApp({ options, route, customErrors }: HarnessSpec): Hono {
     ? (error: { code: Parameters<typeof customErrorBody>[0] }) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS })
     : undefined;
   app.post('/webhooks', verifyWebhook({ ...options, onError }), async (c) => {
-    expectTypeOf(c.var.webhook).toEqualTypeOf<WebhookEvent>();
-    expectTypeOf(c.get('webhookId')).toEqualTypeOf<string>();
-    return c.body(null, (await route.handle(c.var.webhook, c.get('webhookId'))) as 204);
+    expectTypeOf(c.var.webhook).toEqualTypeOf<WebhookDelivery>();
+    expectTypeOf(c.get('webhook').event).toEqualTypeOf<WebhookEvent>();
+    expectTypeOf(c.get('webhook').id).toEqualTypeOf<string>();
+    return c.body(null, (await route.handle(c.var.webhook.event, c.var.webhook.id)) as 204);
   });
   return app;
 }
@@ -57,15 +58,17 @@ describe('hono adapter through app.request()', () => {
   });
 
   it("verifies the body a middleware before it read, from Hono's cache", async () => {
-    const app = new Hono();
+    const app = new Hono<{ Variables: { peeked: string } }>();
     app.use('/webhooks', async (c, next) => {
-      c.set('webhookId', `peeked ${((await c.req.json()) as { id: string }).id}`);
+      c.set('peeked', `peeked ${((await c.req.json()) as { id: string }).id}`);
       await next();
     });
-    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: false }), async (c) => c.json({ reread: await c.req.text() }));
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: false }), async (c) =>
+      c.json({ reread: await c.req.text(), peeked: c.var.peeked, id: c.var.webhook.id }),
+    );
     const { body, headers } = signedRequest();
     const response = await app.request('/webhooks', { method: 'POST', body, headers });
-    expect([response.status, await response.json()]).toEqual([200, { reread: body }]);
+    expect([response.status, await response.json()]).toEqual([200, { reread: body, peeked: 'peeked evt_1', id: 'evt_1' }]);
   });
 
   it('leaves the exact bytes cached when the body arrived as a view into a larger buffer', async () => {
@@ -112,7 +115,7 @@ describe('hono adapter through app.request()', () => {
     const seen: string[] = [];
     const app = new Hono().post('/webhooks', verifyWebhook({ secret: SECRET }), async (c) => {
       await new Promise((resolve) => setTimeout(resolve, 20));
-      seen.push(c.var.webhookId);
+      seen.push(c.var.webhook.id);
       return c.body(null, 204);
     });
     const event = testEvent('message.received');

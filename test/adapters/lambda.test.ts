@@ -1,9 +1,11 @@
+import { tracingChannel } from 'node:diagnostics_channel';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { DELIVERY_CHANNEL, type DeliveryTrace } from '../../src/process/diagnostics.js';
 import { verifyWebhook, type LambdaWebhookContext, type LambdaWebhookOptions, type LambdaWebhookResult } from '../../adapters/lambda.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type HarnessSpec } from '../helpers/adapter-contract.js';
 import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
-import { envelope, NOW_SECONDS, SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { deliveryOf, envelope, keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
@@ -63,12 +65,12 @@ describe('lambda adapter on base64 bodies', () => {
 });
 
 describe('lambda adapter', () => {
-  it('hands the handler the event, its id and timestamp, the Lambda event and context', async () => {
+  it('hands the handler the event, its delivery (id, timestamp, keyId, dedupKey), the Lambda event and context', async () => {
     const seen: Array<[WebhookEvent, LambdaWebhookContext]> = [];
     const handler = verifyWebhook(options, (event, context) => void seen.push([event, context]));
     const request = lambdaEvent('http-api', signedRequest());
     await handler(request, lambdaContext);
-    expect(seen).toEqual([[JSON.parse(signedRequest().body), { id: 'evt_1', timestamp: NOW_SECONDS, keyId: '0', request, context: lambdaContext }]]);
+    expect(seen).toEqual([[JSON.parse(signedRequest().body), { ...deliveryOf(), request, context: lambdaContext }]]);
   });
 
   it('returns the handler result as it is, and settles the claim by its statusCode', async () => {
@@ -80,9 +82,9 @@ describe('lambda adapter', () => {
     const handler = verifyWebhook({ ...options, dedup }, () => answers.shift());
     const event = lambdaEvent('api-gateway-rest', signedRequest());
     expect(await handler(event, lambdaContext)).toEqual({ statusCode: 503, body: 'later' });
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
     expect(await handler(event, lambdaContext)).toEqual({ statusCode: 202, headers: { 'x-queued': 'yes' }, body: '{"queued":true}', isBase64Encoded: false });
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 
   it('waits for the claim to settle before it returns, since Lambda freezes what runs after', async () => {
@@ -135,8 +137,8 @@ describe('lambda adapter', () => {
       body: JSON.stringify({ error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } }),
       isBase64Encoded: false,
     });
-    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), { id: 'evt_1', keyId: '0' });
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(failure, JSON.parse(signedRequest().body), deliveryOf());
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
   });
 
   it('logs one line for a throwing handler by default, without the error message reaching the sender', async () => {
@@ -162,7 +164,7 @@ describe('lambda adapter', () => {
 
   it('adds Retry-After to the answer of onError for a delivery in progress, in the source shape', async () => {
     const dedup = new TestDedupStore();
-    await dedup.begin('evt_1');
+    await dedup.begin(keyOf('evt_1'));
     const onError = () => ({ statusCode: 429, body: '' });
     const handler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined);
     expect(await handler(lambdaEvent('http-api', signedRequest()), lambdaContext)).toEqual({ statusCode: 429, headers: { 'retry-after': '30' }, body: '' });
@@ -261,6 +263,52 @@ describe('lambda adapter', () => {
     expect(handler).not.toHaveBeenCalled();
   });
 
+  it.each([
+    ['a null event', null],
+    ['an event that is a string', 'warmer'],
+    ['an event that is a number', 42],
+  ])('answers 400 invalid_payload for %s while someone listens on the delivery channel', async (_name, event) => {
+    const heard: DeliveryTrace[] = [];
+    const channel = tracingChannel(DELIVERY_CHANNEL);
+    const listen = {
+      start: () => {},
+      end: () => {},
+      asyncStart: () => {},
+      // The context also carries tracePromise's own result: keep the trace's fields.
+      asyncEnd: (message: unknown) => {
+        const { entry, delivery, status, outcome, skewMs } = message as DeliveryTrace;
+        heard.push({ entry, delivery, status, outcome, skewMs });
+      },
+      error: () => {},
+    };
+    channel.subscribe(listen);
+    try {
+      const result = await verifyWebhook(options, () => undefined)(event as never, lambdaContext);
+      expect(result.statusCode).toBe(400);
+      expect(JSON.parse(result.body!).error.code).toBe('invalid_payload');
+      expect(heard).toEqual([{ entry: 'lambda', status: 400, outcome: 'invalid_payload' }]);
+    } finally {
+      channel.unsubscribe(listen);
+    }
+  });
+
+  it('answers 404 unknown_tenant for a lone surrogate in pathParameters, with no lookup', async () => {
+    const lookups: string[] = [];
+    const handler = verifyWebhook(
+      {
+        now,
+        secret: (tenant: string) => void lookups.push(tenant),
+        tenant: (request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined),
+      },
+      () => undefined,
+    );
+    const event = { ...lambdaEvent('http-api', signedRequest()), pathParameters: { tenant: '\ud800' } };
+    const result = await handler(event, lambdaContext);
+    expect(result.statusCode).toBe(404);
+    expect(JSON.parse(result.body!).error.code).toBe('unknown_tenant');
+    expect(lookups).toEqual([]);
+  });
+
   it('decodes the body only for a boolean isBase64Encoded, never for the string "false" or "true"', async () => {
     const handler = verifyWebhook({ ...options, dedup: false }, () => undefined);
     for (const flag of ['false', 'true']) {
@@ -271,7 +319,7 @@ describe('lambda adapter', () => {
 
   it.each(['Retry-After', 'RETRY-AFTER'])("adds no retry-after beside onError's own %s", async (own) => {
     const dedup = new TestDedupStore();
-    await dedup.begin('evt_1');
+    await dedup.begin(keyOf('evt_1'));
     const onError = () => ({ statusCode: 429, headers: { [own]: '120' }, body: '' });
     const handler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined);
     expect(await handler(lambdaEvent('http-api', signedRequest()), lambdaContext)).toEqual({ statusCode: 429, headers: { [own]: '120' }, body: '' });

@@ -24,7 +24,7 @@ async function nestApp(route: RouteSpy, rawBody: boolean): Promise<AdapterHarnes
     @Post()
     @HttpCode(204)
     async receive(@Req() req: Request): Promise<void> {
-      await route.handle(req.webhook, req.webhookId);
+      await route.handle(req.webhook.event, req.webhook.id);
     }
   }
 

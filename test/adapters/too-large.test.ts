@@ -46,7 +46,7 @@ const adapters: ReadonlyArray<[string, () => Promise<Served>]> = [
       const route = new RouteSpy();
       const app = express();
       app.post('/webhooks', expressWebhook(options), async (req, res) => {
-        res.status(await route.handle(req.webhook, req.webhookId)).end();
+        res.status(await route.handle(req.webhook.event, req.webhook.id)).end();
       });
       return serveWith(createServer(app), route);
     },
@@ -60,7 +60,7 @@ const adapters: ReadonlyArray<[string, () => Promise<Served>]> = [
         fastifyWebhook({
           ...options,
           routes: (webhooks) => {
-            webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+            webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook.event, request.webhook.id)).send());
           },
         }),
       );
@@ -73,7 +73,7 @@ const adapters: ReadonlyArray<[string, () => Promise<Served>]> = [
     () => {
       const route = new RouteSpy();
       const app = new Hono();
-      app.post('/webhooks', honoWebhook(options), async (c) => c.body(null, (await route.handle(c.var.webhook, c.get('webhookId'))) as 204));
+      app.post('/webhooks', honoWebhook(options), async (c) => c.body(null, (await route.handle(c.var.webhook.event, c.var.webhook.id)) as 204));
       return serveWith(createAdaptorServer({ fetch: app.fetch }) as Server, route);
     },
   ],

@@ -11,7 +11,7 @@ import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from '../
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhookResult } from '../../adapters/lambda.js';
-import type { ReceiverOptions, WebhookVerificationError } from '../../src/index.js';
+import type { ReceiverOptions, WebhookError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy } from '../helpers/adapter-contract.js';
 import {
   fetchRoute,
@@ -24,7 +24,7 @@ import {
   type ServedApp,
 } from '../helpers/adapter-servers.js';
 import { EXPRESS_MAJORS, FASTIFY_MAJORS } from '../helpers/host-majors.js';
-import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 /** What the test's onError does. */
@@ -38,7 +38,7 @@ const broken = (): never => {
 };
 
 /** The onError of each behaviour for an adapter whose onError returns its answer (Hono, Fetch, Lambda). */
-function returningOnErrors<A>(answer: (error: WebhookVerificationError) => A, late: () => void): Record<Behaviour, (error: WebhookVerificationError) => A | Promise<A>> {
+function returningOnErrors<A>(answer: (error: WebhookError) => A, late: () => void): Record<Behaviour, (error: WebhookError) => A | Promise<A>> {
   return {
     answers: answer,
     throws: broken,
@@ -61,7 +61,7 @@ interface Adapter {
 const expressAdapter = ([name, framework]: (typeof EXPRESS_MAJORS)[number]): Adapter => ({
   name,
   serve(options, behaviour, late, route) {
-    const answer = (error: WebhookVerificationError, res: Parameters<NonNullable<ExpressWebhookOptions['onError']>>[2]) => {
+    const answer = (error: WebhookError, res: Parameters<NonNullable<ExpressWebhookOptions['onError']>>[2]) => {
       res.status(CUSTOM_ERROR_STATUS).json(customErrorBody(error.code));
     };
     const onErrors: Record<Behaviour, NonNullable<ExpressWebhookOptions['onError']>> = {
@@ -106,7 +106,7 @@ const fastifyAdapter = ([name, framework]: (typeof FASTIFY_MAJORS)[number]): Ada
   },
 });
 
-const jsonResponse = (error: WebhookVerificationError): Response => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS });
+const jsonResponse = (error: WebhookError): Response => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS });
 
 const adapters: readonly Adapter[] = [
   ...EXPRESS_MAJORS.map(expressAdapter),
@@ -128,7 +128,7 @@ const adapters: readonly Adapter[] = [
   {
     name: 'lambda',
     serve(options, behaviour, late, route) {
-      const answer = (error: WebhookVerificationError): LambdaWebhookResult => ({
+      const answer = (error: WebhookError): LambdaWebhookResult => ({
         statusCode: CUSTOM_ERROR_STATUS,
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(customErrorBody(error.code)),
@@ -152,7 +152,7 @@ describe.each(adapters)('$name with a user onError, over a socket', (adapter) =>
   /** A receiver whose event evt_1 is held by another delivery, so it refuses with 409 and Retry-After: 30. */
   async function withBusyReceiver(behaviour: Behaviour, run: (post: () => Promise<Response>, app: ServedApp, late: Promise<void>) => Promise<void>) {
     const dedup = new TestDedupStore();
-    await dedup.begin('evt_1');
+    await dedup.begin(keyOf('evt_1'));
     const route = new RouteSpy();
     let lateTried!: () => void;
     const late = new Promise<void>((resolve) => (lateTried = resolve));

@@ -11,6 +11,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { SERVICE_TIMING } from '../../src/testing/delivery.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { startExample, type EXAMPLES } from './example-receivers.js';
 import { startHandWrittenReceiver, type Faults } from './hand-written-receivers.js';
@@ -96,6 +97,38 @@ export function expectSignedBy(request: Received, secret: string): void {
 /** The lines of standard output that report an attempt. */
 export const attemptLines = (run: CliRun): string[] => run.stdout.split('\n').filter((line) => line.startsWith('attempt'));
 
+/**
+ * Error codes a hostile receiver answers with: escape sequences and CR LF forging a line of `send`'s own,
+ * 60 KB, and every C0 and C1 control, DEL and a bidirectional override.
+ */
+export const HOSTILE_CODES: Readonly<Record<string, string>> = {
+  'a forged attempt line': 'x\u001b[2J\r\nattempt 2: 204',
+  'a 60 KB code': 'x'.repeat(60 * 1024),
+  'control characters': `c${Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('')}\u007f\u0085\u009b31m\u202eevil`,
+};
+
+/** Any control character but the line feed ending each printed line. */
+const RAW_CONTROL = /(?!\n)\p{Cc}/u;
+
+/** The most a line that describes attempts may hold: a few escaped and bounded answers, never a 60 KB one. */
+export const MAX_PRINTED_LINE = 2_000;
+
+/** What a run printed holds no raw control character, no forged line, and no line past `MAX_PRINTED_LINE`. */
+export function expectPrintedSafely(run: CliRun): void {
+  for (const text of [run.stdout, run.stderr]) {
+    expect(text).not.toMatch(RAW_CONTROL);
+    for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(MAX_PRINTED_LINE);
+  }
+}
+
+/** The help of `send` or `check`, read from its command object alone: each option it takes, the answer window, the exit statuses. */
+export function expectDeliveryHelp(command: { readonly name: string; readonly help: string }, options: readonly string[]): void {
+  expect(command.help).toMatch(new RegExp(`^Usage: svc-webhooks ${command.name} <url> --secret S `));
+  for (const option of options) expect(command.help).toMatch(new RegExp(`^  ${option} `, 'm'));
+  expect(command.help).toMatch(new RegExp(`\\b${SERVICE_TIMING.answerWindowMs / 1000} s(econds)?\\b`));
+  expect(command.help).toMatch(/\nExit status: 0 .*, 1 .*, 2 bad arguments\.$/);
+}
+
 /** Scenarios of `send` that do not depend on how long the sender waits. */
 export const SEND_SCENARIOS: Record<string, (cli: RunCli) => Promise<void>> = {
   async 'delivers an event that an independent HMAC accepts, its envelope id equal to webhook-id'(cli) {
@@ -167,6 +200,22 @@ export const SEND_SCENARIOS: Record<string, (cli: RunCli) => Promise<void>> = {
       expect(run.stdout).toMatch(/^attempt 2: 400 invalid_signature \(\d+ ms\)$/m);
       expect(run.stderr).toMatch(/not delivered: no 2xx within [\d.]+ s in 2 attempt\(s\)/);
       expect(run.code).toBe(1);
+    });
+  },
+
+  async 'prints what a hostile receiver answers escaped and cut short: no escape sequence, no forged line'(cli) {
+    for (const code of Object.values(HOSTILE_CODES)) {
+      await withRecordingReceiver([{ status: 400, code }], async ({ url }) => {
+        const run = await cli(['send', url, '--secret', SECRET]);
+        expectPrintedSafely(run);
+        expect(attemptLines(run)).toEqual([expect.stringMatching(/^attempt 1: 400 \S.{0,200} \(\d+ ms\)$/)]);
+        expect(run.stdout.split('\n')).toHaveLength(3);
+        expect(run.code).toBe(1);
+      });
+    }
+    await withRecordingReceiver([{ status: 400, code: HOSTILE_CODES['a forged attempt line']! }], async ({ url }) => {
+      const run = await cli(['send', url, '--secret', SECRET]);
+      expect(attemptLines(run)).toEqual([expect.stringMatching(/^attempt 1: 400 x\\x1b\[2J\\r\\nattempt 2: 204 \(\d+ ms\)$/)]);
     });
   },
 

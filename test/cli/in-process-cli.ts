@@ -3,11 +3,11 @@
  * same shape of run as the packed bin gives, so scenarios serve both.
  */
 import { Buffer } from 'node:buffer';
-import { checkCommand } from '../../src/cli/check.js';
+import { checkCommand } from '../../src/cli/check/check.js';
 import { SERVICE_TIMING, type DeliveryTiming } from '../../src/testing/delivery.js';
-import type { CliIO } from '../../src/cli/io.js';
+import type { CliIO } from '../../src/cli/shared/io.js';
 import { runCli } from '../../src/cli/run.js';
-import { sendCommand } from '../../src/cli/send.js';
+import { sendCommand } from '../../src/cli/send/send.js';
 import type { RunCli } from './delivery-scenarios.js';
 
 /** Timing that records each pause instead of waiting it out. */

@@ -1,8 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
+import type { CliIO } from '../../src/cli/shared/io.js';
 import { runCli } from '../../src/cli/run.js';
-import { formatTable } from '../../src/cli/table.js';
 
 const SECRET = 'whsec_c2VjcmV0LWZvci1ydW4tdGVzdHM=';
 
@@ -81,11 +80,5 @@ describe('runCli', () => {
     const { status, out } = await run('verify', '--secret', SECRET, '--headers', headers, '--body', '{}', '--now', '1');
     expect(out).toMatch(/^cause: webhook-signature holds no well-formed "v1,<base64>" entry/m);
     expect(status).toBe(1);
-  });
-});
-
-describe('formatTable', () => {
-  it('pads every column but the last, two spaces apart', () => {
-    expect(formatTable(['a', 'bb', 'c'], [['long', 'x', 'tail text'], ['', '', '']])).toEqual(['a     bb  c', 'long  x   tail text', '']);
   });
 });

@@ -1,7 +1,7 @@
-/** The envelope checks of parseEvent: each one refuses its own malformation, and only that. */
+/** The envelope checks of parseEvent and isWebhookEvent: each one refuses its own malformation, and only that. */
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { parseEvent } from '../../src/core/event.js';
+import { isKnownEventType, isWebhookEvent, parseEvent } from '../../src/core/event.js';
 import { KNOWN_EVENT_TYPES, WebhookVerificationError } from '../../src/index.js';
 
 const valid = { id: 'evt_1', type: 'call.missed', data: { object: { id: 'call_1' } } };
@@ -16,6 +16,28 @@ function refusalOf(body: string | Buffer): { code: string; message: string } {
   }
   throw new Error('parseEvent accepted the body');
 }
+
+// Each differs from a valid envelope in one place; the message names that place.
+const MALFORMED: ReadonlyArray<[string, string, RegExp]> = [
+  ['not JSON', '{"id":', /not JSON/],
+  ['a JSON string', '"evt_1"', /not a JSON object/],
+  ['JSON null', 'null', /not a JSON object/],
+  ['a JSON array', JSON.stringify([valid]), /not a JSON object/],
+  ['no type', JSON.stringify({ ...valid, type: undefined }), /"type"/],
+  ['a numeric type', JSON.stringify({ ...valid, type: 7 }), /"type"/],
+  ['no id', JSON.stringify({ ...valid, id: undefined }), /string "id"/],
+  ['a numeric id', JSON.stringify({ ...valid, id: 1 }), /string "id"/],
+  ['an id other than the webhook-id', JSON.stringify({ ...valid, id: 'evt_2' }), /differs from the webhook-id/],
+  ['no data', JSON.stringify({ ...valid, data: undefined }), /"data\.object\.id"/],
+  ['null data', JSON.stringify({ ...valid, data: null }), /"data\.object\.id"/],
+  ['data that is an array', JSON.stringify({ ...valid, data: [{ object: { id: 'call_1' } }] }), /"data\.object\.id"/],
+  ['no data.object', JSON.stringify({ ...valid, data: {} }), /"data\.object\.id"/],
+  ['a null data.object', JSON.stringify({ ...valid, data: { object: null } }), /"data\.object\.id"/],
+  ['a data.object that is an array', JSON.stringify({ ...valid, data: { object: [{ id: 'call_1' }] } }), /"data\.object\.id"/],
+  ['a data.object that is a string', JSON.stringify({ ...valid, data: { object: 'call_1' } }), /"data\.object\.id"/],
+  ['no data.object.id', JSON.stringify({ ...valid, data: { object: {} } }), /"data\.object\.id"/],
+  ['a numeric data.object.id', JSON.stringify({ ...valid, data: { object: { id: 1 } } }), /"data\.object\.id"/],
+];
 
 describe('parseEvent', () => {
   it('returns the envelope of a string or a Buffer, other fields untouched', () => {
@@ -32,6 +54,9 @@ describe('parseEvent', () => {
   it('knows the event types the spec names', () => {
     expect(KNOWN_EVENT_TYPES).toEqual(['call.missed', 'message.received', 'webhook.test', 'transcript.ready', 'ai_summary.ready']);
     expect(Object.isFrozen(KNOWN_EVENT_TYPES)).toBe(true);
+    for (const type of KNOWN_EVENT_TYPES) expect(isKnownEventType(type)).toBe(true);
+    // A set lookup: names an object inherits are no event types.
+    for (const type of ['call.transferred', '', 'toString', '__proto__', 'constructor', 'CALL.MISSED']) expect(isKnownEventType(type)).toBe(false);
   });
 
   it('passes an event type this version does not know through as is', () => {
@@ -39,27 +64,7 @@ describe('parseEvent', () => {
     expect(parseEvent(JSON.stringify({ ...valid, type: 'call.transferred' }), 'evt_1').type).toBe('call.transferred');
   });
 
-  // Each envelope differs from a valid one in one place; the message names that place.
-  it.each([
-    ['not JSON', '{"id":', /not JSON/],
-    ['a JSON string', '"evt_1"', /not a JSON object/],
-    ['JSON null', 'null', /not a JSON object/],
-    ['a JSON array', JSON.stringify([valid]), /not a JSON object/],
-    ['no type', JSON.stringify({ ...valid, type: undefined }), /"type"/],
-    ['a numeric type', JSON.stringify({ ...valid, type: 7 }), /"type"/],
-    ['no id', JSON.stringify({ ...valid, id: undefined }), /string "id"/],
-    ['a numeric id', JSON.stringify({ ...valid, id: 1 }), /string "id"/],
-    ['an id other than the webhook-id', JSON.stringify({ ...valid, id: 'evt_2' }), /differs from the webhook-id/],
-    ['no data', JSON.stringify({ ...valid, data: undefined }), /"data\.object\.id"/],
-    ['null data', JSON.stringify({ ...valid, data: null }), /"data\.object\.id"/],
-    ['data that is an array', JSON.stringify({ ...valid, data: [{ object: { id: 'call_1' } }] }), /"data\.object\.id"/],
-    ['no data.object', JSON.stringify({ ...valid, data: {} }), /"data\.object\.id"/],
-    ['a null data.object', JSON.stringify({ ...valid, data: { object: null } }), /"data\.object\.id"/],
-    ['a data.object that is an array', JSON.stringify({ ...valid, data: { object: [{ id: 'call_1' }] } }), /"data\.object\.id"/],
-    ['a data.object that is a string', JSON.stringify({ ...valid, data: { object: 'call_1' } }), /"data\.object\.id"/],
-    ['no data.object.id', JSON.stringify({ ...valid, data: { object: {} } }), /"data\.object\.id"/],
-    ['a numeric data.object.id', JSON.stringify({ ...valid, data: { object: { id: 1 } } }), /"data\.object\.id"/],
-  ])('refuses %s with invalid_payload saying what is wrong', (_name, body, says) => {
+  it.each(MALFORMED)('refuses %s with invalid_payload saying what is wrong', (_name, body, says) => {
     for (const form of [body, Buffer.from(body)]) {
       const { code, message } = refusalOf(form);
       expect(code).toBe('invalid_payload');
@@ -72,5 +77,24 @@ describe('parseEvent', () => {
     for (const webhookId of ['evt_', 'evt_1 ', 'EVT_1', '']) {
       expect(() => parseEvent(body, webhookId)).toThrow(/differs from the webhook-id/);
     }
+  });
+});
+
+// The envelope rules a queue's job is held to: parseEvent's, less the webhook-id, which a job has no header for.
+describe('isWebhookEvent', () => {
+  it('accepts an envelope parseEvent accepts, whatever its id', () => {
+    expect(isWebhookEvent(valid)).toBe(true);
+    expect(isWebhookEvent({ ...valid, id: 'evt_2', type: 'call.transferred', extra: [1] })).toBe(true);
+  });
+
+  // Every malformation of a parsed body but the id compared with the header.
+  const PARSED = MALFORMED.filter(([name]) => name !== 'not JSON' && name !== 'an id other than the webhook-id');
+
+  it.each(PARSED)('refuses %s, as parseEvent does', (_name, body) => {
+    expect(isWebhookEvent(JSON.parse(body))).toBe(false);
+  });
+
+  it('refuses undefined, which no body parses to', () => {
+    expect(isWebhookEvent(undefined)).toBe(false);
   });
 });

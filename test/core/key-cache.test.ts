@@ -1,6 +1,7 @@
 /** The decoded-key cache behind verify(): hits return what was decoded, and it holds at most 256 secrets. */
 import { Buffer } from 'node:buffer';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { keyMaterialOf } from '../helpers/signed-request.js';
 
 let cachedKeys: typeof import('../../src/core/key-cache.js').cachedKeys;
 
@@ -14,10 +15,10 @@ const secretNumber = (n: number) => `whsec_${Buffer.from(`secret-${n}`).toString
 
 describe('cachedKeys', () => {
   it('decodes as decodeSecrets does', () => {
-    expect(cachedKeys('whsec_QUJD')).toEqual([{ id: '0', key: Buffer.from('ABC') }]);
+    expect(cachedKeys('whsec_QUJD')).toEqual([{ id: '0', ...keyMaterialOf('whsec_QUJD') }]);
     expect(cachedKeys(['whsec_QUJD', { id: 'old', secret: 'legacy' }])).toEqual([
-      { id: '0', key: Buffer.from('ABC') },
-      { id: 'old', key: Buffer.from('legacy') },
+      { id: '0', ...keyMaterialOf('whsec_QUJD') },
+      { id: 'old', ...keyMaterialOf('legacy') },
     ]);
   });
 
@@ -35,6 +36,17 @@ describe('cachedKeys', () => {
     expect(cachedKeys(secretNumber(0))).toBe(first);
     cachedKeys(secretNumber(256));
     const again = cachedKeys(secretNumber(0));
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
+  it('holds the key of at most 256 secrets met in lists, forgetting them all for the next one', () => {
+    const keyOf = (n: number) => cachedKeys([secretNumber(n)])[0]!.key;
+    const first = keyOf(0);
+    for (let n = 1; n < 256; n++) keyOf(n);
+    expect(keyOf(0)).toBe(first);
+    keyOf(256);
+    const again = keyOf(0);
     expect(again).not.toBe(first);
     expect(again).toEqual(first);
   });

@@ -2,6 +2,7 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { decodeSecret, decodeSecrets } from '../../src/core/secret.js';
+import { keyMaterialOf } from '../helpers/signed-request.js';
 
 describe('decodeSecret', () => {
   it.each([
@@ -53,18 +54,18 @@ describe('decodeSecret', () => {
 
 describe('decodeSecrets', () => {
   it('decodes one secret or each of a list, in order, each named by its position', () => {
-    expect(decodeSecrets('whsec_QUJD')).toEqual([{ id: '0', key: Buffer.from('ABC') }]);
+    expect(decodeSecrets('whsec_QUJD')).toEqual([{ id: '0', ...keyMaterialOf('whsec_QUJD') }]);
     expect(decodeSecrets(['whsec_QUJD', 'legacy'])).toEqual([
-      { id: '0', key: Buffer.from('ABC') },
-      { id: '1', key: Buffer.from('legacy') },
+      { id: '0', ...keyMaterialOf('whsec_QUJD') },
+      { id: '1', ...keyMaterialOf('legacy') },
     ]);
   });
 
   it('names a keyed secret by its own id, alone or in a list beside plain ones', () => {
-    expect(decodeSecrets({ id: 'new', secret: 'whsec_QUJD' })).toEqual([{ id: 'new', key: Buffer.from('ABC') }]);
+    expect(decodeSecrets({ id: 'new', secret: 'whsec_QUJD' })).toEqual([{ id: 'new', ...keyMaterialOf('whsec_QUJD') }]);
     expect(decodeSecrets([{ id: 'new', secret: 'whsec_QUJD' }, 'legacy'])).toEqual([
-      { id: 'new', key: Buffer.from('ABC') },
-      { id: '1', key: Buffer.from('legacy') },
+      { id: 'new', ...keyMaterialOf('whsec_QUJD') },
+      { id: '1', ...keyMaterialOf('legacy') },
     ]);
   });
 

@@ -1,8 +1,8 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { WebhookVerificationError } from '../../src/core/errors.js';
+import { WebhookTenantError } from '../../src/core/errors.js';
 import { SecretLookup, type SecretResolver } from '../../src/core/secret-lookup.js';
-import { decodeSecret } from '../../src/core/secret.js';
+import { keyMaterialOf } from '../helpers/signed-request.js';
 
 const secretOf = (tenant: string): string => `whsec_${Buffer.from(`secret-of-${tenant}`).toString('base64')}`;
 
@@ -30,15 +30,15 @@ describe('SecretLookup', () => {
     const clock = manualClock();
     const lookup = new SecretLookup(resolve, { secretCacheMs: 1000, now: clock.now });
 
-    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', key: decodeSecret(secretOf('acme')) }]);
+    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', ...keyMaterialOf(secretOf('acme')) }]);
     clock.advance(999);
     // Cached: answered at once, not as a promise.
-    expect(lookup.keysOf('acme')).toEqual([{ id: '0', key: decodeSecret(secretOf('acme')) }]);
+    expect(lookup.keysOf('acme')).toEqual([{ id: '0', ...keyMaterialOf(secretOf('acme')) }]);
     expect(calls).toEqual(['acme']);
 
     secrets.set('acme', secretOf('acme-rotated'));
     clock.advance(1);
-    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', key: decodeSecret(secretOf('acme-rotated')) }]);
+    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', ...keyMaterialOf(secretOf('acme-rotated')) }]);
     expect(calls).toEqual(['acme', 'acme']);
   });
 
@@ -60,15 +60,15 @@ describe('SecretLookup', () => {
     const lookup = new SecretLookup(resolve);
     const answers = await Promise.all([...Array(50)].map((_, i) => lookup.keysOf(i % 2 === 0 ? 'a' : 'b')));
     expect(calls.sort()).toEqual(['a', 'b']);
-    expect(answers[0]).toEqual([{ id: '0', key: decodeSecret(secretOf('a')) }]);
-    expect(answers[1]).toEqual([{ id: '0', key: decodeSecret(secretOf('b')) }]);
+    expect(answers[0]).toEqual([{ id: '0', ...keyMaterialOf(secretOf('a')) }]);
+    expect(answers[1]).toEqual([{ id: '0', ...keyMaterialOf(secretOf('b')) }]);
   });
 
   it('keeps the list and the ids a resolver returns for a tenant in rotation', async () => {
     const lookup = new SecretLookup(() => [{ id: 'new', secret: secretOf('new') }, secretOf('old')]);
     expect(await lookup.keysOf('acme')).toEqual([
-      { id: 'new', key: decodeSecret(secretOf('new')) },
-      { id: '1', key: decodeSecret(secretOf('old')) },
+      { id: 'new', ...keyMaterialOf(secretOf('new')) },
+      { id: '1', ...keyMaterialOf(secretOf('old')) },
     ]);
   });
 
@@ -100,11 +100,11 @@ describe('SecretLookup', () => {
       return calls === 1 ? failing(tenant) : secretOf(tenant);
     });
     const error = await Promise.resolve(lookup.keysOf('acme')).catch((thrown: unknown) => thrown);
-    expect(error).toBeInstanceOf(WebhookVerificationError);
+    expect(error).toBeInstanceOf(WebhookTenantError);
     expect(error).toMatchObject({ code: 'secret_unavailable', status: 503 });
     expect((error as Error).cause).toBeInstanceOf(Error);
     expect((error as Error).message).toBe("the secret for this request's tenant could not be looked up; retry later");
-    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', key: decodeSecret(secretOf('acme')) }]);
+    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', ...keyMaterialOf(secretOf('acme')) }]);
     expect(calls).toBe(2);
   });
 
@@ -127,7 +127,7 @@ describe('SecretLookup', () => {
       expect(String((reason as Error).cause)).toContain('longer than 50 ms');
     }
     expect(calls).toBe(1);
-    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', key: decodeSecret(secretOf('acme')) }]);
+    expect(await lookup.keysOf('acme')).toEqual([{ id: '0', ...keyMaterialOf(secretOf('acme')) }]);
     expect(calls).toBe(2);
   });
 
@@ -142,6 +142,12 @@ describe('SecretLookup', () => {
   ])('refuses %o with a TypeError', (options, message) => {
     expect(() => new SecretLookup(() => undefined, options)).toThrow(TypeError);
     expect(() => new SecretLookup(() => undefined, options)).toThrow(message);
+  });
+
+  it('refuses options that are not an object, naming the secret lookup', () => {
+    for (const options of [null, 'fast', 5]) {
+      expect(() => new SecretLookup(() => undefined, options as never)).toThrow(new TypeError('svc-webhooks: secret lookup options must be an object'));
+    }
   });
 
   it('refuses a resolver that is not a function', () => {

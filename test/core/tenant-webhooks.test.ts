@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { TenantWebhooks, WebhookVerificationError, type SecretResolver } from '../../src/index.js';
+import { isTenantName, MAX_TENANT_LENGTH } from '../../src/core/tenant-webhooks.js';
+import { TenantWebhooks, WebhookError, WebhookVerificationError, type SecretResolver } from '../../src/index.js';
 import { NOW_SECONDS, now, signedRequest } from '../helpers/signed-request.js';
 
 const secretOf = (tenant: string): string => `whsec_${Buffer.from(`secret-of-${tenant}`).toString('base64')}`;
@@ -22,8 +23,20 @@ async function codeOf(verifying: Promise<unknown>): Promise<string> {
     () => 'verified',
     (thrown: unknown) => thrown,
   );
-  return error instanceof WebhookVerificationError ? error.code : String(error);
+  return error instanceof WebhookError ? error.code : String(error);
 }
+
+describe('isTenantName', () => {
+  it(`takes a non-empty string of at most ${MAX_TENANT_LENGTH} code units, well-formed UTF-16`, () => {
+    for (const name of ['a', 'acme', 'x'.repeat(MAX_TENANT_LENGTH), 'caf\u00e9', '\ud83d\ude00']) expect([name.length, isTenantName(name)]).toEqual([name.length, true]);
+  });
+
+  it('refuses the empty string, one code unit too many, a lone surrogate of either half, and what is no string', () => {
+    for (const name of ['', 'x'.repeat(MAX_TENANT_LENGTH + 1), '\ud800', 'a\udc00', '\ude00\ud83d', undefined, null, 7, ['acme']]) {
+      expect([name, isTenantName(name)]).toEqual([name, false]);
+    }
+  });
+});
 
 describe('TenantWebhooks', () => {
   it("verifies a request with its tenant's secret and names the tenant", async () => {
@@ -98,7 +111,7 @@ describe('TenantWebhooks', () => {
 
     it('for any timestamp out of tolerance and any signature header without a well-formed v1 entry (property)', async () => {
       const { resolve, calls } = resolverOf(['acme']);
-      const webhooks = new TenantWebhooks(resolve, { now, toleranceSeconds: 300 });
+      const webhooks = new TenantWebhooks(resolve, { now, toleranceMs: 300_000 });
       const outOfTolerance = fc.oneof(fc.integer({ min: 301, max: 10 ** 9 }), fc.integer({ min: -(10 ** 9), max: -301 }));
       const notAV1Entry = fc.string().filter((header) => !/(^| )v1,[A-Za-z0-9+/]{43}=/.test(header));
       await fc.assert(

@@ -6,7 +6,7 @@
  */
 import { expect, it } from 'vitest';
 import { KNOWN_EVENT_TYPES, type ReceiverOptions, type WebhookErrorCode, type WebhookEvent } from '../../src/index.js';
-import { NOW_SECONDS, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
+import { keyOf, NOW_SECONDS, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
 
 /** The webhook route's handler, as each adapter test mounts it. */
@@ -148,8 +148,8 @@ export function adapterContract(build: BuildHarness): void {
     await withHarness(build, { options: { ...baseOptions, dedup } }, async (harness, route) => {
       const settled = dedup.nextSettlement();
       expect((await harness.post(signedRequest())).status).toBe(204);
-      expect(await settled).toEqual({ op: 'complete', id: 'evt_1' });
-      expect(dedup.stateOf('evt_1')).toBe('done');
+      expect(await settled).toEqual({ op: 'complete', id: keyOf('evt_1') });
+      expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
 
       const duplicate = await harness.post(signedRequest());
       expect(duplicate.status).toBe(200);
@@ -164,8 +164,8 @@ export function adapterContract(build: BuildHarness): void {
       route.failing = true;
       const released = dedup.nextSettlement();
       expect((await harness.post(signedRequest())).status).toBe(500);
-      expect(await released).toEqual({ op: 'release', id: 'evt_1' });
-      expect(dedup.stateOf('evt_1')).toBe('absent');
+      expect(await released).toEqual({ op: 'release', id: keyOf('evt_1') });
+      expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
 
       route.failing = false;
       expect((await harness.post(signedRequest())).status).toBe(204);
@@ -175,7 +175,7 @@ export function adapterContract(build: BuildHarness): void {
 
   it('answers 409 with Retry-After while another delivery of the event holds the claim', async () => {
     const dedup = new TestDedupStore();
-    await dedup.begin('evt_1');
+    await dedup.begin(keyOf('evt_1'));
     await withHarness(build, { options: { ...baseOptions, dedup, leaseMs: 30_000 } }, async (harness, route) => {
       const response = await harness.post(signedRequest());
       expect(response.headers.get('retry-after')).toBe('30');
@@ -213,12 +213,12 @@ export function disconnectContract(build: BuildHarness): void {
       expect(await first).toMatchObject({ name: 'AbortError' });
       // Give the server time to see the connection close.
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(dedup.stateOf('evt_1')).toBe('leased');
+      expect(dedup.stateOf(keyOf('evt_1'))).toBe('leased');
       expect((await harness.post(signedRequest())).status).toBe(409);
 
       const settled = dedup.nextSettlement();
       finishRoute();
-      expect(await settled).toEqual({ op: 'complete', id: 'evt_1' });
+      expect(await settled).toEqual({ op: 'complete', id: keyOf('evt_1') });
       expect((await harness.post(signedRequest())).status).toBe(200);
       expect(route.calls).toHaveLength(1);
     });

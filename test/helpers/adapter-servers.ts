@@ -13,11 +13,11 @@ import { Hono } from 'hono';
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
-import { verifyWebhook as fastifyWebhook, type FastifyHandlersOptions, type FastifyRoutesOptions } from '../../adapters/fastify.js';
+import { verifyWebhook as fastifyWebhook, type FastifyEntryOptions } from '../../adapters/fastify.js';
 import type { FetchWebhook, FetchWebhookContext } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
 import type { LambdaWebhook, LambdaWebhookContext, LambdaWebhookEvent } from '../../adapters/lambda.js';
-import type { EventSchemas, WebhookEvent } from '../../src/index.js';
+import type { EventSchemas, HandlersMode, HandoffMode, WebhookEvent } from '../../src/index.js';
 import type { RouteSpy } from './adapter-contract.js';
 import { serveNode, type ServedApp } from './http-harness.js';
 import { httpResponseOf, lambdaContext, lambdaEvent, type LambdaSource } from './lambda-events.js';
@@ -27,20 +27,20 @@ export type { ServedApp };
 export function serveExpress(options: ExpressWebhookOptions, route: RouteSpy, framework = express): Promise<ServedApp> {
   const app = framework();
   app.post('/webhooks', expressWebhook(options), async (req, res) => {
-    res.status(await route.handle(req.webhook, req.webhookId)).end();
+    res.status(await route.handle(req.webhook.event, req.webhook.id)).end();
   });
   return serveNode(createServer(app));
 }
 
 export function serveHono(options: HonoWebhookOptions, route: RouteSpy): Promise<ServedApp> {
   const app = new Hono();
-  app.post('/webhooks', honoWebhook(options), async (c) => c.body(null, (await route.handle(c.var.webhook, c.var.webhookId)) as 204));
+  app.post('/webhooks', honoWebhook(options), async (c) => c.body(null, (await route.handle(c.var.webhook.event, c.var.webhook.id)) as 204));
   return serveNode(createAdaptorServer({ fetch: app.fetch }) as Server);
 }
 
 /** `inRoutes` runs in the plugin's scope before the route is added, as a user's own setup would. */
 export async function serveFastify(
-  options: Omit<FastifyRoutesOptions, 'routes'>,
+  options: FastifyEntryOptions,
   route: RouteSpy,
   inRoutes?: (webhooks: FastifyInstance) => void,
   framework = Fastify,
@@ -51,7 +51,7 @@ export async function serveFastify(
       ...options,
       routes(webhooks) {
         inRoutes?.(webhooks);
-        webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook, request.webhookId)).send());
+        webhooks.post('/webhooks', async (request, reply) => reply.code(await route.handle(request.webhook.event, request.webhook.id)).send());
       },
     }),
   );
@@ -69,7 +69,7 @@ export function serveHonoHandlers<S extends EventSchemas>(options: HonoWebhookOp
 }
 
 /** Fastify with `on`: the plugin registers its route at `path` itself. */
-export async function serveFastifyHandlers<S extends EventSchemas>(options: Omit<FastifyHandlersOptions<S>, 'path'>): Promise<ServedApp> {
+export async function serveFastifyHandlers<S extends EventSchemas>(options: FastifyEntryOptions & (HandlersMode<S> | HandoffMode)): Promise<ServedApp> {
   const app = Fastify();
   await app.register(fastifyWebhook({ ...options, path: '/webhooks' }));
   return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };

@@ -11,7 +11,7 @@ import type { BullMQClasses, JobQueue } from '../../src/queues/bullmq/index.js';
 /** What a spec needs of one major: its classes, typed as the entry takes them. */
 export interface BullMQMajor {
   readonly name: string;
-  /** The classes `createWorker` takes as `bullmq`. */
+  /** The classes `work` takes as `bullmq`. */
   readonly classes: BullMQClasses;
   /** A queue named `name` on the Redis at `url`, with more of ioredis' options if given. */
   queue(name: string, url: string, redisOptions?: Record<string, unknown>): TestQueue;
@@ -37,6 +37,8 @@ export interface TestJob {
   readonly returnvalue: unknown;
   readonly failedReason: string;
   readonly attemptsMade: number;
+  /** The delay of its last move to the delayed set, in ms. */
+  readonly delay: number;
   getState(): Promise<string>;
   retry(): Promise<void>;
   remove(): Promise<void>;

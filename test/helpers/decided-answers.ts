@@ -1,5 +1,5 @@
 /** A platform for the pipeline that answers what was decided as it is: for tests of the flow itself. */
-import type { Platform } from '../../src/receive/pipeline.js';
+import type { Platform } from '../../src/receive/platform.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import type { SignedRequest } from './signed-request.js';
 

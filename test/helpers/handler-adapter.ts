@@ -1,6 +1,6 @@
 /** Helpers for the adapters that call the handler themselves (Fetch, Lambda). */
 import { expect, vi } from 'vitest';
-import { SECRET, now } from './signed-request.js';
+import { keyOf, SECRET, now } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
 
 const options = { secret: SECRET, now };
@@ -10,9 +10,16 @@ const handler = (): undefined => undefined;
 export const creationMistakes: ReadonlyArray<readonly [name: string, options: unknown, handler: unknown]> = [
   ['neither on nor a handler', options, undefined],
   ['both on and a handler', { ...options, on: {} }, handler],
+  ['both handoff and a handler', { ...options, handoff: { hand: async () => undefined } }, handler],
+  ['both on and handoff', { ...options, on: {}, handoff: { hand: async () => undefined } }, undefined],
+  ['a handoff that is no queue', { ...options, handoff: 'bullmq' }, undefined],
   ['a handler that is no function', options, 'handle'],
   ['schemas with a handler', { ...options, schemas: {} }, handler],
-  ['onUnknown with a handler', { ...options, onUnknown: 'reject' }, handler],
+  ['unknownEvents with a handler', { ...options, unknownEvents: 'reject' }, handler],
+  ['onUnknownEvent with a handler', { ...options, onUnknownEvent: () => undefined }, handler],
+  ['schemas with handoff', { ...options, handoff: { hand: async () => undefined }, schemas: {} }, undefined],
+  ['both unknownEvents and onUnknownEvent', { ...options, on: {}, unknownEvents: 'reject', onUnknownEvent: () => undefined }, undefined],
+  ['onUnknown, the old name of unknownEvents and onUnknownEvent', { ...options, on: {}, onUnknown: 'reject' }, undefined],
   ['an onErrorTimeoutMs that is no whole number of milliseconds', { ...options, onErrorTimeoutMs: 1.5 }, handler],
   ['an onError that is no function', { ...options, onError: 'log' }, handler],
   ['an onHandlerError that is no function', { ...options, onHandlerError: 'log' }, handler],
@@ -45,11 +52,11 @@ export function heldStore(): HeldStore {
  * Answers what it resolved to.
  */
 export async function expectAnswerAfterSettling<T>(held: HeldStore, answer: Promise<T>): Promise<T> {
-  await vi.waitFor(() => expect(held.dedup.stateOf('evt_1')).toBe('leased'));
+  await vi.waitFor(() => expect(held.dedup.stateOf(keyOf('evt_1'))).toBe('leased'));
   expect(await isSettled(answer)).toBe(false);
   held.open();
   const result = await answer;
-  expect(held.dedup.stateOf('evt_1')).toBe('done');
+  expect(held.dedup.stateOf(keyOf('evt_1'))).toBe('done');
   return result;
 }
 

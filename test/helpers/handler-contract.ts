@@ -12,11 +12,11 @@ import type { EventSchemas, HandlerOptions, ReceiverOptions, StandardSchema } fr
 import { CUSTOM_ERROR_STATUS, customErrorBody } from './adapter-contract.js';
 import type { ServedApp } from './adapter-servers.js';
 import { failingBothWays } from './failing-callbacks.js';
-import { OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
+import { deliveryOf, keyOf, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
 import { errorOf } from './refusal.js';
 
-export type HandlerServeOptions = ReceiverOptions & HandlerOptions<EventSchemas>;
+export type HandlerServeOptions = ReceiverOptions & HandlerOptions<EventSchemas> & { readonly secret: string };
 
 /**
  * Serves the adapter with `options` at /webhooks. `onError: 'custom'` adds
@@ -50,7 +50,7 @@ export function handlerContract(serve: ServeHandlers): void {
   let app: ServedApp | undefined;
   let log: MockInstance<typeof console.error>;
   const quiet = { onHandlerError: () => {} };
-  const start = async (options: Partial<HandlerServeOptions>, onError?: 'custom' | 'throws'): Promise<void> => {
+  const start = async (options: Partial<HandlerServeOptions> & Pick<HandlerServeOptions, 'on'>, onError?: 'custom' | 'throws'): Promise<void> => {
     app = await serve({ secret: SECRET, now, dedup: new TestDedupStore(), ...options }, onError);
   };
   const post = ({ body, headers }: SignedRequest = signedRequest()): Promise<Response> =>
@@ -72,7 +72,7 @@ export function handlerContract(serve: ServeHandlers): void {
     expect(response.status).toBe(204);
     expect(response.headers.get('content-type')).toBeNull();
     expect(await response.text()).toBe('');
-    expect(handler).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ id: 'evt_m', type: 'message.received' }), { id: 'evt_m', keyId: '0' });
+    expect(handler).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ id: 'evt_m', type: 'message.received' }), deliveryOf({ id: 'evt_m', type: 'message.received' }));
   });
 
   it.each(failingBothWays(new Error(`cannot reach ${SECRET_VALUE}`)))(
@@ -86,7 +86,7 @@ export function handlerContract(serve: ServeHandlers): void {
       expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(
         expect.objectContaining({ message: `cannot reach ${SECRET_VALUE}` }),
         expect.objectContaining({ id: 'evt_1', type: 'call.missed' }),
-        { id: 'evt_1', keyId: '0' },
+        deliveryOf(),
       );
     },
   );
@@ -107,20 +107,20 @@ export function handlerContract(serve: ServeHandlers): void {
     expect(handler).not.toHaveBeenCalled();
   });
 
-  it("answers 422 unknown_event_type to an unknown type under onUnknown: 'reject'", async () => {
+  it("answers 422 unknown_event_type to an unknown type under unknownEvents: 'reject'", async () => {
     const handler = vi.fn();
-    await start({ on: { 'call.missed': handler }, onUnknown: 'reject' });
+    await start({ on: { 'call.missed': handler }, unknownEvents: 'reject' });
     const response = await post(signedRequest({ type: 'call.answered' }));
     expect(response.status).toBe(422);
     expect((await errorOf(response)).code).toBe('unknown_event_type');
     expect(handler).not.toHaveBeenCalled();
   });
 
-  it('runs an onUnknown function for an unknown type', async () => {
-    const onUnknown = vi.fn();
-    await start({ on: {}, onUnknown });
+  it('runs onUnknownEvent for an unknown type', async () => {
+    const onUnknownEvent = vi.fn();
+    await start({ on: {}, onUnknownEvent });
     expect((await post(signedRequest({ type: 'call.answered' }))).status).toBe(204);
-    expect(onUnknown).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ type: 'call.answered' }), { id: 'evt_1', keyId: '0' });
+    expect(onUnknownEvent).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ type: 'call.answered' }), deliveryOf({ type: 'call.answered' }));
   });
 
   it.each(schemas)(
@@ -136,7 +136,7 @@ export function handlerContract(serve: ServeHandlers): void {
       expect(await errorOf(response)).toEqual({ code: 'invalid_event_data', message: expect.any(String), paths });
       expect(text).not.toContain(SECRET_VALUE);
       expect(handler).not.toHaveBeenCalled();
-      const context = { id: 'evt_1', keyId: '0' };
+      const context = { ...deliveryOf(), event: expect.objectContaining({ id: 'evt_1' }) };
       expect(onHandlerError).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ code: 'invalid_event_data' }), expect.anything(), context);
 
       // Released: the retry of an event that passes, as after a fixed schema, is handled, and gets the schema's output.
@@ -151,9 +151,9 @@ export function handlerContract(serve: ServeHandlers): void {
     const handler = vi.fn().mockRejectedValueOnce(new Error('db down')).mockResolvedValue(undefined);
     await start({ dedup, on: { 'call.missed': handler }, ...quiet });
     expect((await post()).status).toBe(500);
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
     expect((await post()).status).toBe(204);
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
     const duplicate = await post();
     expect(duplicate.status).toBe(200);
     expect(await duplicate.json()).toEqual({ received: true, duplicate: true });
@@ -172,7 +172,7 @@ export function handlerContract(serve: ServeHandlers): void {
     dedup.complete = () => new Promise<boolean>(() => {});
     await start({ dedup, on: { 'call.missed': () => {} } });
     expect((await post()).status).toBe(204);
-    expect(dedup.stateOf('evt_1')).toBe('leased');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('leased');
   });
 
   it('refuses a delivery that fails verification as without on, running no handler', async () => {
@@ -186,7 +186,7 @@ export function handlerContract(serve: ServeHandlers): void {
 
   it("lets onError answer the handlers' refusals", async () => {
     const on = { 'call.missed': broken, 'message.received': () => {} };
-    await start({ on, schemas: { 'message.received': schemas[0]![1] }, onUnknown: 'reject', ...quiet }, 'custom');
+    await start({ on, schemas: { 'message.received': schemas[0]![1] }, unknownEvents: 'reject', ...quiet }, 'custom');
     for (const [type, code] of [
       ['call.missed', 'handler_failed'],
       ['call.answered', 'unknown_event_type'],

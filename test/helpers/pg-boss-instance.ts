@@ -4,7 +4,7 @@
  * thrown (pg-boss emits 'error' and an EventEmitter without a listener would
  * throw it), and its schema dropped when it stops.
  */
-import { pgPool, uniqueTable } from '../postgres/clients.js';
+import { pgPool, uniqueTable } from './postgres-clients.js';
 import { pgBossMajor, type PgBossMajor, type TestPgBoss } from './pg-boss-majors.js';
 
 export interface TestBoss {

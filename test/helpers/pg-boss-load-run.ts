@@ -12,8 +12,8 @@ import { createAdaptorServer } from '@hono/node-server';
 import { verifyWebhook } from '../../adapters/fetch.js';
 import { enqueue } from '../../src/queues/pg-boss/enqueue.js';
 import { migrate } from '../../src/stores/postgres/migrate.js';
-import { SideEffectLedger } from '../load/side-effect-ledger.js';
-import { pgPool, uniqueTable } from '../postgres/clients.js';
+import { SideEffectLedger } from './load/side-effect-ledger.js';
+import { pgPool, uniqueTable } from './postgres-clients.js';
 import { serveNode, type ServedApp } from './http-harness.js';
 import { jobsQuery, startTestBoss, type TestBoss } from './pg-boss-instance.js';
 import type { PgBossMajor } from './pg-boss-majors.js';
@@ -95,7 +95,7 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
   });
 
   const countRows = async (table: string): Promise<number> => (await admin.query(`SELECT count(*)::int AS count FROM ${table}`)).rows[0].count;
-  const jobs = jobsQuery(options.major, schema, `data->'context'->>'id' AS id, state`);
+  const jobs = jobsQuery(options.major, schema, `data->'delivery'->>'id' AS id, state`);
   return {
     urls: receivers.map((receiver) => `${receiver.url}/webhooks`),
     answerMs,
@@ -134,7 +134,7 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
 
 /**
  * A receiver on the Fetch entry that times each answer. The shared sender
- * (test/load/retrying-sender.ts) knows 204 and the duplicate's 200 as a
+ * (test/helpers/load/retrying-sender.ts) knows 204 and the duplicate's 200 as a
  * delivery's 2xx: the handoff's 202 reaches it as 204, its same meaning there.
  */
 async function startReceiver(handoff: ReturnType<typeof enqueue>, answerMs: number[]): Promise<ServedApp> {

@@ -7,12 +7,14 @@
 import type pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { migrate } from '../../src/stores/postgres/migrate.js';
-import { postgresSuite } from '../postgres/postgres-suite.js';
+import { postgresSuite } from './postgres-suite.js';
 import { jobsOf, startTestBoss, type TestBoss } from './pg-boss-instance.js';
 import type { PgBossMajor, TestPgBoss } from './pg-boss-majors.js';
 
 export interface PgBossSuite {
   readonly major: PgBossMajor;
+  /** The test database's URL, for pools of a test's own. */
+  readonly url: string;
   readonly pool: pg.Pool;
   readonly boss: TestPgBoss;
   /** The schema pg-boss keeps its tables in. */
@@ -42,6 +44,9 @@ export function pgBossSuite(major: PgBossMajor): PgBossSuite {
   };
   return {
     major,
+    get url() {
+      return postgres.url;
+    },
     get pool() {
       return postgres.pool;
     },

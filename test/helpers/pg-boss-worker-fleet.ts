@@ -13,9 +13,12 @@ const RESTART_AFTER_MS = 300;
 
 export interface WorkerFleet {
   /**
-   * Kills one worker of those started between `ages[0]` and `ages[1]` ms ago
-   * (any, by default), picked by `pick` (a number in [0, 1)), with SIGKILL;
-   * it is started again. Kills none when no worker is of such an age.
+   * Kills one worker of those that began to poll between `ages[0]` and
+   * `ages[1]` ms ago (any, by default), picked by `pick` (a number in
+   * [0, 1)), with SIGKILL; it is started again. Kills none when no worker is
+   * of such an age. A worker's age runs from its `working`, not its spawn:
+   * loading Node, tsx and pg-boss takes seconds on a busy machine, and a
+   * worker takes jobs only once it polls.
    */
   killOne(pick: number, ages?: readonly [number, number]): void;
   /** Workers killed by the test, and those that ended by themselves. */
@@ -32,6 +35,7 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
   let kills = 0;
   let exits = 0;
   const killed = new WeakSet<ChildProcess>();
+  /** When each worker began to poll (printed `working`); none yet for one still starting. */
   const startedAt = new WeakMap<ChildProcess, number>();
 
   const start = (slot: number): Promise<void> => {
@@ -39,7 +43,6 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     workers[slot] = child;
-    startedAt.set(child, performance.now());
     child.once('exit', () => {
       if (workers[slot] === child) workers[slot] = undefined;
       if (!killed.has(child)) exits += 1;
@@ -47,7 +50,9 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
     });
     return new Promise((resolve) => {
       child.stdout!.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('working')) resolve();
+        if (!chunk.toString().includes('working')) return;
+        if (!startedAt.has(child)) startedAt.set(child, performance.now());
+        resolve();
       });
       // One that ends before it works (its database is down) is started again; nobody waits on it.
       child.once('exit', () => resolve());
@@ -58,7 +63,11 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
   return {
     killOne(pick, [minAgeMs, maxAgeMs] = [0, Infinity]) {
       const now = performance.now();
-      const aged = (child: ChildProcess): boolean => now - startedAt.get(child)! >= minAgeMs && now - startedAt.get(child)! <= maxAgeMs;
+      const aged = (child: ChildProcess): boolean => {
+        const polling = startedAt.get(child);
+        if (polling === undefined) return minAgeMs <= 0 && maxAgeMs === Infinity;
+        return now - polling >= minAgeMs && now - polling <= maxAgeMs;
+      };
       const alive = workers.filter((child): child is ChildProcess => child !== undefined && aged(child));
       const victim = alive[Math.floor(pick * alive.length)];
       if (victim === undefined) return;

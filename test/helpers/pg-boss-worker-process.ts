@@ -14,7 +14,6 @@
 import pg from 'pg';
 import { work } from '../../src/queues/pg-boss/work.js';
 import { inTransaction } from '../../src/queues/pg-boss/transaction.js';
-import { eventKey } from '../../src/receive/event-key.js';
 import { markProcessed } from '../../src/stores/postgres/mark-processed.js';
 import { pgBossMajor } from './pg-boss-majors.js';
 
@@ -50,15 +49,17 @@ await work(boss, settings.queue, {
   // Every failure is already retried by pg-boss; the test counts outcomes in the database.
   onHandlerError: () => {},
   on: {
-    'message.received': async (_event, context) => {
-      const key = eventKey(context.id, context.tenant);
+    'message.received': async (_event, delivery) => {
+      // One endpoint: the id names the event in the tables the test counts; the dedup key records it.
+      const key = delivery.id;
       await pool.query(`INSERT INTO ${settings.calls} (event_id) VALUES ($1)`, [key]);
       await slowWork(settings.handlerMs / 2);
       await inTransaction(pool, async (client) => {
-        const first = await markProcessed(client, key, { table: settings.handled });
+        const first = await markProcessed(client, delivery.dedupKey, { table: settings.handled });
         await client.query(`INSERT INTO ${first ? settings.effects : settings.skips} (event_id) VALUES ($1)`, [key]);
         return { commit: true, value: undefined };
-      });
+        // A bound far above any transaction of the run: one that passes it fails its job, which pg-boss retries.
+      }, 60_000);
       await slowWork(settings.handlerMs / 2);
     },
   },

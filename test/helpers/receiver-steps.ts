@@ -1,14 +1,14 @@
 /** A delivery through a receiver's own steps, as the pipeline takes them: verify, then claim. */
 import type { WebhookHeaders } from '../../src/core/headers.js';
 import type { WebhookPayload } from '../../src/core/payload.js';
-import type { VerifiedDelivery } from '../../src/core/verify-delivery.js';
-import type { Settle } from '../../src/receive/claim.js';
+import type { WebhookDelivery } from '../../src/core/delivery.js';
+import type { Settle } from '../../src/process/claim.js';
 import type { Receiver } from '../../src/receive/receiver.js';
 import type { DecidedResponse } from '../../src/receive/responses.js';
 
 /** What the receiver leaves the pipeline to do: run the user's code (settling the claim after, if one is held), or answer. */
 export type Reception =
-  | { readonly action: 'process'; readonly delivery: VerifiedDelivery; readonly settle?: Settle }
+  | { readonly action: 'process'; readonly delivery: WebhookDelivery; readonly settle?: Settle }
   | { readonly action: 'respond'; readonly response: DecidedResponse };
 
 /** Verifies, then claims: a refusal of `verify` or an answer of `claim` is `respond`, a delivery to run is `process`. */

@@ -21,20 +21,20 @@ class GatedStore implements DedupStore {
   failing = false;
   completeCalls = 0;
 
-  begin(id: string, leaseMs: number) {
-    return this.inner.begin(id, leaseMs);
+  begin(key: string, leaseMs: number) {
+    return this.inner.begin(key, leaseMs);
   }
-  async complete(id: string, token: string, ttlMs: number) {
+  async complete(key: string, token: string, retentionMs: number) {
     this.completeCalls += 1;
     await this.gate;
     if (this.failing) throw new Error('the store is down');
-    return this.inner.complete(id, token, ttlMs);
+    return this.inner.complete(key, token, retentionMs);
   }
-  release(id: string, token: string) {
-    return this.inner.release(id, token);
+  release(key: string, token: string) {
+    return this.inner.release(key, token);
   }
-  renew(id: string, token: string, leaseMs: number) {
-    return this.inner.renew(id, token, leaseMs);
+  renew(key: string, token: string, leaseMs: number) {
+    return this.inner.renew(key, token, leaseMs);
   }
 }
 

@@ -1,6 +1,13 @@
-/** Signed webhook requests on a fixed clock, as the service would send them. */
+/**
+ * Signed webhook requests on a fixed clock, as the service would send them,
+ * signed by the package's own testing kit; and what a receiver makes of
+ * them: the dedup key and the delivery, derived here with `node:crypto`
+ * alone, so that a test does not take the code under test for its oracle.
+ */
 import { Buffer } from 'node:buffer';
-import { sign, type KnownEventType, type WebhookSecret } from '../../src/index.js';
+import { createHmac } from 'node:crypto';
+import type { KnownEventType, WebhookDelivery, WebhookEvent, WebhookSecret } from '../../src/index.js';
+import { signedHeaders } from '../../src/testing/index.js';
 
 export const SECRET = `whsec_${Buffer.from('adapter-test-secret-0123456789ab').toString('base64')}`;
 export const OLD_SECRET = `whsec_${Buffer.from('adapter-test-secret-rotated-away').toString('base64')}`;
@@ -8,11 +15,13 @@ export const OLD_SECRET = `whsec_${Buffer.from('adapter-test-secret-rotated-away
 export const NOW_SECONDS = 1_700_000_000;
 export const now = (): number => NOW_SECONDS * 1000;
 
+/** A request's body and headers. */
 export interface SignedRequest {
   readonly body: string;
   readonly headers: Record<string, string>;
 }
 
+/** What `signedRequest` signs. */
 export interface RequestSpec {
   readonly id?: string;
   readonly type?: KnownEventType | (string & {});
@@ -31,6 +40,37 @@ export function envelope(id: string, type: string): string {
 export function signedRequest(spec: RequestSpec = {}): SignedRequest {
   const { id = 'evt_1', type = 'call.missed', secret = SECRET, timestamp = NOW_SECONDS } = spec;
   const body = spec.body ?? envelope(id, type);
-  const headers = sign(body, { id, timestamp, secret });
-  return { body, headers: { 'content-type': 'application/json', ...headers } };
+  return { body, headers: signedHeaders(body, { id, timestamp, secret }) };
+}
+
+/** What one secret decodes to: its HMAC key (spec section 5, rule 3), and the dedup scope of what it verifies. */
+export function keyMaterialOf(secret: string): { readonly key: Buffer; readonly scope: string } {
+  const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
+  return { key, scope: createHmac('sha256', key).update('svc-webhooks dedup scope v1').digest().subarray(0, 12).toString('base64url') };
+}
+
+/** The dedup key of event `id` verified by `secret`: 16 characters naming the secret one way, a colon, the id. */
+export function keyOf(id: string, secret: string = SECRET): string {
+  return `${keyMaterialOf(secret).scope}:${id}`;
+}
+
+/** What `deliveryOf` describes: the request's id, type and secret, and the tenant and keyId a receiver adds. */
+export interface DeliverySpec extends Omit<RequestSpec, 'body' | 'secret'> {
+  /** The one secret that verified it. */
+  readonly secret?: string;
+  readonly tenant?: string;
+  readonly keyId?: string;
+}
+
+/** The delivery a receiver makes of `signedRequest(spec)`. */
+export function deliveryOf(spec: DeliverySpec = {}): WebhookDelivery {
+  const { id = 'evt_1', type = 'call.missed', secret = SECRET, timestamp = NOW_SECONDS, keyId = '0', tenant } = spec;
+  const event = JSON.parse(envelope(id, type)) as WebhookEvent;
+  const delivery = { event, id, timestamp, keyId, dedupKey: keyOf(id, secret) };
+  return tenant === undefined ? delivery : { ...delivery, tenant };
+}
+
+/** A delivery of `event` as a receiver of SECRET would have verified it at NOW_SECONDS. */
+export function deliveryOfEvent<E extends WebhookEvent>(event: E): WebhookDelivery<E> {
+  return { event, id: event.id, timestamp: NOW_SECONDS, keyId: '0', dedupKey: keyOf(event.id) };
 }

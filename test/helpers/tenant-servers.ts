@@ -15,12 +15,12 @@ import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhookEvent } from '../../adapters/lambda.js';
-import type { EntryOptions, EventHandlers } from '../../src/index.js';
+import type { EntryOptions, HandlerOptions } from '../../src/index.js';
 import { serveLambda } from './adapter-servers.js';
 import { serveNode, type ServedApp } from './http-harness.js';
 
-/** What every tenant server takes: the receiver's options with `on`. */
-export type TenantServerOptions = Omit<EntryOptions, 'handoff'> & { readonly on: EventHandlers };
+/** What every tenant server takes: the receiver's options with `on` and its options. */
+export type TenantServerOptions = EntryOptions & HandlerOptions;
 
 export type TenantServer = (options: TenantServerOptions) => Promise<ServedApp>;
 

@@ -10,12 +10,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { PrivatePostgres } from '../postgres/private-postgres.js';
-import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, midRun, report } from './load-run.js';
-import { startPostgresReceivers, uniqueApplicationName } from './postgres-receivers.js';
-import { deliverAll } from './retrying-sender.js';
-import { replayableSeed } from './seeded-random.js';
-import { SideEffectLedger } from './side-effect-ledger.js';
+import { PrivatePostgres } from '../helpers/private-postgres.js';
+import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, midRun, report } from '../helpers/load/load-run.js';
+import { startPostgresReceivers, uniqueApplicationName } from '../helpers/load/postgres-receivers.js';
+import { deliverAll } from '../helpers/load/retrying-sender.js';
+import { replayableSeed } from '../helpers/load/seeded-random.js';
+import { SideEffectLedger } from '../helpers/load/side-effect-ledger.js';
 
 const EVENTS = 2000;
 const OUTAGE_MS = 500;

@@ -10,14 +10,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { pgPool } from '../postgres/clients.js';
-import { testDatabase } from '../postgres/test-database.js';
-import { startBackendKiller } from './backend-killer.js';
-import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, report } from './load-run.js';
-import { startPostgresReceivers, uniqueApplicationName } from './postgres-receivers.js';
-import { deliverAll } from './retrying-sender.js';
-import { replayableSeed } from './seeded-random.js';
-import { SideEffectLedger } from './side-effect-ledger.js';
+import { pgPool } from '../helpers/postgres-clients.js';
+import { testDatabase } from '../helpers/test-database.js';
+import { startBackendKiller } from '../helpers/load/backend-killer.js';
+import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, report } from '../helpers/load/load-run.js';
+import { startPostgresReceivers, uniqueApplicationName } from '../helpers/load/postgres-receivers.js';
+import { deliverAll } from '../helpers/load/retrying-sender.js';
+import { replayableSeed } from '../helpers/load/seeded-random.js';
+import { SideEffectLedger } from '../helpers/load/side-effect-ledger.js';
 
 const EVENTS = 2000;
 const DUPLICATE_SHARE = 0.35;

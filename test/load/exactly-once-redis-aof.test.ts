@@ -9,8 +9,8 @@
  * every event must be processed exactly once.
  */
 import { describe, expect, it } from 'vitest';
-import { closeAfterAll, expectEachProcessedOnce } from './load-run.js';
-import { EVENTS, runWithRedisKilled } from './redis-fault-run.js';
+import { closeAfterAll, expectEachProcessedOnce } from '../helpers/load/load-run.js';
+import { EVENTS, runWithRedisKilled } from '../helpers/load/redis-fault-run.js';
 
 const closeAtEnd = closeAfterAll();
 

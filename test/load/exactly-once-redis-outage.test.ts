@@ -8,8 +8,8 @@
  * the restart, and at most twice.
  */
 import { describe, expect, it } from 'vitest';
-import { closeAfterAll } from './load-run.js';
-import { EVENTS, runWithRedisKilled } from './redis-fault-run.js';
+import { closeAfterAll } from '../helpers/load/load-run.js';
+import { EVENTS, runWithRedisKilled } from '../helpers/load/redis-fault-run.js';
 
 const closeAtEnd = closeAfterAll();
 

@@ -7,13 +7,13 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
-import { randomPrefix, redisUrl } from '../dedup/redis-clients.js';
-import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, report } from './load-run.js';
-import { startReceiverInstance } from './receiver-instance.js';
-import { startReceiversOnRedis } from './receivers-on-redis.js';
-import { deliverAll, type SenderCounts, type SenderOptions } from './retrying-sender.js';
-import { replayableSeed } from './seeded-random.js';
-import { SideEffectLedger } from './side-effect-ledger.js';
+import { randomPrefix, redisUrl } from '../helpers/redis-clients.js';
+import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, report } from '../helpers/load/load-run.js';
+import { startReceiverInstance } from '../helpers/load/receiver-instance.js';
+import { startReceiversOnRedis } from '../helpers/load/receivers-on-redis.js';
+import { deliverAll, type SenderCounts, type SenderOptions } from '../helpers/load/retrying-sender.js';
+import { replayableSeed } from '../helpers/load/seeded-random.js';
+import { SideEffectLedger } from '../helpers/load/side-effect-ledger.js';
 
 const EVENTS = 2000;
 const DUPLICATE_SHARE = 0.35;

@@ -2,15 +2,27 @@
  * instrumentWebhooks over real HTTP on all five entries, recorded by the
  * OpenTelemetry SDK's in-memory readers: the counter, the histograms and the
  * spans of every outcome a receiver with handlers gives, which secret
- * matched, and nothing once stopped.
+ * matched, failed secret lookups, and nothing once stopped. Each delivery's
+ * spans are its own, however many deliveries of one event id (or of one id
+ * to many tenants) run at once.
  */
+import { context, SpanStatusCode, trace, type HrTime } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import express from 'express';
+import Fastify, { type FastifyPluginAsync } from 'fastify';
+import { Hono } from 'hono';
+import { Buffer } from 'node:buffer';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
+import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/otel.js';
-import type { EntryName } from '../../src/index.js';
+import type { EntryName, EventHandlers, Handoff, SecretResolver } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import {
   serveExpress,
@@ -23,7 +35,11 @@ import {
   serveLambda,
   type ServedApp,
 } from '../helpers/adapter-servers.js';
-import { NOW_SECONDS, now, OLD_SECRET, SECRET, signedRequest, type RequestSpec } from '../helpers/signed-request.js';
+import { keyOf, NOW_SECONDS, now, OLD_SECRET, SECRET, signedRequest, type RequestSpec } from '../helpers/signed-request.js';
+import { serveNode } from '../helpers/http-harness.js';
+import { lambdaContext, lambdaEvent } from '../helpers/lambda-events.js';
+import { RawConnection } from '../helpers/raw-http.js';
+import { TENANT_SERVERS } from '../helpers/tenant-servers.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 /** A reader the test collects from when it likes. */
@@ -129,7 +145,7 @@ describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, 
     const [duplicates, inProgress] = [await counted({ 'webhook.entry': entry, 'webhook.outcome': 'duplicate' }), await counted({ 'webhook.entry': entry, 'webhook.outcome': 'in_progress' })];
     expect(await post({ id: duplicateId, type: 'call.missed' })).toBe(200);
     const heldId = id();
-    await dedup.begin(heldId);
+    await dedup.begin(keyOf(heldId));
     expect(await post({ id: heldId, type: 'call.missed' })).toBe(409);
     expect(await counted({ 'webhook.entry': entry, 'webhook.outcome': 'duplicate', 'http.response.status_code': 200 })).toBe(duplicates + 1);
     expect(await counted({ 'webhook.entry': entry, 'webhook.outcome': 'in_progress', 'http.response.status_code': 409 })).toBe(inProgress + 1);
@@ -225,5 +241,480 @@ describe.each(routed)('instrumentWebhooks on the %s entry with a route that fail
     expect([answer.status, refused.status]).toEqual([failedStatus, 413]);
     expect(await count('failed', failedStatus)).toBe(failed + 1);
     expect(await count('payload_too_large', 413)).toBe(tooLarge + 1);
+  });
+});
+
+/** A span's start or end, in nanoseconds, exactly. */
+const nanos = ([seconds, nanoseconds]: HrTime): bigint => BigInt(seconds) * 1_000_000_000n + BigInt(nanoseconds);
+/**
+ * How far apart two spans' clocks may be: the SDK starts each span at
+ * `Date.now()`, in whole milliseconds, and times its end from there.
+ */
+const SPAN_CLOCK_NS = 1_000_000n;
+/** How far apart the overlapping deliveries start, and end. */
+const GAP_MS = 30;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Handlers of two deliveries of call.missed at once: the first is held until `letFirstGo()`, the second fails once started. */
+function heldAndFailing() {
+  let started = 0;
+  let letFirstGo!: () => void;
+  const firstHeld = new Promise<void>((resolve) => (letFirstGo = resolve));
+  const handler = async (): Promise<void> => {
+    started += 1;
+    if (started === 1) return firstHeld;
+    throw new Error('the second delivery failed');
+  };
+  return { handler, started: () => started, letFirstGo };
+}
+
+/**
+ * Posts two deliveries with `post`: the first is held in its handler until
+ * the second has started, failed and been answered; then the first goes on.
+ * The first delivery's span thus holds the whole of the second's.
+ */
+async function overlapping(pair: ReturnType<typeof heldAndFailing>, post: (which: 'first' | 'second') => Promise<number>): Promise<void> {
+  const first = post('first');
+  await expect.poll(() => pair.started()).toBe(1);
+  // Apart by more than a span's clock can blur (see SPAN_CLOCK_NS), at either end.
+  await sleep(GAP_MS);
+  expect(await post('second')).toBe(500);
+  expect(pair.started()).toBe(2);
+  await sleep(GAP_MS);
+  pair.letFirstGo();
+  expect(await first).toBe(204);
+}
+
+/**
+ * Checks the spans of `entry` after `overlapping`: two deliveries, each with
+ * its own outcome, status and duration, and each with its own handler span
+ * as its child, within its own time range.
+ */
+function expectOwnSpans(entry: EntryName): void {
+  const finished = spans.getFinishedSpans().filter((span) => span.attributes['webhook.entry'] === entry);
+  const receives = finished.filter((span) => span.name === 'webhook receive call.missed');
+  const handles = finished.filter((span) => span.name === 'webhook handle call.missed');
+  expect([receives.length, handles.length]).toEqual([2, 2]);
+  const one = (found: ReadableSpan[], which: (span: ReadableSpan) => boolean): ReadableSpan => {
+    const matching = found.filter(which);
+    expect(matching).toHaveLength(1);
+    return matching[0]!;
+  };
+  const processed = one(receives, (span) => span.attributes['webhook.outcome'] === 'processed');
+  const failed = one(receives, (span) => span.attributes['webhook.outcome'] === 'handler_failed');
+  expect(processed.attributes).toMatchObject({ 'http.response.status_code': 204, 'webhook.event.type': 'call.missed' });
+  expect(failed.attributes).toMatchObject({ 'http.response.status_code': 500, 'webhook.event.type': 'call.missed' });
+  expect([processed.status.code, failed.status.code]).toEqual([SpanStatusCode.UNSET, SpanStatusCode.ERROR]);
+
+  // Each handler span is the child of its own delivery's span.
+  const handledOk = one(handles, (span) => span.status.code !== SpanStatusCode.ERROR);
+  const handledFailed = one(handles, (span) => span.status.code === SpanStatusCode.ERROR);
+  expect(handledOk.parentSpanContext?.spanId).toBe(processed.spanContext().spanId);
+  expect(handledFailed.parentSpanContext?.spanId).toBe(failed.spanContext().spanId);
+  expect(handledOk.spanContext().traceId).toBe(processed.spanContext().traceId);
+  expect(handledFailed.spanContext().traceId).toBe(failed.spanContext().traceId);
+  expect(processed.spanContext().spanId).not.toBe(failed.spanContext().spanId);
+
+  // And lies within its time range, not the other's: the second delivery started after the first and was
+  // answered before the first's handler ended.
+  for (const [handle, receive] of [
+    [handledOk, processed],
+    [handledFailed, failed],
+  ] as const) {
+    expect(nanos(handle.startTime) + SPAN_CLOCK_NS >= nanos(receive.startTime)).toBe(true);
+    expect(nanos(handle.endTime) <= nanos(receive.endTime) + SPAN_CLOCK_NS).toBe(true);
+  }
+  expect(nanos(processed.startTime) + SPAN_CLOCK_NS < nanos(failed.startTime)).toBe(true);
+  expect(nanos(handledOk.startTime) + SPAN_CLOCK_NS < nanos(failed.startTime)).toBe(true);
+  expect(nanos(failed.endTime) + SPAN_CLOCK_NS < nanos(handledOk.endTime)).toBe(true);
+  // Its own duration: the first delivery's holds the whole of the second's.
+  expect(nanos(processed.duration) > nanos(failed.duration) + BigInt(GAP_MS) * 1_000_000n).toBe(true);
+}
+
+/** The sum and count of `webhook.delivery.duration` for `entry` and `outcome`, so far. */
+async function durationsOf(entry: EntryName, outcome: string): Promise<{ count: number; sum: number }> {
+  const matching = (await points('webhook.delivery.duration')).filter(
+    (point) => point.attributes['webhook.entry'] === entry && point.attributes['webhook.outcome'] === outcome,
+  );
+  return matching.reduce((total, point) => ({ count: total.count + (point.value as Histogram).count, sum: total.sum + (point.value as Histogram).sum! }), { count: 0, sum: 0 });
+}
+
+/** The total of a counter without attributes of its own, so far. */
+async function total(name: string): Promise<number> {
+  return (await points(name)).reduce((sum, point) => sum + (point.value as number), 0);
+}
+
+const quietHandlers = { onHandlerError: () => undefined };
+type ServeOn = (on: EventHandlers) => Promise<ServedApp>;
+const sameIdEntries: Array<[EntryName, ServeOn]> = [
+  ['express', (on) => serveExpressHandlers({ secret: SECRET, now, dedup: false, on, ...quietHandlers })],
+  ['hono', (on) => serveHonoHandlers({ secret: SECRET, now, dedup: false, on, ...quietHandlers })],
+  ['fastify', (on) => serveFastifyHandlers({ secret: SECRET, now, dedup: false, on, ...quietHandlers })],
+  ['fetch', (on) => serveFetch(fetchWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
+  ['lambda', (on) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
+];
+
+describe.each(sameIdEntries)('instrumentWebhooks on the %s entry, for deliveries that overlap, over HTTP', (entry, serve) => {
+  let instrumentation: WebhookInstrumentation;
+  beforeEach(() => {
+    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    spans.reset();
+  });
+  afterEach(() => instrumentation.stop());
+
+  it('gives two concurrent deliveries of one event id each its own span, outcome, duration and handler span', async () => {
+    const pair = heldAndFailing();
+    const app = await serve({ 'call.missed': pair.handler });
+    const [processedBefore, failedBefore] = [await durationsOf(entry, 'processed'), await durationsOf(entry, 'handler_failed')];
+    try {
+      // The same event id, signed alike: only dedup: false lets the second run while the first does.
+      await overlapping(pair, async () => {
+        const { body, headers } = signedRequest({ id: 'evt_twice', type: 'call.missed' });
+        const response = await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers });
+        await response.arrayBuffer();
+        return response.status;
+      });
+    } finally {
+      await app.close();
+    }
+    expectOwnSpans(entry);
+    const [processed, failed] = [await durationsOf(entry, 'processed'), await durationsOf(entry, 'handler_failed')];
+    expect([processed.count - processedBefore.count, failed.count - failedBefore.count]).toEqual([1, 1]);
+    expect(processed.sum - processedBefore.sum).toBeGreaterThan(failed.sum - failedBefore.sum);
+  });
+});
+
+/**
+ * Each entry run under `inSpan`, as an HTTP server's instrumentation runs
+ * the app under its server span (Express and Fastify by their Node server's
+ * request listener, the others in-process), its user code being `work`: a
+ * handler of `on`, the Fetch and Lambda entries' single handler, or a route
+ * after the middleware. Answers the status.
+ */
+type RunUnder = (inSpan: <T>(run: () => T) => T, work: () => void) => Promise<number>;
+const parentedEntries: Array<[string, EntryName, RunUnder]> = [
+  [
+    'express with on',
+    'express',
+    async (inSpan, work) => {
+      const app = express().post('/webhooks', expressWebhook({ secret: SECRET, now, dedup: false, on: { 'call.missed': work } }));
+      return await postUnder(app, inSpan);
+    },
+  ],
+  [
+    'express with a route',
+    'express',
+    async (inSpan, work) => {
+      const app = express().post('/webhooks', expressWebhook({ secret: SECRET, now, dedup: false }), (_req, res) => {
+        work();
+        res.sendStatus(204);
+      });
+      return await postUnder(app, inSpan);
+    },
+  ],
+  [
+    'hono with on',
+    'hono',
+    async (inSpan, work) => {
+      const app = new Hono().post('/webhooks', honoWebhook({ secret: SECRET, now, dedup: false, on: { 'call.missed': work } }));
+      const { body, headers } = signedRequest({ id: 'evt_parented' });
+      return (await inSpan(() => app.request('/webhooks', { method: 'POST', body, headers }))).status;
+    },
+  ],
+  [
+    'hono with a route',
+    'hono',
+    async (inSpan, work) => {
+      const app = new Hono().post('/webhooks', honoWebhook({ secret: SECRET, now, dedup: false }), (c) => {
+        work();
+        return c.body(null, 204);
+      });
+      const { body, headers } = signedRequest({ id: 'evt_parented' });
+      return (await inSpan(() => app.request('/webhooks', { method: 'POST', body, headers }))).status;
+    },
+  ],
+  [
+    'fastify with on',
+    'fastify',
+    (inSpan, work) => postToFastify(inSpan, fastifyWebhook({ secret: SECRET, now, dedup: false, path: '/webhooks', on: { 'call.missed': work } })),
+  ],
+  [
+    'fastify with routes',
+    'fastify',
+    (inSpan, work) =>
+      postToFastify(
+        inSpan,
+        fastifyWebhook({
+          secret: SECRET,
+          now,
+          dedup: false,
+          routes(webhooks) {
+            webhooks.post('/webhooks', async (_request, reply) => {
+              work();
+              return reply.code(204).send();
+            });
+          },
+        }),
+      ),
+  ],
+  [
+    'fetch with on',
+    'fetch',
+    async (inSpan, work) => {
+      const webhook = fetchWebhook({ secret: SECRET, now, dedup: false, on: { 'call.missed': work } });
+      const { body, headers } = signedRequest({ id: 'evt_parented' });
+      return (await inSpan(() => webhook(new Request('http://receiver.test/webhooks', { method: 'POST', body, headers })))).status;
+    },
+  ],
+  [
+    'fetch with a single handler',
+    'fetch',
+    async (inSpan, work) => {
+      const webhook = fetchWebhook({ secret: SECRET, now, dedup: false }, async () => {
+        await Promise.resolve();
+        work();
+      });
+      const { body, headers } = signedRequest({ id: 'evt_parented' });
+      return (await inSpan(() => webhook(new Request('http://receiver.test/webhooks', { method: 'POST', body, headers })))).status;
+    },
+  ],
+  [
+    'lambda with on',
+    'lambda',
+    async (inSpan, work) => {
+      const webhook = lambdaWebhook({ secret: SECRET, now, dedup: false, on: { 'call.missed': work } });
+      return (await inSpan(() => webhook(lambdaEvent('http-api', signedRequest({ id: 'evt_parented' })), lambdaContext))).statusCode;
+    },
+  ],
+  [
+    'lambda with a single handler',
+    'lambda',
+    async (inSpan, work) => {
+      const webhook = lambdaWebhook({ secret: SECRET, now, dedup: false }, () => work());
+      return (await inSpan(() => webhook(lambdaEvent('http-api', signedRequest({ id: 'evt_parented' })), lambdaContext))).statusCode;
+    },
+  ],
+];
+
+/** Serves a Node request listener under `inSpan` and posts one delivery to it; answers the status. */
+async function postUnder(app: (req: IncomingMessage, res: ServerResponse) => void, inSpan: <T>(run: () => T) => T): Promise<number> {
+  const served = await serveNode(createServer((req, res) => inSpan(() => app(req, res))));
+  try {
+    return (await fetch(`${served.url}/webhooks`, { method: 'POST', ...signedRequest({ id: 'evt_parented' }) })).status;
+  } finally {
+    await served.close();
+  }
+}
+
+/** Registers `plugin` on Fastify, its server's requests under `inSpan`, and posts one delivery; answers the status. */
+async function postToFastify(inSpan: <T>(run: () => T) => T, plugin: FastifyPluginAsync): Promise<number> {
+  const app = Fastify({ serverFactory: (handler) => createServer((req, res) => inSpan(() => handler(req, res))) });
+  await app.register(plugin);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    return (await fetch(`${url}/webhooks`, { method: 'POST', ...signedRequest({ id: 'evt_parented' }) })).status;
+  } finally {
+    await app.close();
+  }
+}
+
+describe.each(parentedEntries)('instrumentWebhooks on %s, run in a span (the SDK\'s AsyncLocalStorageContextManager)', (_name, entry, runUnder) => {
+  let instrumentation: WebhookInstrumentation;
+  beforeEach(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    spans.reset();
+  });
+  afterEach(() => {
+    instrumentation.stop();
+    context.disable();
+  });
+
+  it('opens the delivery span under the span active where the entry runs, the handler span under it, and runs the user code with the handler span active', async () => {
+    const server = tracerProvider.getTracer('test').startSpan('POST /webhooks');
+    // The user's code starts a span of its own, as a database client's instrumentation would.
+    const work = (): void => tracerProvider.getTracer('test').startSpan('SELECT webhooks').end();
+    const status = await runUnder((run) => context.with(trace.setSpan(context.active(), server), run), work);
+    server.end();
+    expect(status).toBe(204);
+    const finished = spans.getFinishedSpans();
+    const receive = finished.find((span) => span.name === 'webhook receive call.missed');
+    const handle = finished.find((span) => span.name === 'webhook handle call.missed');
+    const query = finished.find((span) => span.name === 'SELECT webhooks');
+    expect(receive?.attributes['webhook.entry']).toBe(entry);
+    expect(receive?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(handle?.parentSpanContext?.spanId).toBe(receive?.spanContext().spanId);
+    expect(query?.parentSpanContext?.spanId).toBe(handle?.spanContext().spanId);
+    for (const span of [receive, handle, query]) expect(span?.spanContext().traceId).toBe(server.spanContext().traceId);
+  });
+
+  it('runs the user code in the context where the entry runs once stopped', async () => {
+    instrumentation.stop();
+    const server = tracerProvider.getTracer('test').startSpan('POST /webhooks');
+    const work = (): void => tracerProvider.getTracer('test').startSpan('SELECT webhooks').end();
+    expect(await runUnder((run) => context.with(trace.setSpan(context.active(), server), run), work)).toBe(204);
+    server.end();
+    const finished = spans.getFinishedSpans();
+    expect(finished.map((span) => span.name).sort()).toEqual(['POST /webhooks', 'SELECT webhooks']);
+    expect(finished.find((span) => span.name === 'SELECT webhooks')?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+  });
+});
+
+/** Serves every tenant at /webhooks/<tenant> on `entry`, with `on` and the resolver `secret`. */
+const tenantEntries = Object.entries(TENANT_SERVERS) as Array<[EntryName, (typeof TENANT_SERVERS)[EntryName]]>;
+const tenantSecret = (tenant: string): string => `whsec_${Buffer.from(`${tenant}-otel-secret-0123456789`).toString('base64')}`;
+
+describe.each(tenantEntries)('instrumentWebhooks on the %s entry, for many tenants, over HTTP', (entry, serve) => {
+  let instrumentation: WebhookInstrumentation;
+  beforeEach(() => {
+    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    spans.reset();
+  });
+  afterEach(() => instrumentation.stop());
+
+  /** POSTs a delivery of `id` to `tenant`, signed with that tenant's secret unless told; answers the status. */
+  async function deliver(app: ServedApp, tenant: string, spec: RequestSpec = {}): Promise<number> {
+    const { body, headers } = signedRequest({ type: 'call.missed', secret: tenantSecret(tenant), ...spec });
+    const response = await fetch(`${app.url}/webhooks/${tenant}`, { method: 'POST', body, headers });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  it('gives the deliveries of one event id to two tenants, at once, each its own span and handler span', async () => {
+    const pair = heldAndFailing();
+    const tenants: string[] = [];
+    const app = await serve({
+      secret: (tenant) => tenantSecret(tenant),
+      now,
+      on: {
+        'call.missed': (_event, delivery) => {
+          tenants.push(`${delivery.tenant}/${delivery.id}`);
+          return pair.handler();
+        },
+      },
+      onHandlerError: () => undefined,
+    });
+    try {
+      await overlapping(pair, (which) => deliver(app, which === 'first' ? 'acme' : 'globex', { id: 'evt_shared' }));
+    } finally {
+      await app.close();
+    }
+    expect(tenants).toEqual(['acme/evt_shared', 'globex/evt_shared']);
+    expectOwnSpans(entry);
+  });
+
+  it('counts each failed secret lookup on webhook.secret_lookup.failures, not as a store failure', async () => {
+    const secret: SecretResolver = (tenant) => (tenant === 'down' ? Promise.reject(new Error('the vault is down')) : new Promise<never>(() => {}));
+    const app = await serve({ secret, now, secretLookupTimeoutMs: 50, on: { 'call.missed': () => undefined }, onStoreError: () => undefined });
+    const [lookups, stores, unavailable] = [
+      await total('webhook.secret_lookup.failures'),
+      await total('webhook.store.failures'),
+      await counted({ 'webhook.entry': entry, 'webhook.outcome': 'secret_unavailable', 'http.response.status_code': 503 }),
+    ];
+    try {
+      expect(await deliver(app, 'down', { id: 'evt_rejected' })).toBe(503);
+      expect(await deliver(app, 'hung', { id: 'evt_timed_out' })).toBe(503);
+    } finally {
+      await app.close();
+    }
+    expect(await total('webhook.secret_lookup.failures')).toBe(lookups + 2);
+    expect(await total('webhook.store.failures')).toBe(stores);
+    expect(await counted({ 'webhook.entry': entry, 'webhook.outcome': 'secret_unavailable', 'http.response.status_code': 503 })).toBe(unavailable + 2);
+    const refusals = spans.getFinishedSpans().filter((span) => span.name === 'webhook receive');
+    expect(refusals.map((span) => [span.attributes['webhook.outcome'], span.status.code])).toEqual([
+      ['secret_unavailable', SpanStatusCode.ERROR],
+      ['secret_unavailable', SpanStatusCode.ERROR],
+    ]);
+  });
+
+  it('records no lookup failure once stopped', async () => {
+    instrumentation.stop();
+    const app = await serve({ secret: () => Promise.reject(new Error('the vault is down')), now, on: {}, onStoreError: () => undefined });
+    const before = await total('webhook.secret_lookup.failures');
+    try {
+      expect(await deliver(app, 'down')).toBe(503);
+    } finally {
+      await app.close();
+    }
+    expect(await total('webhook.secret_lookup.failures')).toBe(before);
+  });
+});
+
+/** The counter's value for these attributes, so far, over every entry. */
+async function counted(attributes: Record<string, unknown>): Promise<number> {
+  const matching = (await points('webhook.deliveries')).filter((point) => Object.entries(attributes).every(([key, value]) => point.attributes[key] === value));
+  return matching.reduce((sum, point) => sum + (point.value as number), 0);
+}
+
+type ServeHandoff = (handoff: Handoff) => Promise<ServedApp>;
+const handoffEntries: Array<[EntryName, ServeHandoff]> = [
+  ['express', (handoff) => serveExpressHandlers({ secret: SECRET, now, handoff })],
+  ['hono', (handoff) => serveHonoHandlers({ secret: SECRET, now, handoff })],
+  ['fastify', (handoff) => serveFastifyHandlers({ secret: SECRET, now, handoff })],
+  ['fetch', (handoff) => serveFetch(fetchWebhook({ secret: SECRET, now, handoff }))],
+  ['lambda', (handoff) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, handoff }))],
+];
+
+describe.each(handoffEntries)('instrumentWebhooks on the %s entry with a handoff, over HTTP', (entry, serve) => {
+  let instrumentation: WebhookInstrumentation;
+  beforeEach(() => {
+    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    spans.reset();
+  });
+  afterEach(() => instrumentation.stop());
+
+  it('counts a delivery the queue recorded as queued, with its 202, and spans the handoff under it', async () => {
+    const app = await serve({ hand: async () => undefined });
+    const before = await counted({ 'webhook.entry': entry, 'webhook.outcome': 'queued', 'http.response.status_code': 202 });
+    try {
+      const response = await fetch(`${app.url}/webhooks`, { method: 'POST', ...signedRequest({ id: `evt_queued_${entry}` }) });
+      await response.arrayBuffer();
+      expect(response.status).toBe(202);
+    } finally {
+      await app.close();
+    }
+    expect(await counted({ 'webhook.entry': entry, 'webhook.outcome': 'queued', 'http.response.status_code': 202 })).toBe(before + 1);
+    const receive = spans.getFinishedSpans().find((span) => span.name === 'webhook receive call.missed');
+    const handle = spans.getFinishedSpans().find((span) => span.name === 'webhook handle call.missed');
+    expect(receive?.attributes).toMatchObject({ 'webhook.outcome': 'queued', 'http.response.status_code': 202, 'webhook.entry': entry });
+    expect(handle?.parentSpanContext?.spanId).toBe(receive?.spanContext().spanId);
+  });
+});
+
+const nodeEntries: Array<[EntryName, () => Promise<ServedApp>]> = [
+  ['express', () => serveExpressHandlers({ secret: SECRET, now, dedup: false, on })],
+  ['fastify', () => serveFastifyHandlers({ secret: SECRET, now, dedup: false, on })],
+];
+
+describe.each(nodeEntries)('instrumentWebhooks on the %s entry, for a sender that hangs up mid-body', (entry, serve) => {
+  let instrumentation: WebhookInstrumentation;
+  beforeEach(() => {
+    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    spans.reset();
+  });
+  afterEach(() => instrumentation.stop());
+
+  it('ends the delivery span, answered nothing, and counts no delivery', async () => {
+    const app = await serve();
+    const timed = async (): Promise<number> =>
+      (await points('webhook.delivery.duration')).filter((point) => point.attributes['webhook.entry'] === entry).reduce((sum, point) => sum + (point.value as Histogram).count, 0);
+    const before = [await counted({ 'webhook.entry': entry }), await timed()];
+    try {
+      const { body, headers } = signedRequest({ id: `evt_gone_${entry}` });
+      const connection = await RawConnection.open(app.url);
+      connection.post('/webhooks', Object.entries(headers), body.slice(0, 40), 500);
+      // Let the server start reading the body before the hang-up.
+      await sleep(50);
+      connection.hangUp();
+      await expect.poll(() => spans.getFinishedSpans().filter((span) => span.name.startsWith('webhook receive')).length).toBe(1);
+    } finally {
+      await app.close();
+    }
+    const [receive] = spans.getFinishedSpans();
+    expect(receive?.name).toBe('webhook receive');
+    expect(receive?.attributes).toEqual({ 'webhook.entry': entry });
+    expect(receive?.status.code).toBe(SpanStatusCode.UNSET);
+    expect(spans.getFinishedSpans()).toHaveLength(1);
+    expect([await counted({ 'webhook.entry': entry }), await timed()]).toEqual(before);
   });
 });

@@ -90,12 +90,12 @@ try {
   // The handler types must hold as published, with no schema library installed: were a type lost to
   // `any`, the directive below would go unused and fail the check.
   imports.push(
-    `import { dispatch, type StandardSchema, type WebhookEvent } from '${manifest.name}';`,
-    `declare const event: WebhookEvent;`,
+    `import { dispatch, type StandardSchema, type WebhookDelivery } from '${manifest.name}';`,
+    `declare const delivery: WebhookDelivery;`,
     `const schema: StandardSchema<unknown, { id: string }> = { '~standard': { version: 1, vendor: 'smoke', validate: (value) => ({ value: value as { id: string } }) } };`,
-    `export const handled = dispatch(event, { 'call.missed': (e: { id: string }) => e.id, 'webhook.test': (e) => e.data.object.id }, { schemas: { 'call.missed': schema } });`,
+    `export const handled = dispatch(delivery, { on: { 'call.missed': (e: { id: string }) => e.id, 'webhook.test': (e, { id }) => e.data.object.id + id }, schemas: { 'call.missed': schema } });`,
     `// @ts-expect-error a type that is not known is no key of on`,
-    `export const misspelled = dispatch(event, { 'call.mised': () => {} });`,
+    `export const misspelled = dispatch(delivery, { on: { 'call.mised': () => {} } });`,
   );
   writeFileSync(join(project, 'types.mts'), `${imports.join('\n')}\n`);
   writeFileSync(join(project, 'types.cts'), `${imports.join('\n')}\n`);

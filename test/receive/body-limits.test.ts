@@ -1,6 +1,6 @@
 /** The checks and refusals of a body read: a declared length past the limit, and which refusals close the connection. */
 import { describe, expect, it } from 'vitest';
-import { WebhookVerificationError } from '../../src/index.js';
+import { WebhookBodyError } from '../../src/index.js';
 import { bodyRefusal, bodyTimeout, checkDeclaredLength, SenderGoneError } from '../../src/receive/body-limits.js';
 import { tooLarge } from '../../src/core/payload.js';
 
@@ -23,7 +23,7 @@ describe('checkDeclaredLength', () => {
 describe('bodyTimeout', () => {
   it('is a 408 body_timeout naming the deadline', () => {
     const error = bodyTimeout(2_500);
-    expect(error).toBeInstanceOf(WebhookVerificationError);
+    expect(error).toBeInstanceOf(WebhookBodyError);
     expect(error).toMatchObject({ code: 'body_timeout', status: 408, message: 'the body did not arrive within 2500 ms' });
   });
 });
@@ -42,7 +42,7 @@ describe('bodyRefusal', () => {
   });
 
   it('leaves the connection open for a refusal that read nothing more', () => {
-    const error = new WebhookVerificationError('body_already_parsed', 'a parser read it');
+    const error = new WebhookBodyError('body_already_parsed', 'a parser read it');
     expect(bodyRefusal(error)).toEqual({
       status: 500,
       headers: {},

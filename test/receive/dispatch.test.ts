@@ -1,5 +1,5 @@
 /**
- * Dispatching a verified event to the handler of its type: unknown types,
+ * `dispatch`: a verified delivery to the handler of its event's type, and the answer: unknown types,
  * failing handlers (their error goes to onHandlerError, the sender gets one
  * fixed 500), and the schemas of every Standard Schema library, whose
  * failures answer 422 naming paths, never values.
@@ -10,17 +10,26 @@ import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
-  dispatch,
+  dispatch as dispatchDelivery,
   KNOWN_EVENT_TYPES,
-  WebhookVerificationError,
-  type HandlerContext,
+  WebhookHandlerError,
+  type EventHandlers,
+  type EventSchemas,
+  type HandlerOptions,
   type StandardSchema,
   type StandardSchemaIssue,
+  type WebhookDelivery,
   type WebhookEvent,
 } from '../../src/index.js';
-import { handlerFailed, MAX_REPORTED_PATHS, validateEvent } from '../../src/receive/dispatch.js';
+import { MAX_REPORTED_PATHS } from '../../src/process/dispatcher.js';
 import { eventOf, recordingHandlers } from '../helpers/events.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
+import { deliveryOfEvent } from '../helpers/signed-request.js';
+
+/** `dispatch` on a delivery of `event`, with `on` and the other handler options apart, as the tests read best. */
+function dispatch<S extends EventSchemas = {}>(event: WebhookEvent, on: EventHandlers<S>, options: Omit<HandlerOptions<S>, 'on'> = {}) {
+  return dispatchDelivery(deliveryOfEvent(event), { ...options, on } as HandlerOptions<S>);
+}
 
 const HANDLER_FAILED_BODY = { error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } };
 const ACCEPTED = { status: 204, headers: {}, body: undefined };
@@ -42,7 +51,7 @@ afterEach(() => {
 
 describe('dispatch', () => {
   it("answers 204 once the type's handler resolves, handing it the event and its id", async () => {
-    const seen: Array<[WebhookEvent, HandlerContext]> = [];
+    const seen: Array<[WebhookEvent, WebhookDelivery]> = [];
     const event = eventOf('call.missed', 'evt_42');
     const result = await dispatch(event, {
       'call.missed': async (missed, context) => {
@@ -52,7 +61,7 @@ describe('dispatch', () => {
     });
     expect(result).toEqual(ACCEPTED);
     expect(result.error).toBe(undefined);
-    expect(seen).toEqual([[event, { id: 'evt_42' }]]);
+    expect(seen).toEqual([[event, deliveryOfEvent(event)]]);
     expect(seen[0]![0]).toBe(event);
   });
 
@@ -71,10 +80,10 @@ describe('dispatch', () => {
     const event = eventOf('call.missed');
     const result = await dispatch(event, { 'call.missed': handler }, { onHandlerError: (...args) => reports.push(args) });
     expect(result).toMatchObject({ status: 500, headers: {}, body: HANDLER_FAILED_BODY });
-    expect(result.error).toBeInstanceOf(WebhookVerificationError);
+    expect(result.error).toBeInstanceOf(WebhookHandlerError);
     expect(result.error).toMatchObject({ code: 'handler_failed', status: 500 });
     expect(JSON.stringify(result)).not.toContain('hunter2');
-    expect(reports).toEqual([[new Error('db password hunter2 for obj_evt_1'), event, { id: 'evt_1' }]]);
+    expect(reports).toEqual([[new Error('db password hunter2 for obj_evt_1'), event, deliveryOfEvent(event)]]);
   });
 
   it('logs one line by default, naming the event but not quoting the error', async () => {
@@ -100,20 +109,20 @@ describe('dispatch', () => {
   it('answers 204 for a known type without a handler, whatever onUnknown says', async () => {
     const onUnknown = vi.fn();
     expect(await dispatch(eventOf('transcript.ready'), { 'call.missed': () => {} })).toEqual(ACCEPTED);
-    expect(await dispatch(eventOf('transcript.ready'), {}, { onUnknown: 'reject' })).toEqual(ACCEPTED);
-    expect(await dispatch(eventOf('transcript.ready'), {}, { onUnknown })).toEqual(ACCEPTED);
+    expect(await dispatch(eventOf('transcript.ready'), {}, { unknownEvents: 'reject' })).toEqual(ACCEPTED);
+    expect(await dispatch(eventOf('transcript.ready'), {}, { onUnknownEvent: onUnknown })).toEqual(ACCEPTED);
     expect(onUnknown).not.toHaveBeenCalled();
   });
 
   it("answers 204 for an unknown type under 'accept', the default", async () => {
     const { on, calls } = recordingHandlers();
     expect(await dispatch(eventOf('call.answered'), on)).toEqual(ACCEPTED);
-    expect(await dispatch(eventOf('call.answered'), on, { onUnknown: 'accept' })).toEqual(ACCEPTED);
+    expect(await dispatch(eventOf('call.answered'), on, { unknownEvents: 'accept' })).toEqual(ACCEPTED);
     expect(calls).toEqual([]);
   });
 
   it("answers 422 unknown_event_type for an unknown type under 'reject'", async () => {
-    const result = await dispatch(eventOf('call.answered'), {}, { onUnknown: 'reject' });
+    const result = await dispatch(eventOf('call.answered'), {}, { unknownEvents: 'reject' });
     expect(result).toMatchObject({
       status: 422,
       headers: {},
@@ -122,30 +131,30 @@ describe('dispatch', () => {
     });
   });
 
-  it('runs an onUnknown function like a handler: 204 when it resolves, 500 when it throws', async () => {
+  it('runs onUnknownEvent like a handler: 204 when it resolves, 500 when it throws', async () => {
     const seen: unknown[][] = [];
     const event = eventOf('call.answered', 'evt_9');
-    expect(await dispatch(event, {}, { onUnknown: async (...args) => void seen.push(args) })).toEqual(ACCEPTED);
-    expect(seen).toEqual([[event, { id: 'evt_9' }]]);
+    expect(await dispatch(event, {}, { onUnknownEvent: async (...args) => void seen.push(args) })).toEqual(ACCEPTED);
+    expect(seen).toEqual([[event, deliveryOfEvent(event)]]);
     const failing = async (): Promise<never> => {
       throw new Error('boom');
     };
-    expect(await dispatch(event, {}, { onUnknown: failing, ...quiet })).toMatchObject({ status: 500, body: HANDLER_FAILED_BODY });
+    expect(await dispatch(event, {}, { onUnknownEvent: failing, ...quiet })).toMatchObject({ status: 500, body: HANDLER_FAILED_BODY });
   });
 
   it("treats the names of Object.prototype's members as unknown types", async () => {
     const onUnknown = vi.fn();
     for (const type of ['toString', '__proto__', 'constructor', 'hasOwnProperty']) {
-      expect(await dispatch(eventOf(type), {}, { onUnknown })).toEqual(ACCEPTED);
+      expect(await dispatch(eventOf(type), {}, { onUnknownEvent: onUnknown })).toEqual(ACCEPTED);
     }
     expect(onUnknown).toHaveBeenCalledTimes(4);
   });
 
   it("works on frozen options and handlers, and leaves the caller's objects as they were", async () => {
     const on = Object.freeze({ 'call.missed': () => {} });
-    const options = Object.freeze({ onUnknown: 'reject' as const });
+    const options = Object.freeze({ unknownEvents: 'reject' as const });
     expect(await dispatch(eventOf('call.missed'), on, options)).toEqual(ACCEPTED);
-    expect(options).toEqual({ onUnknown: 'reject' });
+    expect(options).toEqual({ unknownEvents: 'reject' });
     expect(Object.keys(on)).toEqual(['call.missed']);
   });
 
@@ -187,8 +196,8 @@ describe('dispatch', () => {
   it("answers 422 for every unknown type under 'reject', and 204 for every known type without a handler (property)", async () => {
     await fc.assert(
       fc.asyncProperty(unknownType, knownType, async (unknown, known) => {
-        expect((await dispatch(eventOf(unknown), {}, { onUnknown: 'reject' })).status).toBe(422);
-        expect(await dispatch(eventOf(known), {}, { onUnknown: 'reject' })).toEqual(ACCEPTED);
+        expect((await dispatch(eventOf(unknown), {}, { unknownEvents: 'reject' })).status).toBe(422);
+        expect(await dispatch(eventOf(known), {}, { unknownEvents: 'reject' })).toEqual(ACCEPTED);
       }),
     );
   });
@@ -338,64 +347,12 @@ describe('schema outcomes', () => {
     ]);
   });
 
-  it('hands onHandlerError the refusal as a WebhookVerificationError', async () => {
+  it('hands onHandlerError the refusal as a WebhookHandlerError', async () => {
     const reports: unknown[] = [];
     const schema = failingWith([{ message: 'bad', path: ['id'] }]);
     await dispatch(eventOf('call.missed'), { 'call.missed': () => {} }, { schemas: { 'call.missed': schema }, onHandlerError: (error) => reports.push(error) });
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toBeInstanceOf(WebhookVerificationError);
+    expect(reports[0]).toBeInstanceOf(WebhookHandlerError);
     expect(reports[0]).toMatchObject({ code: 'invalid_event_data', message: 'the event failed the schema for its type at $.id' });
-  });
-});
-
-async function pathsOf(...paths: Array<StandardSchemaIssue['path']>): Promise<readonly string[]> {
-  const outcome = await validateEvent(failingWith(paths.map((path) => ({ message: 'bad value 42', path }))), {});
-  if (outcome.valid) throw new Error('expected a failure');
-  return outcome.paths;
-}
-
-describe('validateEvent', () => {
-  it('answers the value the schema gave on success', async () => {
-    const schema: StandardSchema = { '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value: { parsed: value } }) } };
-    expect(await validateEvent(schema, 7)).toEqual({ valid: true, value: { parsed: 7 } });
-  });
-
-  it('names each kind of segment, plain keys dotted and the others in brackets', async () => {
-    expect(await pathsOf(undefined, [], ['data', 'object', 'items', 0, 'id'], [{ key: 'data' }, { key: 3 }], ['odd key', '1st', 'a$_9'], [Symbol('s')])).toEqual([
-      '$',
-      '$.data.object.items[0].id',
-      '$.data[3]',
-      '$["odd key"]["1st"].a$_9',
-      '$[Symbol(s)]',
-    ]);
-  });
-
-  it('names a segment that is null rather than failing on it', async () => {
-    expect(await pathsOf([null as never, 'id'])).toEqual(['$[null].id']);
-  });
-
-  it(`names each path once, and ${MAX_REPORTED_PATHS} at most`, async () => {
-    const many = Array.from({ length: MAX_REPORTED_PATHS + 5 }, (_, i) => ['items', i]);
-    const paths = await pathsOf(['id'], ['id'], ...many);
-    expect(paths).toHaveLength(MAX_REPORTED_PATHS);
-    expect(paths.slice(0, 2)).toEqual(['$.id', '$.items[0]']);
-  });
-});
-
-const event = { id: 'evt_9', type: 'call.missed', timestamp: '2024-01-01T00:00:00Z', data: {} } as unknown as WebhookEvent;
-
-describe('handlerFailed', () => {
-  it('tells onHandlerError what the handler threw, and answers the fixed 500 that quotes none of it', () => {
-    const reports: unknown[][] = [];
-    const thrown = new Error('db password hunter2');
-    const error = handlerFailed((...args) => void reports.push(args), thrown, event, { id: 'evt_9' });
-    expect(reports).toEqual([[thrown, event, { id: 'evt_9' }]]);
-    expect(error).toBeInstanceOf(WebhookVerificationError);
-    expect(error).toMatchObject({ code: 'handler_failed', status: 500, message: 'the handler for this event failed; retry later' });
-  });
-
-  it.each(failingBothWays(new Error('reporter down')))('answers the same 500 when onHandlerError %s', (_how, onHandlerError) => {
-    const error = handlerFailed(onHandlerError, new Error('boom'), event, { id: 'evt_9' });
-    expect(error).toMatchObject({ code: 'handler_failed', status: 500 });
   });
 });

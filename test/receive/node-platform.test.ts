@@ -10,9 +10,9 @@ import { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WebhookVerificationError } from '../../src/index.js';
+import { WebhookBodyError } from '../../src/index.js';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
-import { DeadlineQueue } from '../../src/receive/deadlines.js';
+import { DeadlineQueue } from '../../src/base/deadlines.js';
 import { answeredOnNode, rawBodyLeftByParser, readNodeBody, statusWhenEnded, type ParsedNodeRequest } from '../../src/receive/node-platform.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { settledAfter } from '../helpers/web-stream.js';
@@ -176,7 +176,7 @@ describe('rawBodyLeftByParser', () => {
       }
       return undefined;
     })();
-    expect(refusal).toBeInstanceOf(WebhookVerificationError);
+    expect(refusal).toBeInstanceOf(WebhookBodyError);
     expect(refusal).toMatchObject({ code: 'body_already_parsed', status: 500 });
     expect((refusal as Error).message).toBe(
       'a body parser consumed the request body before verifyWebhook and kept no raw bytes in req.rawBody. ' +

@@ -5,13 +5,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { MemoryDedupStore, type EventSchemas, type HandlerOptions, type ReceiverOptions, type WebhookVerificationError } from '../../src/index.js';
+import { MemoryDedupStore, type EventSchemas, type HandlerOptions, type ReceiverOptions, type WebhookDelivery, type WebhookError } from '../../src/index.js';
 import { tooLarge } from '../../src/core/payload.js';
-import type { VerifiedDelivery } from '../../src/core/verify-delivery.js';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
-import { createPipeline, SETTLE_WAIT_MS, type EntryOptions, type Platform, type SingleHandler } from '../../src/receive/pipeline.js';
+import { createPipeline, SETTLE_WAIT_MS, type PipelineOptions } from '../../src/receive/pipeline.js';
+import type { Platform } from '../../src/receive/platform.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
-import { OLD_SECRET, now, SECRET, signedRequest, type RequestSpec, type SignedRequest } from '../helpers/signed-request.js';
+import type { EntryRunner, Route } from '../../src/receive/what-runs.js';
+import { deliveryOf, keyOf, OLD_SECRET, now, SECRET, signedRequest, type RequestSpec, type SignedRequest } from '../helpers/signed-request.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
@@ -32,7 +33,7 @@ interface TestRequest {
 const shape = { isAnswer: (value: unknown): value is Answer => value instanceof Answer, described: 'an Answer', statusOf: (answer: Answer) => answer.status };
 
 /** A platform whose answers are `Answer`s; `onError` is the user's, wrapped as an entry wraps it. */
-function platform(onError?: (error: WebhookVerificationError) => unknown, extra: Partial<Platform<TestRequest, Answer>> = {}): Platform<TestRequest, Answer> {
+function platform(onError?: (error: WebhookError) => unknown, extra: Partial<Platform<TestRequest, Answer>> = {}): Platform<TestRequest, Answer> {
   return {
     entry: 'fetch',
     body: (request) => request.body,
@@ -47,13 +48,17 @@ function platform(onError?: (error: WebhookVerificationError) => unknown, extra:
         if (!(answer instanceof Answer)) throw new TypeError('it answered no Answer');
         return new Answer(answer.status, { ...headers, ...answer.headers }, answer.body);
       }),
-    single: { shape, context: (_request, { id }: VerifiedDelivery) => ({ id }) },
     ...extra,
   };
 }
 
-function entry(options: Partial<EntryOptions>, handler?: SingleHandler | ((event: unknown, context: { id: string }) => unknown), on = platform()) {
-  return createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false, ...options }, on, handler as SingleHandler | undefined);
+/** What a handler entry brings: `handler`, whose context here is the delivery's id alone. */
+const single = (handler: unknown): EntryRunner<TestRequest, Answer> => ({ handler, shape, context: (_request, { id }: WebhookDelivery) => ({ id }) });
+
+/** A pipeline of a handler entry (without a handler: on or handoff must say what runs), or of a middleware with `route`. */
+function entry(options: Partial<PipelineOptions>, handler?: (event: unknown, context: { id: string }) => unknown, on = platform(), route?: Route<TestRequest>) {
+  const runner = route === undefined ? single(handler) : { route };
+  return createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false, ...options }, on, runner);
 }
 
 function request(spec: RequestSpec = {}, body?: Promise<string>): TestRequest {
@@ -71,21 +76,30 @@ describe('createPipeline: checks at creation', () => {
   });
 
   it.each([
-    ['neither on nor a handler', {}, undefined],
-    ['both on and a handler', { on: {} }, () => undefined],
-  ])('refuses %s', (_name, options, handler) => {
+    ['neither on nor a handler', {}, undefined, 'none'],
+    ['both on and a handler', { on: {} }, () => undefined, 'on and a handler'],
+  ])('refuses %s', (_name, options, handler, given) => {
     expect(() => entry(options, handler)).toThrow(
-      new TypeError('svc-webhooks: verifyWebhook needs either on in its options or a handler function, not both'),
+      new TypeError(`svc-webhooks: say what runs for each delivery with exactly one of on, handoff and a handler function; given: ${given}`),
     );
   });
 
-  it('takes neither on nor a handler when the platform has a route', () => {
-    expect(() => entry({}, undefined, platform(undefined, { route: async () => 204 }))).not.toThrow();
+  it('takes neither on nor a handler from a middleware, whose route runs', () => {
+    expect(() => entry({}, undefined, platform(), async () => 204)).not.toThrow();
   });
 
   it('refuses onHandlerError with a route and no on: no handler of its runs there', () => {
-    expect(() => entry({ onHandlerError: () => undefined }, undefined, platform(undefined, { route: async () => 204 }))).toThrow(
-      new TypeError('svc-webhooks: onHandlerError takes effect only with on'),
+    expect(() => entry({ onHandlerError: () => undefined }, undefined, platform(), async () => 204)).toThrow(
+      new TypeError('svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'),
+    );
+  });
+
+  it("refuses the options of 0.x under their old names, saying the new ones", () => {
+    expect(() => entry({ onDedupError: 'process' } as never, () => undefined)).toThrow(
+      new TypeError("svc-webhooks: the option onDedupError is now dedupUnavailable ('reject' or 'process')"),
+    );
+    expect(() => entry({ toleranceSeconds: 300 } as never, () => undefined)).toThrow(
+      new TypeError('svc-webhooks: the option toleranceSeconds is now toleranceMs, in milliseconds (300000 for five minutes)'),
     );
   });
 });
@@ -98,7 +112,7 @@ describe('createPipeline: the single handler', () => {
 
   it('answers 204 with no body for a handler that returns nothing, and leaves onError out of it', async () => {
     const onError = vi.fn();
-    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false }, platform(onError), () => undefined);
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false }, platform(onError), single(() => undefined));
     expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
     expect(onError).not.toHaveBeenCalled();
   });
@@ -119,11 +133,11 @@ describe('createPipeline: the single handler', () => {
     expect(heard).toEqual([new TypeError('svc-webhooks: the webhook handler must return an Answer or nothing')]);
   });
 
-  it('tells onHandlerError the id of the delivery whose handler failed, and which secret verified it', async () => {
+  it('tells onHandlerError the delivery whose handler failed', async () => {
     const contexts: unknown[] = [];
-    const receive = entry({ onHandlerError: (_error, _event, context) => void contexts.push(context) }, () => Promise.reject(new Error('boom')));
+    const receive = entry({ onHandlerError: (_error, _event, delivery) => void contexts.push(delivery) }, () => Promise.reject(new Error('boom')));
     await receive(request());
-    expect(contexts).toEqual([{ id: 'evt_1', keyId: '0' }]);
+    expect(contexts).toEqual([deliveryOf()]);
   });
 
   it('answers 204 itself once the handler of on ran', async () => {
@@ -137,16 +151,16 @@ describe('createPipeline: the single handler', () => {
 describe('createPipeline: refusals and onError', () => {
   it('gives a refusal the default answer when onError answers no answer, and logs why', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false }, platform(() => 'no answer'), () => undefined);
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false }, platform(() => 'no answer'), single(() => undefined));
     expect(await receive(request({ secret: OLD_SECRET }))).toMatchObject({ status: 400, body: { error: { code: 'invalid_signature' } } });
     expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it answered no Answer); a request it left unanswered gets the default answer']]);
   });
 
   it("answers a refusal with onError's answer, adding the refusal's headers it lacks and keeping its own", async () => {
     const store = new TestDedupStore();
-    await store.begin('evt_1');
-    const onError = (error: WebhookVerificationError) => new Answer(error.status, { 'x-own': 'yes' });
-    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: store, leaseMs: 30_000 }, platform(onError), () => undefined);
+    await store.begin(keyOf('evt_1'));
+    const onError = (error: WebhookError) => new Answer(error.status, { 'x-own': 'yes' });
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: store, leaseMs: 30_000 }, platform(onError), single(() => undefined));
     expect(await receive(request())).toEqual(new Answer(409, { 'retry-after': '30', 'x-own': 'yes' }));
   });
 
@@ -187,28 +201,34 @@ describe('createPipeline: the claim', () => {
   });
 
   it('hands the settling to keepAlive, and settles by the status the route answered', async () => {
-    const store = new MemoryDedupStore();
+    const store = new TestDedupStore();
     const kept: Promise<void>[] = [];
     const routed: string[] = [];
-    const on = platform(undefined, {
-      keepAlive: (_request, work) => void kept.push(work),
-      route: async (_request, { id }) => {
-        routed.push(id);
-        return 204;
-      },
+    const on = platform(undefined, { keepAlive: (_request, work) => void kept.push(work), statusOf: () => 204 });
+    const receive = entry({ dedup: store }, undefined, on, async (_request, { id }) => {
+      routed.push(id);
+      return 204;
     });
-    const receive = entry({ dedup: store }, undefined, on);
     expect(await receive(request())).toBeUndefined();
     expect(routed).toEqual(['evt_1']);
     expect(kept).toHaveLength(1);
     await kept[0];
+    expect(await receive(request())).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
+  });
+
+  it('leaves keepAlive nothing to keep when the store settled the claim at once, as MemoryDedupStore does', async () => {
+    const store = new MemoryDedupStore();
+    const kept: Promise<void>[] = [];
+    const receive = entry({ dedup: store }, () => undefined, platform(undefined, { keepAlive: (_request, work) => void kept.push(work) }));
+    expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
+    expect(kept).toEqual([]);
     expect(await receive(request())).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
     store.close();
   });
 
   it('answers anyway when keepAlive throws, logs it once, and settles the claim all the same', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const store = new MemoryDedupStore();
+    const store = new TestDedupStore();
     const on = platform(undefined, {
       keepAlive: () => {
         throw new Error('waitUntil is gone');
@@ -218,13 +238,12 @@ describe('createPipeline: the claim', () => {
     expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
     expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"]]);
     expect(await receive(request())).toMatchObject({ status: 200 });
-    store.close();
   });
 });
 
 /** A pipeline with handlers, answering what it decided as it is: one call per delivery. */
 function handlingReceiver<S extends EventSchemas>(options: Partial<ReceiverOptions> & HandlerOptions<S>) {
-  const receive = createPipeline<SignedRequest, WebhookResponse, S>({ secret: SECRET, now, ...options }, decidedAnswers());
+  const receive = createPipeline<SignedRequest, WebhookResponse>({ secret: SECRET, now, ...options } as unknown as PipelineOptions, decidedAnswers());
   return async (spec: RequestSpec = {}): Promise<WebhookResponse> => (await receive(signedRequest(spec)))!;
 }
 
@@ -238,13 +257,13 @@ describe('createPipeline: the handlers of on under the claim', () => {
       dedup,
       on: {
         'call.missed': async () => {
-          during.push(dedup.stateOf('evt_1'), await deliver());
+          during.push(dedup.stateOf(keyOf('evt_1')), await deliver());
         },
       },
     });
     expect(await deliver()).toEqual({ status: 204, headers: {}, body: undefined });
     expect(during).toMatchObject(['leased', { status: 409, body: { error: { code: 'delivery_in_progress' } } }]);
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
     expect(await deliver()).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
     expect(during).toHaveLength(2);
   });
@@ -254,10 +273,10 @@ describe('createPipeline: the handlers of on under the claim', () => {
     const handler = vi.fn().mockRejectedValueOnce(new Error('db down')).mockResolvedValueOnce(undefined);
     const deliver = handlingReceiver({ dedup, on: { 'call.missed': handler }, ...quiet });
     expect(await deliver()).toMatchObject({ status: 500, body: { error: { code: 'handler_failed' } } });
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
     expect(await deliver()).toMatchObject({ status: 204 });
     expect(handler).toHaveBeenCalledTimes(2);
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 
   it('releases the claim on a schema failure, so a fixed schema deployed before the retries end loses nothing', async () => {
@@ -268,7 +287,7 @@ describe('createPipeline: the handlers of on under the claim', () => {
     const fixed = z.object({ data: z.object({ object: z.object({ id: z.string() }) }) });
     const before = handlingReceiver({ dedup, on, schemas: { 'call.missed': tooStrict }, ...quiet });
     expect(await before()).toMatchObject({ status: 422, body: { error: { code: 'invalid_event_data', paths: ['$.data.object.id'] } } });
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
     const after = handlingReceiver({ dedup, on, schemas: { 'call.missed': fixed } });
     expect(await after()).toMatchObject({ status: 204 });
     expect(handled).toEqual(['obj_evt_1']);
@@ -278,10 +297,10 @@ describe('createPipeline: the handlers of on under the claim', () => {
     const dedup = new TestDedupStore();
     const accept = handlingReceiver({ dedup, on: {} });
     expect(await accept({ id: 'evt_a', type: 'call.answered' })).toMatchObject({ status: 204 });
-    expect(dedup.stateOf('evt_a')).toBe('done');
-    const reject = handlingReceiver({ dedup, on: {}, onUnknown: 'reject' });
+    expect(dedup.stateOf(keyOf('evt_a'))).toBe('done');
+    const reject = handlingReceiver({ dedup, on: {}, unknownEvents: 'reject' });
     expect(await reject({ id: 'evt_r', type: 'call.answered' })).toMatchObject({ status: 422, body: { error: { code: 'unknown_event_type' } } });
-    expect(dedup.stateOf('evt_r')).toBe('absent');
+    expect(dedup.stateOf(keyOf('evt_r'))).toBe('absent');
   });
 
   it('answers with dedup turned off: every delivery runs the handler', async () => {
@@ -342,7 +361,7 @@ describe('createPipeline: the handlers of on and a slow store', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(await answer).toMatchObject({ status: 204 });
     expect(answeredAfter()).toBe(100);
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 
   it('answers after SETTLE_WAIT_MS when the store takes longer (a failing one retrying), and the store still records it', async () => {
@@ -352,8 +371,8 @@ describe('createPipeline: the handlers of on and a slow store', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(await answer).toMatchObject({ status: 204 });
     expect(answeredAfter()).toBe(SETTLE_WAIT_MS);
-    expect(dedup.stateOf('evt_1')).toBe('leased');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('leased');
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(dedup.stateOf('evt_1')).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 });

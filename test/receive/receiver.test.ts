@@ -5,13 +5,16 @@
  * answered and reported.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryDedupStore, WebhookVerificationError, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
+import { MemoryDedupStore, WebhookBodyError, WebhookDedupError, WebhookVerificationError, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
 import { bodyRefusal } from '../../src/receive/body-limits.js';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { refused } from '../../src/receive/responses.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { verifyAndClaim } from '../helpers/receiver-steps.js';
-import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
+import { createPipeline } from '../../src/receive/pipeline.js';
+import type { WebhookResponse } from '../../src/receive/responses.js';
+import { decidedAnswers } from '../helpers/decided-answers.js';
+import { keyOf, now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 describe('createReceiver', () => {
   /** A real store with some operations replaced. */
@@ -50,10 +53,11 @@ describe('createReceiver', () => {
       ['a maxClaimMs shorter than the lease', { secret: SECRET, leaseMs: 60_000, maxClaimMs: 59_999 }],
       ['a fractional maxClaimMs', { secret: SECRET, maxClaimMs: 600_000.5 }],
       ['a fractional retention', { secret: SECRET, retentionMs: 1.5 }],
-      ['an unknown onDedupError', { secret: SECRET, onDedupError: 'ignore' }],
+      ['an unknown dedupUnavailable', { secret: SECRET, dedupUnavailable: 'ignore' }],
+      ['the onDedupError of 0.x', { secret: SECRET, onDedupError: 'process' }],
       ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }],
       ['a null onStoreError', { secret: SECRET, onStoreError: null }],
-      ['a bad tolerance', { secret: SECRET, toleranceSeconds: -5 }],
+      ['a bad tolerance', { secret: SECRET, toleranceMs: -5 }],
     ])('throws TypeError for %s', (_name, options) => {
       expect(() => createReceiver(options as never)).toThrow(TypeError);
     });
@@ -69,7 +73,7 @@ describe('createReceiver', () => {
       const { body, headers } = signedRequest();
       const first = await verifyAndClaim(receiver, body, headers);
       if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
-      await first.settle(204);
+      await first.settle(true);
       expect(await verifyAndClaim(receiver, body, headers)).toMatchObject({ action: 'respond', response: { status: 200, body: { duplicate: true } } });
       // Another receiver has a store of its own.
       expect((await verifyAndClaim(createReceiver({ secret: SECRET, now }), body, headers)).action).toBe('process');
@@ -85,7 +89,7 @@ describe('createReceiver', () => {
       const first = await deliver({ dedup });
       if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
       expect(first.delivery.id).toBe('evt_1');
-      await first.settle(204);
+      await first.settle(true);
       const again = await deliver({ dedup });
       expect(again).toMatchObject({ action: 'respond', response: { status: 200, body: { received: true, duplicate: true } } });
     });
@@ -94,7 +98,7 @@ describe('createReceiver', () => {
       const dedup = new MemoryDedupStore({ now });
       const first = await deliver({ dedup });
       if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
-      await first.settle(500);
+      await first.settle(false);
       expect((await deliver({ dedup })).action).toBe('process');
     });
 
@@ -111,7 +115,7 @@ describe('createReceiver', () => {
     it('answers 503 when the store fails, or processes unguarded if told to', async () => {
       const rejected = await deliver({ dedup: storeWith({ begin: connectionRefused }) });
       expect(rejected).toMatchObject({ action: 'respond', response: { status: 503, body: { error: { code: 'dedup_unavailable' } } } });
-      const processed = await deliver({ dedup: storeWith({ begin: connectionRefused }), onDedupError: 'process' });
+      const processed = await deliver({ dedup: storeWith({ begin: connectionRefused }), dedupUnavailable: 'process' });
       expect(processed.action === 'process' && processed.settle).toBe(undefined);
     });
 
@@ -119,7 +123,7 @@ describe('createReceiver', () => {
       const down = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
       const heard: unknown[][] = [];
       const reception = await deliver({ dedup: storeWith({ begin: () => Promise.reject(down) }), onStoreError: (...args) => void heard.push(args) });
-      expect(heard).toEqual([[down, { operation: 'begin', id: 'evt_1' }]]);
+      expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1') }]]);
       expect(reception).toMatchObject({ action: 'respond', response: { status: 503, headers: { 'retry-after': '5' } } });
       const response = reception.action === 'respond' ? reception.response : undefined;
       expect(response?.error).toMatchObject({ code: 'dedup_unavailable' });
@@ -127,10 +131,10 @@ describe('createReceiver', () => {
       expect(JSON.stringify(response?.body)).not.toContain('processed_webhooks');
     });
 
-    it('reports a failing begin under onDedupError: process too, and runs unguarded', async () => {
+    it('reports a failing begin under dedupUnavailable: process too, and runs unguarded', async () => {
       const heard: unknown[] = [];
       const down = new Error('down');
-      await deliver({ dedup: storeWith({ begin: () => Promise.reject(down) }), onDedupError: 'process', onStoreError: (error) => void heard.push(error) });
+      await deliver({ dedup: storeWith({ begin: () => Promise.reject(down) }), dedupUnavailable: 'process', onStoreError: (error) => void heard.push(error) });
       expect(heard).toEqual([down]);
     });
 
@@ -140,7 +144,7 @@ describe('createReceiver', () => {
       const dedup = storeWith({ begin: () => Promise.reject(missing) });
       for (let i = 0; i < 5; i++) await deliver({ dedup });
       expect(log).toHaveBeenCalledTimes(1);
-      expect(log.mock.calls[0]![0]).toMatch(/^svc-webhooks: the dedup store failed to begin event "evt_1" \(Error 42P01: .*answered 503.*migrate\(\)/);
+      expect(log.mock.calls[0]![0]).toMatch(new RegExp(`^svc-webhooks: the dedup store failed to begin event "${keyOf('evt_1')}" \\(Error 42P01: .*answered 503.*migrate\\(\\)`));
       log.mockRestore();
     });
 
@@ -157,14 +161,14 @@ describe('createReceiver', () => {
       const options = { dedup: storeWith({ complete: connectionRefused }), leaseMs: 200, onStoreError: (error: unknown) => seen.push(error) };
       const reception = await deliver(options);
       if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
-      await expect(reception.settle(200)).resolves.toBe(undefined);
+      await expect(reception.settle(true)).resolves.toBe(undefined);
       expect(seen).toEqual([new Error('connection refused')]);
     });
 
     it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
       const reception = await deliver({ dedup: storeWith({ release: connectionRefused }), leaseMs: 200, onStoreError });
       if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
-      await expect(reception.settle(500)).resolves.toBe(undefined);
+      await expect(reception.settle(false)).resolves.toBe(undefined);
     });
 
     it('turns verification failures into JSON responses', async () => {
@@ -199,7 +203,9 @@ describe('createReceiver: option checks and refusals', () => {
       ['options that are a string', 'whsec_QUJD', 'options with a secret are required'],
       ['a zero lease', { secret: SECRET, leaseMs: 0 }, 'leaseMs must be a whole number of milliseconds'],
       ['a fractional retention', { secret: SECRET, retentionMs: 0.5 }, 'retentionMs must be a whole number of milliseconds'],
-      ['an unknown onDedupError', { secret: SECRET, onDedupError: 'retry' }, "onDedupError must be 'reject' or 'process'"],
+      ['an unknown dedupUnavailable', { secret: SECRET, dedupUnavailable: 'retry' }, "dedupUnavailable must be 'reject' or 'process'"],
+      ['the onDedupError of 0.x', { secret: SECRET, onDedupError: 'process' }, "the option onDedupError is now dedupUnavailable ('reject' or 'process')"],
+      ['the onUnknown of 0.x', { secret: SECRET, onUnknown: 'reject' }, "the option onUnknown is now unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)"],
       ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }, 'onStoreError must be a function'],
     ])('refuses %s, naming what is wrong', (_name, options, says) => {
       expect(() => createReceiver(options as never)).toThrow(TypeError);
@@ -266,7 +272,7 @@ describe('createReceiver: option checks and refusals', () => {
     ])('answers 503 when begin() answers %s, or processes unguarded if told to', async (_name, answer) => {
       const dedup: DedupStore = { ...methods, begin: async () => answer as never };
       expect(await receiveWith({ dedup })).toMatchObject({ action: 'respond', response: { status: 503 } });
-      const processed = await receiveWith({ dedup, onDedupError: 'process' });
+      const processed = await receiveWith({ dedup, dedupUnavailable: 'process' });
       expect(processed).toMatchObject({ action: 'process', delivery: { id: 'evt_1' } });
       expect(processed).not.toHaveProperty('settle');
     });
@@ -281,7 +287,7 @@ describe('createReceiver: option checks and refusals', () => {
       clock += 1_000;
       const retry = await verifyAndClaim(receiver, body, headers);
       expect(retry).toMatchObject({ action: 'process' });
-      for (const reception of [first, retry]) if (reception.action === 'process') await reception.settle?.(500);
+      for (const reception of [first, retry]) if (reception.action === 'process') await reception.settle?.(false);
     });
 
     it('answers a duplicate 200 with no headers', async () => {
@@ -294,7 +300,7 @@ describe('createReceiver: option checks and refusals', () => {
 
   describe('refused', () => {
     it('answers the code, message and status, and keeps the headers given', () => {
-      const error = new WebhookVerificationError('delivery_in_progress', 'busy');
+      const error = new WebhookDedupError('delivery_in_progress', 'busy');
       expect(refused(error, { 'retry-after': '5' })).toEqual({
         status: 409,
         headers: { 'retry-after': '5' },
@@ -309,8 +315,8 @@ describe('createReceiver: option checks and refusals', () => {
   describe('bodyRefusal', () => {
     it('closes the connection after a 413 or a 408, whose body is left unread, and only then', () => {
       expect(bodyRefusal(new WebhookVerificationError('payload_too_large', 'big'))).toMatchObject({ status: 413, headers: { connection: 'close' } });
-      expect(bodyRefusal(new WebhookVerificationError('body_timeout', 'slow'))).toMatchObject({ status: 408, headers: { connection: 'close' } });
-      expect(bodyRefusal(new WebhookVerificationError('body_already_parsed', 'parsed')).headers).toEqual({});
+      expect(bodyRefusal(new WebhookBodyError('body_timeout', 'slow'))).toMatchObject({ status: 408, headers: { connection: 'close' } });
+      expect(bodyRefusal(new WebhookBodyError('body_already_parsed', 'parsed')).headers).toEqual({});
     });
   });
 });
@@ -318,7 +324,7 @@ describe('createReceiver: option checks and refusals', () => {
 describe('createReceiver: what the store is asked', () => {
   type Call =
     | { readonly op: 'begin'; readonly id: string; readonly leaseMs: number }
-    | { readonly op: 'complete'; readonly id: string; readonly token: string; readonly ttlMs: number }
+    | { readonly op: 'complete'; readonly id: string; readonly token: string; readonly retentionMs: number }
     | { readonly op: 'release'; readonly id: string; readonly token: string }
     | { readonly op: 'renew'; readonly id: string; readonly token: string; readonly leaseMs: number };
 
@@ -334,8 +340,8 @@ describe('createReceiver: what the store is asked', () => {
       return { state: 'claimed', token };
     }
 
-    async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
-      this.calls.push({ op: 'complete', id, token, ttlMs });
+    async complete(id: string, token: string, retentionMs: number): Promise<boolean> {
+      this.calls.push({ op: 'complete', id, token, retentionMs });
       return true;
     }
 
@@ -356,13 +362,13 @@ describe('createReceiver: what the store is asked', () => {
     }
   }
 
-  /** Receives a signed delivery of `id`, runs the route to `status`, and settles. */
+  /** Receives a signed delivery of `id` through a pipeline whose route answers `status`, which settles the claim. */
   async function handled(store: RecordingStore, options: Partial<ReceiverOptions>, id: string, status: number): Promise<void> {
-    const receiver = createReceiver({ secret: SECRET, now, dedup: store, ...options });
-    const request = signedRequest({ id });
-    const reception = await verifyAndClaim(receiver, request.body, request.headers);
-    if (reception.action !== 'process' || reception.settle === undefined) throw new Error(`expected a claim, got ${reception.action}`);
-    await reception.settle(status);
+    const platform = { ...decidedAnswers(), statusOf: () => status };
+    const receive = createPipeline<ReturnType<typeof signedRequest>, WebhookResponse>({ secret: SECRET, now, dedup: store, ...options }, platform, {
+      route: async () => status,
+    });
+    await receive(signedRequest({ id }));
   }
 
   afterEach(() => {
@@ -373,15 +379,17 @@ describe('createReceiver: what the store is asked', () => {
     it('claims for leaseMs and completes for retentionMs, each with its own value', async () => {
       const store = new RecordingStore();
       await handled(store, { leaseMs: 12_345, retentionMs: 98_765_000 }, 'evt_1', 204);
-      expect(store.calls.filter((call) => call.op === 'begin')).toEqual([{ op: 'begin', id: 'evt_1', leaseMs: 12_345 }]);
-      expect(store.settlementsOf('evt_1')).toEqual([{ op: 'complete', id: 'evt_1', token: 'token-of-evt_1', ttlMs: 98_765_000 }]);
+      expect(store.calls.filter((call) => call.op === 'begin')).toEqual([{ op: 'begin', id: keyOf('evt_1'), leaseMs: 12_345 }]);
+      expect(store.settlementsOf(keyOf('evt_1'))).toEqual([{ op: 'complete', id: keyOf('evt_1'), token: `token-of-${keyOf('evt_1')}`, retentionMs: 98_765_000 }]);
     });
 
     it('defaults to a lease of 60 s and a retention of four days', async () => {
       const store = new RecordingStore();
       await handled(store, {}, 'evt_1', 200);
-      expect(store.calls.filter((call) => call.op === 'begin')).toEqual([{ op: 'begin', id: 'evt_1', leaseMs: 60_000 }]);
-      expect(store.settlementsOf('evt_1')).toEqual([{ op: 'complete', id: 'evt_1', token: 'token-of-evt_1', ttlMs: 4 * 24 * 3600 * 1000 }]);
+      expect(store.calls.filter((call) => call.op === 'begin')).toEqual([{ op: 'begin', id: keyOf('evt_1'), leaseMs: 60_000 }]);
+      expect(store.settlementsOf(keyOf('evt_1'))).toEqual([
+        { op: 'complete', id: keyOf('evt_1'), token: `token-of-${keyOf('evt_1')}`, retentionMs: 4 * 24 * 3600 * 1000 },
+      ]);
     });
 
     it('answers Retry-After in whole seconds of the lease, rounded up', async () => {
@@ -407,18 +415,20 @@ describe('createReceiver: what the store is asked', () => {
     });
   });
 
-  describe('complete or release', () => {
+  describe('complete or release, by the status answered', () => {
     it.each([200, 201, 202, 204, 299])('completes after %s', async (status) => {
       const store = new RecordingStore();
+      const key = keyOf(`evt_${status}`);
       await handled(store, { retentionMs: 5_000 }, `evt_${status}`, status);
-      expect(store.settlementsOf(`evt_${status}`)).toEqual([{ op: 'complete', id: `evt_${status}`, token: `token-of-evt_${status}`, ttlMs: 5_000 }]);
+      expect(store.settlementsOf(key)).toEqual([{ op: 'complete', id: key, token: `token-of-${key}`, retentionMs: 5_000 }]);
     });
 
     // Only a 2xx makes the sender stop: after anything else its retry must run the handler again.
     it.each([100, 199, 300, 301, 304, 400, 404, 409, 413, 499, 500, 503])('releases after %s', async (status) => {
       const store = new RecordingStore();
+      const key = keyOf(`evt_${status}`);
       await handled(store, {}, `evt_${status}`, status);
-      expect(store.settlementsOf(`evt_${status}`)).toEqual([{ op: 'release', id: `evt_${status}`, token: `token-of-evt_${status}` }]);
+      expect(store.settlementsOf(key)).toEqual([{ op: 'release', id: key, token: `token-of-${key}` }]);
     });
   });
 
@@ -437,13 +447,14 @@ describe('createReceiver: what the store is asked', () => {
       ['complete', 200],
       ['release', 500],
     ] as const)('goes to onStoreError when %s fails', async (method, status) => {
+      const taken = status < 300;
       const seen: unknown[] = [];
       // A short lease: settling retries the store until just before it ends.
       const receiver = createReceiver({ secret: SECRET, now, leaseMs: 200, dedup: failing(method, new Error('down')), onStoreError: (error) => seen.push(error) });
       const request = signedRequest();
       const reception = await verifyAndClaim(receiver, request.body, request.headers);
       if (reception.action !== 'process' || reception.settle === undefined) throw new Error('expected a claim');
-      await expect(reception.settle(status)).resolves.toBe(undefined);
+      await expect(reception.settle(taken)).resolves.toBe(undefined);
       expect(seen).toContainEqual(new Error('down'));
     });
 
@@ -456,10 +467,10 @@ describe('createReceiver: what the store is asked', () => {
       const request = signedRequest();
       const reception = await verifyAndClaim(receiver, request.body, request.headers);
       if (reception.action !== 'process' || reception.settle === undefined) throw new Error('expected a claim');
-      await reception.settle(200);
+      await reception.settle(true);
       expect(log.mock.calls).toEqual([
         [
-          `svc-webhooks: the dedup store failed to complete event "evt_1" (${said}); ` +
+          `svc-webhooks: the dedup store failed to complete event "${keyOf('evt_1')}" (${said}); ` +
             'the lease ran out first, so a retry of that event may run the handler again.',
         ],
       ]);

@@ -2,13 +2,13 @@
 import { Buffer } from 'node:buffer';
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DELIVERY_CHANNEL, STORE_CHANNEL, type DeliveryMessage, type StoreMessage } from '../../src/receive/diagnostics.js';
-import { eventKey } from '../../src/receive/event-key.js';
-import { createPipeline, type EntryOptions } from '../../src/receive/pipeline.js';
+import { DELIVERY_CHANNEL, SECRET_LOOKUP_CHANNEL, type DeliveryTrace, type SecretLookupMessage } from '../../src/process/diagnostics.js';
+import type { StoreErrorContext } from '../../src/process/store-failures.js';
+import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
+import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
-import type { StoreErrorContext } from '../../src/receive/claim.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
-import { now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 const secretOf = (tenant: string): string => `whsec_${Buffer.from(`secret-of-${tenant}`).toString('base64')}`;
@@ -17,16 +17,16 @@ const secretOf = (tenant: string): string => `whsec_${Buffer.from(`secret-of-${t
 type TenantRequest = SignedRequest & { readonly tenant?: string };
 const toTenant = (tenant: string | undefined, id = 'evt_1'): TenantRequest => ({ ...signedRequest({ id, secret: secretOf(tenant ?? '') }), tenant });
 
-function tenantPipeline(options: Partial<EntryOptions> & { readonly tenant?: (request: TenantRequest) => string | undefined }) {
+function tenantPipeline(options: Partial<PipelineOptions> & { readonly tenant?: (request: TenantRequest) => unknown }) {
   const runs: unknown[][] = [];
   const receive = createPipeline<TenantRequest, WebhookResponse>(
     {
       secret: (tenant: string) => (tenant.startsWith('known') ? secretOf(tenant) : undefined),
       tenant: (request: TenantRequest) => request.tenant,
       now,
-      on: { 'call.missed': (event, context) => void runs.push([event.id, context]) },
+      on: { 'call.missed': (event: { id: string }, delivery: unknown) => void runs.push([event.id, delivery]) },
       ...options,
-    },
+    } as PipelineOptions,
     decidedAnswers(),
   );
   return { receive, runs };
@@ -44,21 +44,43 @@ describe('a receiver of many tenants', () => {
     expect(await receive(toTenant('known-b'))).toMatchObject({ status: 204 });
     expect(await receive(toTenant('known-a'))).toMatchObject({ status: 200, body: { duplicate: true } });
     expect(runs).toEqual([
-      ['evt_1', { id: 'evt_1', keyId: '0', tenant: 'known-a' }],
-      ['evt_1', { id: 'evt_1', keyId: '0', tenant: 'known-b' }],
+      ['evt_1', deliveryOf({ secret: secretOf('known-a'), tenant: 'known-a' })],
+      ['evt_1', deliveryOf({ secret: secretOf('known-b'), tenant: 'known-b' })],
     ]);
-    expect(dedup.stateOf(eventKey('evt_1', 'known-a'))).toBe('done');
-    expect(dedup.stateOf(eventKey('evt_1', 'known-b'))).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1', secretOf('known-a')))).toBe('done');
+    expect(dedup.stateOf(keyOf('evt_1', secretOf('known-b')))).toBe('done');
     expect(dedup.stateOf('evt_1')).toBe('absent');
   });
 
-  it('scopes deduplication by the tenant with one secret shared by all tenants too', async () => {
-    const { receive, runs } = tenantPipeline({ secret: SECRET });
-    const shared = (tenant: string): TenantRequest => ({ ...signedRequest(), tenant });
-    expect(await receive(shared('a'))).toMatchObject({ status: 204 });
-    expect(await receive(shared('b'))).toMatchObject({ status: 204 });
-    expect(await receive(shared('b'))).toMatchObject({ status: 200 });
-    expect(runs.map(([, context]) => (context as { tenant: string }).tenant)).toEqual(['a', 'b']);
+  it('runs a delivery replayed to other tenant names that resolve to the same secret once, under the name that came first', async () => {
+    // A resolver that reads names in any letter case: every spelling of known-a is one endpoint, one secret.
+    const { receive, runs } = tenantPipeline({ secret: (tenant: string) => secretOf(tenant.toLowerCase()) });
+    const signed = signedRequest({ secret: secretOf('known-a') });
+    const names = ['known-a', 'KNOWN-A', 'Known-A', 'known-A', 'kNOWN-a', 'KNOWN-a', 'known-a', 'KnOwN-a'];
+    const answers = [];
+    for (const tenant of names) answers.push(await receive({ ...signed, tenant }));
+    expect(answers.map((answer) => answer?.status)).toEqual([204, 200, 200, 200, 200, 200, 200, 200]);
+    expect(runs).toEqual([['evt_1', expect.objectContaining({ tenant: 'known-a' })]]);
+  });
+
+  it('refuses one secret shared by every tenant at creation: it proves nothing about the tenant a request names', () => {
+    expect(() => tenantPipeline({ secret: SECRET })).toThrow(
+      new TypeError(
+        'svc-webhooks: with the tenant option, secret must be a function from the tenant to its secret: a secret shared by every ' +
+          'tenant proves nothing about the tenant a request names, so any request could name any tenant',
+      ),
+    );
+  });
+
+  it('keeps apart, in a store shared with a receiver of one endpoint, an event whose id holds a colon', async () => {
+    const dedup = new MemoryDedupStore({ now });
+    // Event "b" for tenant "known-a", and event "known-a:b" for the endpoint of SECRET: the keys of an older scheme met.
+    const tenantRuns = tenantPipeline({ dedup });
+    const single = tenantPipeline({ dedup, secret: SECRET, tenant: undefined });
+    expect(await tenantRuns.receive(toTenant('known-a', 'b'))).toMatchObject({ status: 204 });
+    expect(await single.receive(signedRequest({ id: 'known-a:b' }))).toMatchObject({ status: 204 });
+    expect(tenantRuns.runs.map(([id]) => id)).toEqual(['b']);
+    expect(single.runs.map(([id]) => id)).toEqual(['known-a:b']);
   });
 
   it.each([
@@ -72,17 +94,82 @@ describe('a receiver of many tenants', () => {
     expect(runs).toEqual([]);
   });
 
+  it.each([
+    ['a lone UTF-16 surrogate', '\ud800'],
+    ['a surrogate pair cut in half', 'known-\udc00x'],
+    ['a tenant of 257 characters', `known-${'x'.repeat(251)}`],
+    ['an array', ['known-a', 'known-b']],
+    ['a number', 42],
+  ])('answers 404 unknown_tenant for %s without a lookup', async (_, tenant) => {
+    const lookups: string[] = [];
+    const { receive, runs } = tenantPipeline({ secret: (name: string) => void lookups.push(name), tenant: () => tenant as string });
+    expect(await receive(signedRequest())).toMatchObject({ status: 404, body: { error: { code: 'unknown_tenant' } } });
+    expect(lookups).toEqual([]);
+    expect(runs).toEqual([]);
+  });
+
+  it('looks up a tenant of 256 characters', async () => {
+    const tenant = `known-${'x'.repeat(250)}`;
+    const { receive, runs } = tenantPipeline({ tenant: () => tenant });
+    expect(await receive(toTenant(tenant))).toMatchObject({ status: 204 });
+    expect(runs).toEqual([['evt_1', expect.objectContaining({ tenant })]]);
+  });
+
+  it('keeps no tenant longer than 256 characters in the secret cache, whatever forged requests name', async () => {
+    const lookups: string[] = [];
+    const long = (i: number): string => `${i}-${'x'.repeat(10_000)}`;
+    let i = 0;
+    const { receive } = tenantPipeline({ secret: (name: string) => void lookups.push(name), tenant: () => long(i++) });
+    for (let n = 0; n < 100; n++) expect(await receive(signedRequest())).toMatchObject({ status: 404 });
+    expect(lookups).toEqual([]);
+  });
+
+  it('waits for a tenant function that answers a promise, and looks up what it resolves to', async () => {
+    const { receive, runs } = tenantPipeline({ tenant: async (request: TenantRequest) => request.tenant });
+    expect(await receive(toTenant('known-a'))).toMatchObject({ status: 204 });
+    expect(runs).toEqual([['evt_1', expect.objectContaining({ id: 'evt_1', keyId: '0', tenant: 'known-a' })]]);
+  });
+
+  it('answers 503 for a tenant function whose promise rejects, as for one that throws', async () => {
+    const heard: unknown[] = [];
+    const { receive } = tenantPipeline({ tenant: () => Promise.reject(new Error('no params')), onStoreError: (_error, context) => void heard.push(context) });
+    expect(await receive(toTenant('known-a'))).toMatchObject({ status: 503, body: { error: { code: 'secret_unavailable' } } });
+    expect(heard).toStrictEqual([{ operation: 'lookup', id: 'evt_1' }]);
+  });
+
+  it('reads the tenant only of a request that passed every check needing no secret', async () => {
+    const read = vi.fn((request: TenantRequest) => request.tenant);
+    const { receive } = tenantPipeline({ tenant: read });
+    const stale = { ...signedRequest({ timestamp: 1_600_000_000, secret: secretOf('known-a') }), tenant: 'known-a' };
+    expect(await receive(stale)).toMatchObject({ status: 400, body: { error: { code: 'timestamp_too_old' } } });
+    expect(read).not.toHaveBeenCalled();
+  });
+
+  it('logs a tenant function that threw as such, naming no tenant', async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
+    const { receive } = tenantPipeline({
+      tenant: () => {
+        throw new Error('no route params');
+      },
+    });
+    await receive(toTenant('known-a', 'evt_6'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('the tenant function threw for delivery "evt_6" (Error: no route params)');
+    expect(lines[0]).not.toContain('undefined');
+  });
+
   it('answers 404 unknown_tenant for a tenant the resolver does not know, never 410', async () => {
     const { receive } = tenantPipeline({});
     expect(await receive(toTenant('stranger'))).toMatchObject({ status: 404, body: { error: { code: 'unknown_tenant' } } });
   });
 
-  it('answers 503 secret_unavailable with Retry-After when the lookup fails, and tells onStoreError and the store channel', async () => {
+  it('answers 503 secret_unavailable with Retry-After when the lookup fails, and tells onStoreError and the secret lookup channel', async () => {
     const down = new Error('secrets database down');
     const heard: [unknown, StoreErrorContext][] = [];
-    const published: StoreMessage[] = [];
-    const listen = (message: unknown) => void published.push(message as StoreMessage);
-    diagnostics.subscribe(STORE_CHANNEL, listen);
+    const published: SecretLookupMessage[] = [];
+    const listen = (message: unknown) => void published.push(message as SecretLookupMessage);
+    diagnostics.subscribe(SECRET_LOOKUP_CHANNEL, listen);
     try {
       const { receive, runs } = tenantPipeline({
         secret: () => Promise.reject(down),
@@ -93,9 +180,9 @@ describe('a receiver of many tenants', () => {
       expect((answer as { error?: Error }).error?.cause).toBe(down);
       expect(runs).toEqual([]);
       expect(heard).toEqual([[down, { operation: 'lookup', id: 'evt_9', tenant: 'known-a' }]]);
-      expect(published).toEqual([{ operation: 'lookup', id: 'evt_9', tenant: 'known-a', attempt: 1, error: down }]);
+      expect(published).toEqual([{ id: 'evt_9', tenant: 'known-a', error: down }]);
     } finally {
-      diagnostics.unsubscribe(STORE_CHANNEL, listen);
+      diagnostics.unsubscribe(SECRET_LOOKUP_CHANNEL, listen);
     }
   });
 
@@ -149,7 +236,7 @@ describe('a receiver of many tenants', () => {
     expect(await receive(toTenant('known-a', 'evt_4'))).toMatchObject({ status: 503, body: { error: { code: 'dedup_unavailable' } } });
     expect(await receive(toTenant('known-b', 'evt_5'))).toMatchObject({ status: 503, body: { error: { code: 'secret_unavailable' } } });
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toContain('the dedup store failed to begin event "known-a:evt_4"');
+    expect(lines[0]).toContain(`the dedup store failed to begin event "${keyOf('evt_4', secretOf('known-a'))}"`);
     expect(lines[1]).toContain('the secret lookup for tenant "known-b" failed');
   });
 
@@ -163,23 +250,25 @@ describe('a receiver of many tenants', () => {
     expect(lookups).toEqual([]);
   });
 
-  it('names the tenant in the delivery message', async () => {
-    const published: DeliveryMessage[] = [];
-    const listen = (message: unknown) => void published.push(message as DeliveryMessage);
-    diagnostics.subscribe(DELIVERY_CHANNEL, listen);
+  it('names the tenant in the delivery trace', async () => {
+    const traced: DeliveryTrace[] = [];
+    const none = (): void => undefined;
+    const handlers = { start: none, end: none, asyncStart: none, asyncEnd: (trace: unknown) => void traced.push({ ...(trace as DeliveryTrace) }), error: none };
+    const channel = diagnostics.tracingChannel(DELIVERY_CHANNEL);
+    channel.subscribe(handlers);
     try {
       const { receive } = tenantPipeline({});
       await receive(toTenant('known-a', 'evt_3'));
-      expect(published).toEqual([expect.objectContaining({ status: 204, outcome: 'processed', id: 'evt_3', tenant: 'known-a', keyId: '0' })]);
+      expect(traced).toMatchObject([{ status: 204, outcome: 'processed', delivery: deliveryOf({ id: 'evt_3', secret: secretOf('known-a'), tenant: 'known-a' }) }]);
     } finally {
-      diagnostics.unsubscribe(DELIVERY_CHANNEL, listen);
+      channel.unsubscribe(handlers);
     }
   });
 
   it('gives no tenant to handlers of a receiver of one endpoint', async () => {
     const { receive, runs } = tenantPipeline({ secret: SECRET, tenant: undefined });
     expect(await receive(signedRequest())).toMatchObject({ status: 204 });
-    expect(runs).toEqual([['evt_1', { id: 'evt_1', keyId: '0' }]]);
+    expect(runs).toEqual([['evt_1', deliveryOf()]]);
   });
 
   it('refuses a looked-up secret without tenant, and a tenant that is no function, at creation', () => {

@@ -7,7 +7,7 @@
 import { Buffer } from 'node:buffer';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
-import { DeadlineQueue } from '../../src/receive/deadlines.js';
+import { DeadlineQueue } from '../../src/base/deadlines.js';
 import { isResponse, readRequestBody, webResponse, withMissingHeaders } from '../../src/receive/web-platform.js';
 import { settledAfter, streamedRequest, webStream } from '../helpers/web-stream.js';
 
@@ -55,8 +55,11 @@ describe('readRequestBody', () => {
     await expect(read(streamedRequest(stream))).rejects.toBeInstanceOf(SenderGoneError);
   });
 
-  it('refuses a body already read with body_already_parsed', async () => {
-    const request = new Request('http://receiver.test/', { method: 'POST', body: '{}' });
+  it.each([
+    ['without', {}],
+    ['with', { 'content-length': '2' }],
+  ])('refuses a body %s a declared length already read with body_already_parsed', async (_name, headers) => {
+    const request = new Request('http://receiver.test/', { method: 'POST', body: '{}', headers });
     await request.text();
     await expect(read(request)).rejects.toThrow(alreadyRead);
   });

@@ -52,8 +52,8 @@ describe('markdownFiles', () => {
 
   test('README.md and every .md under docs/, but the generated reference', () => {
     mkdirSync(join(root, 'docs/guides'), { recursive: true });
-    mkdirSync(join(root, 'docs/api'), { recursive: true });
-    for (const file of ['README.md', 'CHANGELOG.md', 'docs/hosts.md', 'docs/guides/postgres.md', 'docs/api/index.md', 'docs/bench.svg']) writeFileSync(join(root, file), '');
+    mkdirSync(join(root, 'docs/reference'), { recursive: true });
+    for (const file of ['README.md', 'CHANGELOG.md', 'docs/hosts.md', 'docs/guides/postgres.md', 'docs/reference/README.md', 'docs/bench.svg']) writeFileSync(join(root, file), '');
     expect(markdownFiles(root)).toEqual(['README.md', 'docs/guides/postgres.md', 'docs/hosts.md']);
   });
 });

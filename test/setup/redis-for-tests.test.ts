@@ -4,9 +4,9 @@
  * none. `npm test` on a fresh clone depends on it.
  */
 import { describe, expect, it } from 'vitest';
-import { pings } from '../dedup/private-redis.js';
+import { pings } from '../helpers/private-redis.js';
 import { freePort } from '../helpers/free-port.js';
-import { redisUrl } from '../dedup/redis-clients.js';
+import { redisUrl } from '../helpers/redis-clients.js';
 import { NoRedisError, redisForTests } from './redis-for-tests.js';
 
 const { PATH } = process.env;

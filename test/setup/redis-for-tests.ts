@@ -12,7 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
-import { PrivateRedis } from '../dedup/private-redis.js';
+import { PrivateRedis } from '../helpers/private-redis.js';
 import { answers } from '../helpers/tcp-answers.js';
 
 declare module 'vitest' {

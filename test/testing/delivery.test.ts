@@ -18,7 +18,14 @@ const ANSWERS: Record<string, readonly [number, string]> = {
   '/json-null': [500, 'null'],
   '/not-json': [502, '<html>bad gateway</html>'],
   '/empty': [204, ''],
+  '/forged-line': [400, '{"error":{"code":"x\\u001b[2J\\r\\nattempt 2: 204"}}'],
+  '/long-code': [400, JSON.stringify({ error: { code: 'x'.repeat(60 * 1024) } })],
+  '/duplicate': [200, '{"received":true,"duplicate":true}'],
+  '/not-duplicate': [200, '{"received":true,"duplicate":"yes"}'],
 };
+
+/** What each path sends as Retry-After. */
+const RETRY_AFTER: Record<string, string> = { '/in-progress': '60', '/retry-date': 'Wed, 21 Oct 2026 07:28:00 GMT', '/retry-fraction': '1.5' };
 
 const requests: { path: string; method: string; body: string; headers: Record<string, unknown> }[] = [];
 let base = '';
@@ -28,6 +35,8 @@ const server = createServer(async (req, res) => {
   requests.push({ path: req.url!, method: req.method!, body, headers: req.headers });
   if (req.url === '/hang') return;
   if (req.url === '/redirect') return res.writeHead(307, { location: '/error-code' }).end();
+  const retryAfter = RETRY_AFTER[req.url!];
+  if (retryAfter !== undefined) return res.writeHead(409, { 'retry-after': retryAfter }).end();
   const [status, text] = ANSWERS[req.url!]!;
   res.writeHead(status, { 'content-type': 'application/json' }).end(text);
 });
@@ -75,6 +84,23 @@ describe('post', () => {
     ['/empty', { ms: 0, status: 204 }],
   ])('reads %s as %j: the error code only from a JSON error envelope', async (path, expected) => {
     expect(withoutMs(await post(`${base}${path}`, '{}', {}))).toStrictEqual(expected);
+  });
+
+  it('reads a Retry-After of whole seconds, and no other', async () => {
+    expect(withoutMs(await post(`${base}/in-progress`, '{}', {}))).toStrictEqual({ ms: 0, status: 409, retryAfterSeconds: 60 });
+    expect(withoutMs(await post(`${base}/retry-date`, '{}', {}))).toStrictEqual({ ms: 0, status: 409 });
+    expect(withoutMs(await post(`${base}/retry-fraction`, '{}', {}))).toStrictEqual({ ms: 0, status: 409 });
+  });
+
+  it("tells a receiver's duplicate answer, and only one whose duplicate is true", async () => {
+    expect(withoutMs(await post(`${base}/duplicate`, '{}', {}))).toStrictEqual({ ms: 0, status: 200, duplicate: true });
+    expect(withoutMs(await post(`${base}/not-duplicate`, '{}', {}))).toStrictEqual({ ms: 0, status: 200 });
+  });
+
+  it('keeps the error code printable: control characters escaped, cut short past 200 characters', async () => {
+    expect(withoutMs(await post(`${base}/forged-line`, '{}', {}))).toStrictEqual({ ms: 0, status: 400, errorCode: 'x\\x1b[2J\\r\\nattempt 2: 204' });
+    const { errorCode } = await post(`${base}/long-code`, '{}', {});
+    expect(errorCode).toBe(`${'x'.repeat(200)}…`);
   });
 
   it('reports a redirect as it is, without following it', async () => {
@@ -154,7 +180,7 @@ describe('post', () => {
     await closed.close();
     expect(withoutMs(await post(closed.url, '{}', {}))).toStrictEqual({ ms: 0, failure: 'connection failed (ECONNREFUSED)' });
     const badHeader = await post(`${base}/empty`, '{}', { 'webhook-id': 'msg\n1' });
-    expect(withoutMs(badHeader)).toStrictEqual({ ms: 0, failure: 'connection failed (Headers.append: "msg\n1" is an invalid header value.)' });
+    expect(withoutMs(badHeader)).toStrictEqual({ ms: 0, failure: 'connection failed (Headers.append: "msg\\n1" is an invalid header value.)' });
   });
 });
 

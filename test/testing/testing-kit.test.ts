@@ -108,23 +108,62 @@ describe('simulateDelivery', () => {
     expect(seen[0]![1]).not.toBe(seen[1]![1]);
   });
 
-  it('delivers to a handler failing twice on the third attempt, under one id with later timestamps, without waiting out the schedule', async () => {
+  it('delivers to a handler failing twice on the third attempt, under one id, each retry signed later by the wait on a shared fake clock', async () => {
+    // The receiver and simulateDelivery share one clock, which only `sleep` moves: the schedule passes without waiting it out.
+    let clock = Date.UTC(2024, 0, 1);
     const seen: Array<[string | null, number]> = [];
-    const receiver = (request: Request): Response => {
+    let runs = 0;
+    const verifying = verifyWebhook({ secret: SECRET, now: () => clock, onHandlerError: () => undefined }, () => {
+      if (++runs < 3) throw new Error('not yet');
+    });
+    const receiver = (request: Request): Promise<Response> => {
       seen.push([request.headers.get('webhook-id'), Number(request.headers.get('webhook-timestamp'))]);
-      return new Response(null, { status: seen.length < 3 ? 503 : 204 });
+      return verifying(request);
     };
     const event = testEvent('call.missed');
     const asked: number[] = [];
-    const result = await simulateDelivery(receiver, event, { secret: SECRET, sleep: async (ms) => void asked.push(ms) });
+    const sleep = async (ms: number): Promise<void> => {
+      asked.push(ms);
+      clock += ms;
+    };
+    const result = await simulateDelivery(receiver, event, { secret: SECRET, now: () => clock, sleep });
     expect(result.delivered).toBe(true);
-    expect(result.attempts.map(({ status }) => status)).toEqual([503, 503, 204]);
+    expect(result.attempts.map(({ status }) => status)).toEqual([500, 500, 204]);
     expect(seen.map(([id]) => id)).toEqual([event.id, event.id, event.id]);
-    // The service's schedule, 1 s then 2 s, skipped in real time but kept on the signing clock.
     expect(asked).toEqual([1_000, 2_000]);
-    const [first, second, third] = seen.map(([, timestamp]) => timestamp);
-    expect(second! - first!).toBeGreaterThanOrEqual(1);
-    expect(third! - second!).toBeGreaterThanOrEqual(2);
+    const start = Date.UTC(2024, 0, 1) / 1000;
+    expect(seen.map(([, timestamp]) => timestamp)).toEqual([start, start + 1, start + 3]);
+  });
+
+  it('delivers to a receiver that recovers after more than its 300 s tolerance of compressed backoff, signing on its clock', async () => {
+    // 15 failures: the waits before the 16th attempt, 1 s, 2 s, 4 s, 8 s, 16 s then 30 s each, come to 331 s.
+    let runs = 0;
+    const receiver = verifyWebhook({ secret: SECRET, onHandlerError: () => undefined }, () => {
+      if (++runs <= 15) throw new Error('not yet');
+    });
+    const result = await simulateDelivery(receiver, testEvent('call.missed'), { secret: SECRET, maxAttempts: 20, sleep: noWait });
+    expect(result.attempts.filter(({ code }) => code === 'timestamp_too_new')).toEqual([]);
+    expect(result.delivered).toBe(true);
+    expect(result.attempts.map(({ status }) => status)).toEqual([...Array<number>(15).fill(500), 204]);
+  });
+
+  it('refuses a clock that is not a function, before sending anything', async () => {
+    let sent = 0;
+    const receiver = (): Response => {
+      sent += 1;
+      return new Response(null, { status: 204 });
+    };
+    await expect(simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, now: 1_700_000_000_000 as never })).rejects.toThrow(
+      new TypeError('svc-webhooks: now must be a function'),
+    );
+    expect(sent).toBe(0);
+  });
+
+  it("reports a receiver's error code printable: control characters escaped, cut short past 200 characters", async () => {
+    const codes = ['x\u001b[2J\r\nattempt 2: 204', 'y'.repeat(60 * 1024)];
+    const receiver = (): Response => Response.json({ error: { code: codes.shift() } }, { status: 500 });
+    const result = await simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, maxAttempts: 2, sleep: noWait });
+    expect(result.attempts.map(({ code }) => code)).toEqual(['x\\x1b[2J\\r\\nattempt 2: 204', `${'y'.repeat(200)}…`]);
   });
 
   it('gives up after maxAttempts, and says the event was not delivered', async () => {

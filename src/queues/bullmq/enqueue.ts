@@ -3,18 +3,17 @@
  * on the event, and resolves once Redis acknowledged it.
  */
 import type { JobsOptions } from 'bullmq';
-import type { WebhookEvent } from '../../core/event.js';
-import { checkDuration, MAX_TIMER_MS } from '../../core/option-checks.js';
-import { beforeDeadline } from '../../receive/deadlines.js';
-import type { Handoff } from '../../receive/handoff.js';
-import type { HandlerContext } from '../../receive/handler-types.js';
-import { queuedEvent, type QueuedEvent } from '../queued-event.js';
+import { beforeDeadline } from '../../base/deadlines.js';
+import { checkDuration, checkOptionsObject, checkRenamed, MAX_TIMER_MS } from '../../base/option-checks.js';
+import type { WebhookDelivery } from '../../core/delivery.js';
+import type { Handoff } from '../../process/handoff.js';
+import { queuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
 import { jobIdOf } from './job-id.js';
 
 /** The part of a BullMQ `Queue` (BullMQ 5 or 6) that `enqueue` uses. */
 export interface JobQueue {
   /** Adds a job named `name` with `data` and resolves once Redis acknowledged it. */
-  add(name: string, data: QueuedEvent, opts: JobsOptions): Promise<unknown>;
+  add(name: string, data: QueuedDelivery, opts: JobsOptions): Promise<unknown>;
 }
 
 /**
@@ -22,10 +21,10 @@ export interface JobQueue {
  * `jobIdOf`), and the options that would make one event several jobs, or
  * none, are not taken.
  */
-export type EnqueueJobOptions = Omit<JobsOptions, 'jobId' | 'repeat' | 'deduplication' | 'debounce' | 'parent'>;
+export type BullMQJobOptions = Omit<JobsOptions, 'jobId' | 'repeat' | 'deduplication' | 'debounce' | 'parent'>;
 
 /** Options of `enqueue()`. */
-export interface EnqueueOptions {
+export interface BullMQEnqueueOptions {
   /**
    * Options for each job, over the queue's `defaultJobOptions`: `attempts`
    * and `backoff` for handlers that fail, `removeOnComplete`,
@@ -33,7 +32,7 @@ export interface EnqueueOptions {
    * dedup store, not the job, remembers that an event was processed.
    * @default {} (the queue's `defaultJobOptions`)
    */
-  readonly jobOptions?: EnqueueJobOptions;
+  readonly job?: BullMQJobOptions;
   /**
    * How long, in milliseconds, the receiver waits for Redis to acknowledge
    * the job before it answers 503 `handoff_failed`. BullMQ's connection
@@ -48,30 +47,34 @@ export interface EnqueueOptions {
 
 const OPTIONS_NOT_TAKEN = ['jobId', 'repeat', 'deduplication', 'debounce', 'parent'] as const;
 
+/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
+const RENAMED = { jobOptions: "job, as pg-boss's enqueue names it" } as const;
+
 /**
- * A `Handoff` for the `handoff` option of every entry: each verified event
- * becomes one job on `queue`, named after the event's type, with the data
- * `{ event, context }` (see `QueuedEvent`) and the job id `jobIdOf(id,
- * tenant)`. The receiver adds it under the delivery's claim, completes the
+ * A `Handoff` for the `handoff` option of every entry: each verified
+ * delivery becomes one job on `queue`, named after the event's type, with
+ * the data `{ delivery }` (see `QueuedDelivery`) and the job id
+ * `jobIdOf(delivery.dedupKey)`. The receiver adds it under the delivery's claim, completes the
  * claim once Redis acknowledged the add and answers 202; when the add fails
  * or takes longer than `timeoutMs` it releases the claim and answers 503
  * with `Retry-After`, and the sender retries. Throws `TypeError` for a
  * queue without `add` or bad options.
  */
-export function enqueue(queue: JobQueue, options: EnqueueOptions = {}): Handoff {
+export function enqueue(queue: JobQueue, options: BullMQEnqueueOptions = {}): Handoff {
   if (typeof queue !== 'object' || queue === null || typeof queue.add !== 'function') {
     throw new TypeError('svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)');
   }
-  if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: enqueue options must be an object');
-  const { jobOptions = {}, timeoutMs = 2_000 } = options;
-  if (typeof jobOptions !== 'object' || jobOptions === null) throw new TypeError('svc-webhooks: jobOptions must be an object');
-  const taken = OPTIONS_NOT_TAKEN.find((name) => (jobOptions as Record<string, unknown>)[name] !== undefined);
-  if (taken !== undefined) throw new TypeError(`svc-webhooks: jobOptions.${taken} is not taken: each event is one job, keyed on the event`);
+  checkOptionsObject('enqueue', options);
+  checkRenamed(options, RENAMED);
+  const { job = {}, timeoutMs = 2_000 } = options;
+  if (typeof job !== 'object' || job === null) throw new TypeError('svc-webhooks: enqueue options.job must be an object');
+  const taken = OPTIONS_NOT_TAKEN.find((name) => (job as Record<string, unknown>)[name] !== undefined);
+  if (taken !== undefined) throw new TypeError(`svc-webhooks: job.${taken} is not taken: each event is one job, keyed on the event`);
   checkDuration('timeoutMs', timeoutMs, MAX_TIMER_MS);
-  const each: EnqueueJobOptions = { ...jobOptions };
+  const each: BullMQJobOptions = { ...job };
   return {
-    async hand(event: WebhookEvent, context: HandlerContext): Promise<void> {
-      const added = queue.add(event.type, queuedEvent(event, context), { ...each, jobId: jobIdOf(context.id, context.tenant) });
+    async hand(delivery: WebhookDelivery): Promise<void> {
+      const added = queue.add(delivery.event.type, queuedDelivery(delivery), { ...each, jobId: jobIdOf(delivery.dedupKey) });
       const late = await beforeDeadline(added.then(() => false), timeoutMs, () => true);
       if (late) throw new Error(`svc-webhooks: Redis did not acknowledge the job within ${timeoutMs} ms`);
     },

@@ -5,36 +5,35 @@
  * run again; an event another worker holds waits, without using an attempt.
  */
 import type { Job } from 'bullmq';
-import { WebhookVerificationError } from '../../core/errors.js';
-import { claimKey, type ClaimSettings } from '../../receive/claim.js';
-import type { Dispatcher } from '../../receive/dispatch.js';
-import { eventKey } from '../../receive/event-key.js';
-import { isQueuedEvent, type QueuedEvent } from '../queued-event.js';
+import { claimKey, type ClaimSettings } from '../../process/claim.js';
+import type { Dispatcher } from '../../process/dispatcher.js';
+import { isQueuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
 
 /** What a job's processor resolves to, kept as the job's return value: the handler ran, or had run before. */
-export type WebhookJobResult = 'processed' | 'duplicate';
+export type BullMQJobResult = 'processed' | 'duplicate';
 
 /** Puts the job back in the delayed set without using an attempt: BullMQ's `moveToDelayed`, then its `DelayedError`. */
-export type Postpone = (job: Job<QueuedEvent, WebhookJobResult>, token: string | undefined) => Promise<never>;
+export type Postpone = (job: Job<QueuedDelivery, BullMQJobResult>, token: string | undefined) => Promise<never>;
 
 /**
  * The processor of the worker's jobs. A job whose handler failed (it threw,
- * or the event failed its schema, or `onUnknown: 'reject'` refused its type)
- * rejects with the `WebhookVerificationError` a receiver would have answered,
- * its claim released: BullMQ's `attempts` and `backoff` decide what follows.
+ * or the event failed its schema, or `unknownEvents: 'reject'` refused its
+ * type) rejects with the `WebhookHandlerError` a receiver would have
+ * answered, its claim released: BullMQ's `attempts` and `backoff` decide
+ * what follows.
  */
 export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, postpone: Postpone) {
-  return async (job: Job<QueuedEvent, WebhookJobResult>, token?: string): Promise<WebhookJobResult> => {
+  return async (job: Job<QueuedDelivery, BullMQJobResult>, token?: string): Promise<BullMQJobResult> => {
     // A job another program added: running handlers on it would give them what their types do not promise.
-    if (!isQueuedEvent(job.data)) throw new TypeError('svc-webhooks: this job was not added by enqueue(): its data is not { event, context } of one event');
-    const { event, context } = job.data;
-    const attempt = await claimKey(claims, eventKey(context.id, context.tenant));
+    if (!isQueuedDelivery(job.data)) throw new TypeError('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
+    const { delivery } = job.data;
+    const attempt = await claimKey(claims, delivery.dedupKey, delivery.tenant);
     if (attempt.state === 'done') return 'duplicate';
     // Another worker runs it (a copy, or the first run of a job BullMQ found stalled), or the store failed: wait.
     if (attempt.state !== 'claimed') return postpone(job, token);
-    const outcome = await dispatcher.dispatch(event, context);
-    await attempt.settle(outcome.status);
-    if (outcome.status >= 200 && outcome.status < 300) return 'processed';
-    throw outcome.error ?? new WebhookVerificationError('handler_failed', 'the handler for this event failed');
+    const outcome = await dispatcher.dispatch(delivery);
+    await attempt.settle(outcome.kind !== 'failed');
+    if (outcome.kind === 'failed') throw outcome.error;
+    return 'processed';
   };
 }

@@ -1,26 +1,22 @@
 /**
- * The receiving side: a `Handoff` that records the event's key in the
- * processed-events table of `markProcessed` and sends its job to pg-boss in
- * one Postgres transaction. The queue and the record commit together, so no
- * job exists without its record and no record without its job: a retry of a
- * queued event finds the record and is answered as a duplicate for as long
- * as the record is kept.
+ * The receiving side: a `Handoff` that records the delivery's dedup key in
+ * the processed-events table of `markProcessed` and sends its job to
+ * pg-boss in one Postgres transaction. The queue and the record commit
+ * together, so no job exists without its record and no record without its
+ * job: a retry of a queued delivery finds the record and is answered as a
+ * duplicate for as long as the record is kept.
  */
-import type { WebhookEvent } from '../../core/event.js';
-import { eventKey } from '../../receive/event-key.js';
-import type { Handoff } from '../../receive/handoff.js';
-import type { HandlerContext } from '../../receive/handler-types.js';
+import { checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../../base/option-checks.js';
+import type { WebhookDelivery } from '../../core/delivery.js';
+import type { Handoff } from '../../process/handoff.js';
 import { markProcessed } from '../../stores/postgres/mark-processed.js';
 import { processedEventsTable, type ProcessedEventsOptions } from '../../stores/postgres/processed-events-options.js';
 import type { PgBossInstance, PgBossSendOptions } from './pg-boss-types.js';
-import { queuedEvent } from '../queued-event.js';
+import { queuedDelivery } from '../queued-delivery.js';
 import { inTransaction, type PgPool } from './transaction.js';
 
-/** The options of each job sent, as pg-boss's `send` takes them; the job's id and its connection are this entry's. */
-export type EnqueueJobOptions = PgBossSendOptions;
-
 /** Options of `enqueue()`. */
-export interface EnqueueOptions {
+export interface PgBossEnqueueOptions {
   /**
    * A pg `Pool` on the database pg-boss keeps its jobs in: each event's
    * transaction takes a client of it. pg-boss offers no transaction of its
@@ -44,28 +40,45 @@ export interface EnqueueOptions {
    * and 12 all take it.
    * @default {} (the queue's and pg-boss's defaults)
    */
-  readonly job?: EnqueueJobOptions;
+  readonly job?: PgBossSendOptions;
+  /**
+   * How long, in milliseconds, the receiver waits for the transaction (a
+   * client of the pool, the record, the send and the commit) before it
+   * answers 503 `handoff_failed` and releases the delivery's claim: an
+   * exhausted pool, or a Postgres that stopped answering, would otherwise
+   * hold the answer past the sender's 10 s. Once it has passed, COMMIT is
+   * never sent and the client is destroyed rather than given back, so
+   * Postgres rolls back what the transaction did: the retry queues the
+   * event. Only a COMMIT sent before the deadline and answered after it may
+   * commit; the retry then finds the key recorded and is answered as a
+   * duplicate (200), its job queued once. Give the pool a
+   * `connectionTimeoutMillis` as well: pg waits for a new connection
+   * without a bound, and a connection that never opens keeps its place in
+   * the pool.
+   * @default 2000
+   */
+  readonly timeoutMs?: number;
 }
 
 /**
- * A `Handoff` for every entry's `handoff` option: each verified event
- * becomes one job in pg-boss's queue `queueName`, its data a `QueuedEvent`.
- * In one transaction on a client of `options.pool`, the event's key (its id,
- * or `<percent-encoded tenant>:<id>` for a tenant's endpoint) is recorded
- * with `markProcessed` and the job sent; the entry answers 202 once that
+ * A `Handoff` for every entry's `handoff` option: each verified delivery
+ * becomes one job in pg-boss's queue `queueName`, its data a
+ * `QueuedDelivery`. In one transaction on a client of `options.pool`, the
+ * delivery's `dedupKey` is recorded with `markProcessed` and the job sent; the entry answers 202 once that
  * committed. A key recorded before is answered as a duplicate (200) and no
- * job is sent; a failure rolls both back and is answered 503 with
- * `Retry-After`. The queue must exist (`boss.createQueue`) and be of the
+ * job is sent; a failure, or a transaction not ended within `timeoutMs`,
+ * rolls both back and is answered 503 with `Retry-After`. The queue must exist (`boss.createQueue`) and be of the
  * `standard` policy: a job pg-boss refuses to create fails the delivery.
  * Throws `TypeError` for bad arguments.
  */
-export function enqueue(boss: PgBossInstance, queueName: string, options: EnqueueOptions): Handoff {
+export function enqueue(boss: PgBossInstance, queueName: string, options: PgBossEnqueueOptions): Handoff {
   if (typeof (boss as Partial<PgBossInstance> | null)?.send !== 'function') {
     throw new TypeError('svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument');
   }
   if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: enqueue needs the name of a pg-boss queue');
-  if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: enqueue options must be an object');
-  const { pool, job = {} } = options;
+  if (options === undefined) throw new TypeError('svc-webhooks: enqueue needs options with pool, a pg Pool on the database of pg-boss');
+  checkOptionsObject('enqueue', options);
+  const { pool, job = {}, timeoutMs = 2_000 } = options;
   if (typeof (pool as Partial<PgPool> | null)?.connect !== 'function') {
     throw new TypeError('svc-webhooks: enqueue needs pool, a pg Pool on the database of pg-boss');
   }
@@ -73,21 +86,22 @@ export function enqueue(boss: PgBossInstance, queueName: string, options: Enqueu
   const tableOptions: ProcessedEventsOptions = options.table === undefined ? {} : { table: options.table };
   // Checked here, so that a bad name throws at creation rather than fail every delivery.
   processedEventsTable(tableOptions);
-  const jobOptions: EnqueueJobOptions = { ...job };
+  checkDuration('timeoutMs', timeoutMs, MAX_TIMER_MS);
+  const jobOptions: PgBossSendOptions = { ...job };
 
   return {
-    hand(event: WebhookEvent, context: HandlerContext) {
+    hand(delivery: WebhookDelivery) {
       return inTransaction(pool, async (client) => {
-        const first = await markProcessed(client, eventKey(context.id, context.tenant), tableOptions);
+        const first = await markProcessed(client, delivery.dedupKey, tableOptions);
         if (!first) return { commit: false, value: 'duplicate' as const };
         const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
-        const jobId = await boss.send(queueName, queuedEvent(event, context), { ...jobOptions, db });
+        const jobId = await boss.send(queueName, queuedDelivery(delivery), { ...jobOptions, db });
         // pg-boss answers null, rather than failing, for a job a singleton policy refused, and pg-boss 10 for a queue that does not exist.
         if (jobId === null) {
           throw new Error(`svc-webhooks: pg-boss created no job in the queue ${JSON.stringify(queueName)}: does it exist, with the standard policy?`);
         }
         return { commit: true, value: undefined };
-      });
+      }, timeoutMs);
     },
   };
 }

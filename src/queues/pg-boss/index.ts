@@ -5,10 +5,9 @@
  * transaction, then the entry answers 202. `work(boss, queue, { on })` runs
  * the typed handlers of `on` for each job. Works with pg-boss 10, 11 and 12,
  * and imports nothing of pg-boss: the caller hands in its own instance.
+ * @packageDocumentation
  */
-export { enqueue, type EnqueueJobOptions, type EnqueueOptions } from './enqueue.js';
-export { eventKey } from '../../receive/event-key.js';
+export { enqueue, type PgBossEnqueueOptions } from './enqueue.js';
 export type { PgBossDb, PgBossInstance, PgBossJob, PgBossSendOptions, PgBossWorkOptions } from './pg-boss-types.js';
-export type { QueuedEvent } from '../queued-event.js';
 export type { PgPool, PgPoolClient } from './transaction.js';
-export { work, type WorkOptions } from './work.js';
+export { work, type PgBossWorkerOptions } from './work.js';

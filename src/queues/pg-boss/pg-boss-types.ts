@@ -10,7 +10,13 @@
 /** A database connection as pg-boss's `db` option takes it: the entry's transaction, for one `send`. */
 export interface PgBossDb {
   /** Runs one statement with `$1`, `$2`… placeholders. */
-  executeSql(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+  executeSql(
+    text: string,
+    values: unknown[],
+  ): Promise<{
+    /** The statement's rows. */
+    rows: unknown[];
+  }>;
 }
 
 /**
@@ -84,7 +90,7 @@ export interface PgBossWorkOptions {
 export interface PgBossJob {
   /** pg-boss's id of the job. */
   readonly id: string;
-  /** The job's data: a `QueuedEvent` for a job `enqueue` sent. */
+  /** The job's data: a `QueuedDelivery` for a job `enqueue` sent. */
   readonly data: unknown;
 }
 

@@ -18,15 +18,29 @@ export type PostgresRow = Record<string, unknown>;
 export type PostgresQueryFunction = (
   text: string,
   params: string[],
-) => PromiseLike<{ readonly rows: readonly unknown[] } | readonly unknown[]>;
+) => PromiseLike<
+  | {
+      /** The statement's rows. */
+      readonly rows: readonly unknown[];
+    }
+  | readonly unknown[]
+>;
 
 /** The part of a pg `Pool`, `Client` or `PoolClient` used here. */
 export interface PgQueryable {
-  query(text: string, values: string[]): PromiseLike<{ readonly rows: readonly unknown[] }>;
+  /** Runs one statement with `$1`, `$2`… placeholders. */
+  query(
+    text: string,
+    values: string[],
+  ): PromiseLike<{
+    /** The statement's rows. */
+    readonly rows: readonly unknown[];
+  }>;
 }
 
 /** The part of a postgres.js `sql` used here. */
 export interface PostgresJsSql {
+  /** Runs one statement with `$1`, `$2`… placeholders and resolves to its rows. */
   unsafe(text: string, params: string[], options: { prepare: boolean }): PromiseLike<readonly unknown[]>;
 }
 

@@ -3,8 +3,12 @@ import type { RunStatement } from './connection.js';
 /**
  * Runs a DELETE and resolves to how many rows it deleted, counted in the
  * database: one small row back whatever the client, not every deleted row.
+ * Rejects with `TypeError` when the connection answers no count, rather
+ * than resolving to `NaN`.
  */
 export async function deleteCounted(run: RunStatement, deleteStatement: string, params: string[]): Promise<number> {
   const rows = await run(`WITH deleted AS (${deleteStatement} RETURNING 1) SELECT count(*)::int AS count FROM deleted`, params);
-  return Number(rows[0]?.count);
+  const count = Number(rows[0]?.count);
+  if (!Number.isSafeInteger(count) || count < 0) throw new TypeError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted');
+  return count;
 }

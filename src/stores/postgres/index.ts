@@ -1,11 +1,12 @@
 /**
  * svc-webhooks/postgres: process each event exactly once when its side
- * effect is a database write. `markProcessed` records the event id in the
+ * effect is a database write. `markProcessed` records a delivery's `dedupKey` in the
  * application's own transaction, so the record and the write commit or roll
  * back together; `PostgresDedupStore` is a lease store for the adapters'
  * `dedup` option; `migrate` and `purgeProcessed` look after the table. Works
  * with pg, postgres.js, or any client through a `(text, params)` function,
  * and imports none of them.
+ * @packageDocumentation
  */
 export type { PgQueryable, PostgresConnection, PostgresJsSql, PostgresQueryFunction, PostgresRow } from './connection.js';
 export { markProcessed } from './mark-processed.js';

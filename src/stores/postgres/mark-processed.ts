@@ -1,5 +1,5 @@
 /**
- * Exactly once, when the side effect is a database write: the event id is
+ * Exactly once, when the side effect is a database write: the delivery's dedup key is
  * recorded in the caller's own transaction, so the record commits or rolls
  * back with the caller's writes.
  */
@@ -11,7 +11,7 @@ import { processedEventsTable, type ProcessedEventsOptions } from './processed-e
 const NO_ACTIVE_TRANSACTION = '25P01';
 
 /**
- * Records `eventId` as processed, inside the caller's open transaction on
+ * Records `key` (a delivery's `dedupKey`) as processed, inside the caller's open transaction on
  * `db`. Resolves to true the first time, false if the event was processed
  * before: then skip the side effect.
  *
@@ -29,7 +29,7 @@ const NO_ACTIVE_TRANSACTION = '25P01';
  * `TypeError`, recording nothing, when the statements run outside a
  * transaction all the same (a client without `BEGIN`, a function over a pool).
  */
-export function markProcessed(db: PostgresConnection, eventId: string, options?: ProcessedEventsOptions): Promise<boolean> {
+export function markProcessed(db: PostgresConnection, key: string, options?: ProcessedEventsOptions): Promise<boolean> {
   const run = statementRunner(db, 'markProcessed');
   if (isPool(db)) {
     throw new TypeError(
@@ -37,14 +37,14 @@ export function markProcessed(db: PostgresConnection, eventId: string, options?:
         '(pg: the client of pool.connect() after BEGIN; postgres.js: the sql that sql.begin() hands you), not a pool',
     );
   }
-  if (typeof eventId !== 'string' || eventId === '') throw new TypeError('svc-webhooks: eventId must be a non-empty string');
+  if (typeof key !== 'string' || key === '') throw new TypeError('svc-webhooks: the key to mark must be a non-empty string');
   const table = processedEventsTable(options);
   // Outside a transaction the INSERT would commit on its own: should the side effect then fail, its retry
   // would be skipped as a duplicate and the event lost. LOCK TABLE fails there (and only there) before
   // anything is written; inside, it takes the lock the INSERT takes anyway. No single statement can tell:
   // over the extended protocol even transaction_timestamp() differs from statement_timestamp() outside one.
   return run(`LOCK TABLE ONLY ${table.sql} IN ROW EXCLUSIVE MODE`, []).then(
-    () => run(`INSERT INTO ${table.sql} (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING true AS inserted`, [eventId]),
+    () => run(`INSERT INTO ${table.sql} (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING true AS inserted`, [key]),
     (error: unknown) => {
       if (!errorChain(error).some((link) => (link as { code?: unknown }).code === NO_ACTIVE_TRANSACTION)) throw error;
       throw new TypeError(

@@ -6,8 +6,8 @@
  * one clock every process shares.
  */
 import { randomUUID } from 'node:crypto';
-import { WebhookVerificationError } from '../../core/errors.js';
-import { checkDuration } from '../../core/option-checks.js';
+import { checkDuration, checkOptionsObject } from '../../base/option-checks.js';
+import { WebhookDedupError } from '../../core/errors.js';
 import type { BeginResult, DedupStore } from '../dedup-store.js';
 import { statementRunner, type PostgresConnection, type RunStatement } from './connection.js';
 import { deleteCounted } from './delete-counted.js';
@@ -35,6 +35,10 @@ function held(first: number): string {
   return `id = $${first} AND token = $${first + 1} AND expires_at > now()`;
 }
 
+/**
+ * A `DedupStore` in a Postgres table, shared by every process that receives
+ * the webhooks; create the table with `migrate()` or the shipped SQL file.
+ */
 export class PostgresDedupStore implements DedupStore {
   readonly #run: RunStatement;
   readonly #table: TableName;
@@ -49,9 +53,7 @@ export class PostgresDedupStore implements DedupStore {
    */
   constructor(connection: PostgresConnection, options: PostgresDedupStoreOptions = {}) {
     this.#run = statementRunner(connection, 'PostgresDedupStore');
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError('svc-webhooks: PostgresDedupStore options must be an object');
-    }
+    checkOptionsObject('PostgresDedupStore', options);
     const table = tableName('table', options.table, DEDUP_TABLE);
     this.#table = table;
     // A live row is written back unchanged, so that RETURNING reports the row as it is after
@@ -67,6 +69,7 @@ export class PostgresDedupStore implements DedupStore {
     this.#release = `DELETE FROM ${table.sql} WHERE ${held(1)} RETURNING true AS changed`;
   }
 
+  /** Claims `id` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
   async begin(id: string, leaseMs: number): Promise<BeginResult> {
     checkDuration('leaseMs', leaseMs);
     const token = randomUUID();
@@ -76,18 +79,21 @@ export class PostgresDedupStore implements DedupStore {
     if (holder === null) return DONE;
     if (typeof holder === 'string') return IN_PROGRESS;
     // Anything else must not read as a claim.
-    throw new WebhookVerificationError('dedup_unavailable', 'Postgres answered the dedup claim unexpectedly');
+    throw new WebhookDedupError('dedup_unavailable', 'Postgres answered the dedup claim unexpectedly');
   }
 
-  async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
-    checkDuration('ttlMs', ttlMs);
-    return this.#changed(this.#complete, [String(ttlMs), id, token]);
+  /** Marks `id` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
+  async complete(id: string, token: string, retentionMs: number): Promise<boolean> {
+    checkDuration('retentionMs', retentionMs);
+    return this.#changed(this.#complete, [String(retentionMs), id, token]);
   }
 
+  /** Drops the lease on `id` if `token` still holds it; see `DedupStore.release`. */
   async release(id: string, token: string): Promise<boolean> {
     return this.#changed(this.#release, [id, token]);
   }
 
+  /** Moves the end of the lease on `id` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
   async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
     checkDuration('leaseMs', leaseMs);
     return this.#changed(this.#renew, [String(leaseMs), id, token]);

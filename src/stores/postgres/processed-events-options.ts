@@ -2,6 +2,7 @@
 import { tableName, type TableName } from './table-name.js';
 import { PROCESSED_EVENTS_TABLE } from './schema.js';
 
+/** Where `markProcessed`, `migrate`, `purgeProcessed` and pg-boss's `enqueue` keep the processed events. */
 export interface ProcessedEventsOptions {
   /**
    * The processed-events table: `table` or `schema.table`, lower case.

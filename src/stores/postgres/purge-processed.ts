@@ -1,5 +1,5 @@
 /** The retention clean-up of the processed-events table. */
-import { checkDuration } from '../../core/option-checks.js';
+import { checkDuration } from '../../base/option-checks.js';
 import { statementRunner, type PostgresConnection } from './connection.js';
 import { deleteCounted } from './delete-counted.js';
 import { processedEventsTable, type ProcessedEventsOptions } from './processed-events-options.js';
@@ -7,6 +7,7 @@ import { processedEventsTable, type ProcessedEventsOptions } from './processed-e
 /** The service retries a delivery for about three days: an id must be kept at least that long. */
 export const MIN_RETENTION_MS = 3 * 24 * 3600_000;
 
+/** Options of `purgeProcessed()`. */
 export interface PurgeProcessedOptions extends ProcessedEventsOptions {
   /**
    * Ids recorded longer ago than this, in milliseconds, are deleted. At least

@@ -10,7 +10,7 @@ export const PROCESSED_EVENTS_TABLE = 'svc_webhooks_processed_events';
 export const DEDUP_TABLE = 'svc_webhooks_dedup';
 
 /**
- * One row per processed event id, stamped with the start of the transaction
+ * One row per processed delivery (its dedup key), stamped with the start of the transaction
  * that recorded it; the index serves the retention clean-up.
  */
 export function processedEventsSchema(table: TableName): string[] {

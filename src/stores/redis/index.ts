@@ -3,6 +3,7 @@
  * receives the webhooks. It speaks to Redis through a `sendCommand`-style
  * function, so it works with ioredis and node-redis (v4 and later), single
  * servers and clusters, and has no dependency of its own.
+ * @packageDocumentation
  */
 export {
   RedisDedupStore,

@@ -4,9 +4,10 @@
  * a cluster one hash slot.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { checkDuration, MAX_TIMER_MS } from '../../core/option-checks.js';
+import { DeadlineQueue, withinDeadline } from '../../base/deadlines.js';
+import { checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../../base/option-checks.js';
+import { WebhookDedupError } from '../../core/errors.js';
 import type { BeginResult, DedupStore } from '../dedup-store.js';
-import { WebhookVerificationError } from '../../core/errors.js';
 
 /**
  * Sends one command, e.g. `['EVALSHA', sha, '1', key, token]`, and resolves
@@ -17,11 +18,13 @@ export type RedisSendCommand = (args: [command: string, ...args: string[]], key:
 
 /** The part of an ioredis client (`Redis` or `Cluster`) the store uses. */
 export interface IoredisClient {
+  /** Sends one command and resolves to its reply. */
   call(command: string, ...args: string[]): Promise<unknown>;
 }
 
 /** The part of a node-redis client (`createClient()`, v4 and later) the store uses. */
 export interface NodeRedisClient {
+  /** Sends one command and resolves to its reply. */
   sendCommand(args: [command: string, ...args: string[]]): Promise<unknown>;
 }
 
@@ -30,7 +33,9 @@ export interface NodeRedisClient {
  * store uses; `getSlotMaster` is how it tells a cluster from a client.
  */
 export interface NodeRedisCluster {
+  /** Sends one command to the node that holds `firstKey`, and resolves to its reply. */
   sendCommand(firstKey: string, isReadonly: boolean, args: [command: string, ...args: string[]]): Promise<unknown>;
+  /** The master of a hash slot: only a cluster has it. */
   getSlotMaster(slot: number): unknown;
 }
 
@@ -107,7 +112,8 @@ const SCRIPTS = { begin: script(BEGIN), complete: script(COMPLETE), release: scr
 export class RedisDedupStore implements DedupStore {
   readonly #send: RedisSendCommand;
   readonly #keyPrefix: string;
-  readonly #timeoutMs: number;
+  /** The deadlines of the store's commands: one timer for all of them. */
+  readonly #deadlines: DeadlineQueue;
 
   /**
    * `connection` is an ioredis client or `Cluster`, a node-redis client or
@@ -118,16 +124,15 @@ export class RedisDedupStore implements DedupStore {
    */
   constructor(connection: RedisConnection, options: RedisDedupStoreOptions = {}) {
     this.#send = toSendCommand(connection);
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError('svc-webhooks: RedisDedupStore options must be an object');
-    }
+    checkOptionsObject('RedisDedupStore', options);
     const { keyPrefix = 'svc-webhooks:dedup:', commandTimeoutMs = 2000 } = options;
     if (typeof keyPrefix !== 'string') throw new TypeError('svc-webhooks: keyPrefix must be a string');
     checkDuration('commandTimeoutMs', commandTimeoutMs, MAX_TIMER_MS);
     this.#keyPrefix = keyPrefix;
-    this.#timeoutMs = commandTimeoutMs;
+    this.#deadlines = new DeadlineQueue(commandTimeoutMs);
   }
 
+  /** Claims `id` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
   async begin(id: string, leaseMs: number): Promise<BeginResult> {
     checkDuration('leaseMs', leaseMs);
     const token = randomUUID();
@@ -142,15 +147,18 @@ export class RedisDedupStore implements DedupStore {
     }
   }
 
-  async complete(id: string, token: string, ttlMs: number): Promise<boolean> {
-    checkDuration('ttlMs', ttlMs);
-    return (await this.#run(SCRIPTS.complete, id, token, String(ttlMs))) === 1;
+  /** Marks `id` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
+  async complete(id: string, token: string, retentionMs: number): Promise<boolean> {
+    checkDuration('retentionMs', retentionMs);
+    return (await this.#run(SCRIPTS.complete, id, token, String(retentionMs))) === 1;
   }
 
+  /** Drops the lease on `id` if `token` still holds it; see `DedupStore.release`. */
   async release(id: string, token: string): Promise<boolean> {
     return (await this.#run(SCRIPTS.release, id, token)) === 1;
   }
 
+  /** Moves the end of the lease on `id` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
   async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
     checkDuration('leaseMs', leaseMs);
     return (await this.#run(SCRIPTS.renew, id, token, String(leaseMs))) === 1;
@@ -169,21 +177,13 @@ export class RedisDedupStore implements DedupStore {
     // Some client settings answer integers as strings; anything else (a nil, say) must not read as 0, a claim.
     if (reply === 0 || reply === 1 || reply === 2) return reply;
     if (reply === '0' || reply === '1' || reply === '2') return Number(reply) as ScriptReply;
-    throw new WebhookVerificationError('dedup_unavailable', 'Redis answered the dedup script unexpectedly');
+    throw new WebhookDedupError('dedup_unavailable', 'Redis answered the dedup script unexpectedly');
   }
 
-  async #timed(args: [command: string, ...args: string[]], key: string): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new WebhookVerificationError('dedup_unavailable', `Redis did not answer within ${this.#timeoutMs} ms`));
-      }, this.#timeoutMs);
+  #timed(args: [command: string, ...args: string[]], key: string): Promise<unknown> {
+    return withinDeadline(this.#deadlines, this.#send(args, key), () => {
+      throw new WebhookDedupError('dedup_unavailable', `Redis did not answer within ${this.#deadlines.ms} ms`);
     });
-    try {
-      return await Promise.race([this.#send(args, key), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
 

@@ -4,15 +4,20 @@
  * acknowledged it, 503 with Retry-After and the claim released when it did not.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { enqueue, type JobQueue } from '../../../src/queues/bullmq/index.js';
-import { redisUrl } from '../../dedup/redis-clients.js';
+import { Buffer } from 'node:buffer';
+import { enqueue, jobIdOf, type JobQueue } from '../../../src/queues/bullmq/index.js';
+import { redisUrl } from '../../helpers/redis-clients.js';
 import { BULLMQ_MAJORS, dropQueue, uniqueQueueName, type TestQueue } from '../../helpers/bullmq-majors.js';
 import { serveExpressHandlers } from '../../helpers/adapter-servers.js';
 import { HANDOFF_ENTRIES, type HandoffEntry } from '../../helpers/bullmq-receivers.js';
 import { freePort } from '../../helpers/free-port.js';
-import { eventOf } from '../../helpers/events.js';
-import { now, SECRET, signedRequest, type SignedRequest } from '../../helpers/signed-request.js';
+import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../../helpers/signed-request.js';
 import { TestDedupStore } from '../../helpers/test-dedup-store.js';
+
+/** A secret of each tenant, for the specs with tenants. */
+const ACME_SECRET = `whsec_${Buffer.from('acme-test-secret-0123456789abcdef').toString('base64')}`;
+const GLOBEX_SECRET = `whsec_${Buffer.from('globex-test-secret-0123456789abcd').toString('base64')}`;
+const TENANT_SECRETS: Readonly<Record<string, string>> = { acme: ACME_SECRET, globex: GLOBEX_SECRET };
 
 const opened: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -40,61 +45,72 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
 
     const first = await post(request);
     expect([first.status, await first.text()]).toEqual([202, '']);
-    expect(dedup.stateOf('msg_2Kx')).toBe('done');
-    const job = await queue.getJob('msg_2Kx');
+    expect(dedup.stateOf(keyOf('msg_2Kx'))).toBe('done');
+    const job = await queue.getJob(jobIdOf(keyOf('msg_2Kx')));
     expect(job?.name).toBe('message.received');
-    expect(job?.data).toEqual({ event: eventOf('message.received', 'msg_2Kx'), context: { id: 'msg_2Kx', keyId: '0' } });
+    expect(job?.data).toEqual({ delivery: deliveryOf({ id: 'msg_2Kx', type: 'message.received' }) });
 
     const retry = await post(request);
     expect([retry.status, await retry.json()]).toEqual([200, { received: true, duplicate: true }]);
     expect(await queue.getJobCounts('wait', 'delayed', 'active')).toEqual({ wait: 1, delayed: 0, active: 0 });
   });
 
-  it("keys the job by the tenant an entry's tenant option reads, over HTTP", async () => {
+  it("keys the job by the dedup key of the tenant's secret, with the tenant an entry's tenant option reads, over HTTP", async () => {
     const queue = openQueue(major, 'http-tenants');
-    const app = await serveExpressHandlers({ secret: SECRET, now, dedup: new TestDedupStore(), handoff: enqueue(queue), tenant: (req) => req.get('x-tenant') });
+    const app = await serveExpressHandlers({
+      secret: (tenant) => TENANT_SECRETS[tenant],
+      now,
+      dedup: new TestDedupStore(),
+      handoff: enqueue(queue),
+      tenant: (req) => req.get('x-tenant'),
+    });
     opened.push(() => app.close());
-    const { body, headers } = signedRequest();
     const statuses: number[] = [];
     for (const tenant of ['acme', 'globex', 'acme']) {
+      const { body, headers } = signedRequest({ secret: TENANT_SECRETS[tenant] });
       statuses.push((await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers: { ...headers, 'x-tenant': tenant } })).status);
     }
     expect(statuses).toEqual([202, 202, 200]);
-    expect((await queue.getJob('acme%3Aevt_1'))?.data).toMatchObject({ context: { id: 'evt_1', tenant: 'acme' } });
-    expect((await queue.getJob('globex%3Aevt_1'))?.data).toMatchObject({ context: { id: 'evt_1', tenant: 'globex' } });
+    expect((await queue.getJob(jobIdOf(keyOf('evt_1', ACME_SECRET))))?.data).toEqual({ delivery: deliveryOf({ secret: ACME_SECRET, tenant: 'acme' }) });
+    expect((await queue.getJob(jobIdOf(keyOf('evt_1', GLOBEX_SECRET))))?.data).toEqual({ delivery: deliveryOf({ secret: GLOBEX_SECRET, tenant: 'globex' }) });
     expect(await queue.getJobCounts('wait')).toEqual({ wait: 2 });
   });
 
-  it('keys the job per tenant: the same id for two tenants is two jobs, each with its tenant', async () => {
+  it("keys the job on the delivery's dedupKey: the same id verified by two secrets is two jobs, each with its delivery", async () => {
     const queue = openQueue(major, 'tenants');
     const handoff = enqueue(queue);
-    const event = eventOf('call.missed', 'evt_1');
-    await handoff.hand(event, { id: 'evt_1', keyId: 'k1', tenant: 'acme:eu' });
-    await handoff.hand(event, { id: 'evt_1', tenant: 'globex' });
-    await handoff.hand(event, { id: 'evt_1', tenant: 'globex' });
-    expect((await queue.getJob('acme%253Aeu%3Aevt_1'))?.data).toEqual({ event, context: { id: 'evt_1', keyId: 'k1', tenant: 'acme:eu' } });
-    expect((await queue.getJob('globex%3Aevt_1'))?.data).toEqual({ event, context: { id: 'evt_1', tenant: 'globex' } });
+    const acme = deliveryOf({ id: 'evt_1', keyId: 'k1', tenant: 'acme:eu', secret: ACME_SECRET });
+    const globex = deliveryOf({ id: 'evt_1', tenant: 'globex', secret: GLOBEX_SECRET });
+    await handoff.hand(acme);
+    await handoff.hand(globex);
+    await handoff.hand(globex);
+    // The same secret under another tenant name is the same endpoint: one key, one job, the first delivery's.
+    await handoff.hand({ ...acme, tenant: 'acme:us' });
+    expect((await queue.getJob(jobIdOf(keyOf('evt_1', ACME_SECRET))))?.data).toEqual({ delivery: acme });
+    expect((await queue.getJob(jobIdOf(keyOf('evt_1', GLOBEX_SECRET))))?.data).toEqual({ delivery: globex });
     expect(await queue.getJobCounts('wait')).toEqual({ wait: 2 });
   });
 
   it('queues events whose ids BullMQ would refuse as they are: integers, colons', async () => {
     const queue = openQueue(major, 'odd-ids');
     const handoff = enqueue(queue);
-    for (const id of ['12', 'a:b:c', '-0']) await handoff.hand(eventOf('call.missed', id), { id });
-    expect((await queue.getJob('%312'))?.name).toBe('call.missed');
-    expect((await queue.getJob('a%3Ab%3Ac'))?.name).toBe('call.missed');
+    for (const id of ['12', 'a:b:c', '-0']) await handoff.hand(deliveryOf({ id }));
+    const scope = keyOf('').slice(0, -1);
+    expect((await queue.getJob(`${scope}%3A12`))?.name).toBe('call.missed');
+    expect((await queue.getJob(`${scope}%3Aa%3Ab%3Ac`))?.name).toBe('call.missed');
+    expect((await queue.getJob(`${scope}%3A-0`))?.data).toEqual({ delivery: deliveryOf({ id: '-0' }) });
     expect(await queue.getJobCounts('wait')).toEqual({ wait: 3 });
   });
 
-  it('passes jobOptions on to each job, as they were given: neither changed nor read again later', async () => {
+  it('passes job on to each job, as it was given: neither changed nor read again later', async () => {
     const queue = openQueue(major, 'job-options');
-    const jobOptions = { attempts: 7, delay: 60_000 };
-    const handoff = enqueue(queue, Object.freeze({ jobOptions }));
-    jobOptions.attempts = 1;
-    await handoff.hand(eventOf('call.missed', 'evt_1'), { id: 'evt_1' });
-    expect(jobOptions).toEqual({ attempts: 1, delay: 60_000 });
-    const job = (await queue.getJob('evt_1')) as unknown as { opts: { attempts: number; delay: number } };
-    expect(job.opts).toMatchObject({ attempts: 7, delay: 60_000 });
+    const job = { attempts: 7, delay: 60_000 };
+    const handoff = enqueue(queue, Object.freeze({ job }));
+    job.attempts = 1;
+    await handoff.hand(deliveryOf());
+    expect(job).toEqual({ attempts: 1, delay: 60_000 });
+    const added = (await queue.getJob(jobIdOf(keyOf('evt_1')))) as unknown as { opts: { attempts: number; delay: number } };
+    expect(added.opts).toMatchObject({ attempts: 7, delay: 60_000 });
     expect(await queue.getJobCounts('delayed')).toEqual({ delayed: 1 });
   });
 
@@ -106,7 +122,7 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('5');
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('handoff_failed');
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
   });
 
   it('answers 503 and releases the claim when the add fails', async () => {
@@ -114,7 +130,7 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
     await queue.close();
     const { post, dedup } = await served('Fetch', queue);
     expect((await post(signedRequest())).status).toBe(503);
-    expect(dedup.stateOf('evt_1')).toBe('absent');
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
   });
 });
 
@@ -131,9 +147,10 @@ describe('enqueue options', () => {
   it.each([
     ['no queue', () => enqueue(undefined as never), 'svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)'],
     ['options that are no object', () => enqueue(queue, 7 as never), 'svc-webhooks: enqueue options must be an object'],
-    ['jobOptions that are no object', () => enqueue(queue, { jobOptions: null as never }), 'svc-webhooks: jobOptions must be an object'],
-    ['a jobId of its own', () => enqueue(queue, { jobOptions: { jobId: 'x' } as never }), 'svc-webhooks: jobOptions.jobId is not taken: each event is one job, keyed on the event'],
-    ['repeat', () => enqueue(queue, { jobOptions: { repeat: { every: 1000 } } as never }), 'svc-webhooks: jobOptions.repeat is not taken: each event is one job, keyed on the event'],
+    ['job options that are no object', () => enqueue(queue, { job: null as never }), 'svc-webhooks: enqueue options.job must be an object'],
+    ['a jobId of its own', () => enqueue(queue, { job: { jobId: 'x' } as never }), 'svc-webhooks: job.jobId is not taken: each event is one job, keyed on the event'],
+    ['repeat', () => enqueue(queue, { job: { repeat: { every: 1000 } } as never }), 'svc-webhooks: job.repeat is not taken: each event is one job, keyed on the event'],
+    ['the 0.x jobOptions', () => enqueue(queue, { jobOptions: { attempts: 2 } } as never), "svc-webhooks: the option jobOptions is now job, as pg-boss's enqueue names it"],
     ['a timeout of 0', () => enqueue(queue, { timeoutMs: 0 }), 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
   ])('refuses %s with a TypeError', (_name, create, message) => {
     expect(create).toThrow(new TypeError(message));

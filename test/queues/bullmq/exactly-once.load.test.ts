@@ -28,18 +28,18 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { migrate } from '../../../src/stores/postgres/index.js';
-import { PrivateRedis } from '../../dedup/private-redis.js';
-import { buildDeliveries, closeAfterAll, duplicatedCount } from '../../load/load-run.js';
-import { draw, replayableSeed } from '../../load/seeded-random.js';
-import { pgPool } from '../../postgres/clients.js';
-import { testDatabase } from '../../postgres/test-database.js';
+import { PrivateRedis } from '../../helpers/private-redis.js';
+import { buildDeliveries, closeAfterAll, duplicatedCount } from '../../helpers/load/load-run.js';
+import { draw, replayableSeed } from '../../helpers/load/seeded-random.js';
+import { pgPool } from '../../helpers/postgres-clients.js';
+import { testDatabase } from '../../helpers/test-database.js';
 import { BULLMQ_MAJORS, uniqueQueueName } from '../../helpers/bullmq-majors.js';
-import { startClientKiller } from './client-killer.js';
-import { startHandoffReceivers } from './handoff-receivers.js';
-import { quantile } from '../../load/quantile.js';
-import { sendAll } from './handoff-sender.js';
-import { WorkerFleet } from './worker-fleet.js';
-import { FULL_SIZE } from '../../load/load-size.js';
+import { startClientKiller } from '../../helpers/bullmq-client-killer.js';
+import { startHandoffReceivers } from '../../helpers/bullmq-handoff-receivers.js';
+import { quantile } from '../../helpers/load/quantile.js';
+import { sendAll } from '../../helpers/bullmq-handoff-sender.js';
+import { WorkerFleet } from '../../helpers/bullmq-worker-fleet.js';
+import { FULL_SIZE } from '../../helpers/load/load-size.js';
 
 const FULL = FULL_SIZE;
 const EVENTS = FULL ? 2_000 : 300;
@@ -78,7 +78,7 @@ describe('BullMQ handoff under load, workers killed', () => {
     closeAtEnd(() => admin.query(`DROP TABLE ${tables.effects}, ${tables.executions}, ${tables.processed}`));
 
     const queueName = uniqueQueueName('load');
-    const urls = await startHandoffReceivers(redis.url, queueName, { dedup: 'memory', jobOptions: { removeOnComplete: true } }, closeAtEnd);
+    const urls = await startHandoffReceivers(redis.url, queueName, { dedup: 'memory', job: { removeOnComplete: true } }, closeAtEnd);
     const fleet = await WorkerFleet.start(
       Array.from({ length: WORKERS }, (_, index) => ({
         REDIS_URL: redis.url,

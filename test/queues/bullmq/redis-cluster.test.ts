@@ -5,14 +5,17 @@
  * and odd ids, over HTTP, each handled once.
  */
 import { Cluster } from 'ioredis';
+import { Buffer } from 'node:buffer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createWorker, enqueue, jobIdOf } from '../../../src/queues/bullmq/index.js';
-import type { HandlerContext } from '../../../src/index.js';
+import { enqueue, jobIdOf, work } from '../../../src/queues/bullmq/index.js';
+import type { WebhookDelivery } from '../../../src/index.js';
 import { RedisDedupStore } from '../../../src/stores/redis/index.js';
-import { PrivateRedisCluster } from '../../dedup/private-redis-cluster.js';
+import { PrivateRedisCluster } from '../../helpers/private-redis-cluster.js';
 import { serveExpressHandlers } from '../../helpers/adapter-servers.js';
 import { BULLMQ_MAJORS, uniqueQueueName } from '../../helpers/bullmq-majors.js';
-import { now, SECRET, signedRequest } from '../../helpers/signed-request.js';
+import { deliveryOf, now, signedRequest } from '../../helpers/signed-request.js';
+
+const secretOf = (tenant: string): string => `whsec_${Buffer.from(`cluster-secret-of-${tenant}`).toString('base64')}`;
 
 let cluster: PrivateRedisCluster;
 const closes: Array<() => Promise<unknown> | unknown> = [];
@@ -39,18 +42,18 @@ describe.each(BULLMQ_MAJORS)('BullMQ handoff on a Redis Cluster, $name', (major)
   it('queues each event of each tenant once and runs its handler once', async () => {
     const queue = major.queueWith(uniqueQueueName('cluster'), { connection: connect(), prefix: '{webhooks}' });
     closes.push(() => queue.close());
-    const handled: HandlerContext[] = [];
-    const worker = await createWorker(queue.name, {
+    const handled: WebhookDelivery[] = [];
+    const worker = await work(queue.name, {
       bullmq: major.classes,
       connection: connect(),
       prefix: '{webhooks}',
       dedup: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:worked:` }),
-      on: { 'call.missed': (_event, context) => void handled.push(context) },
+      on: { 'call.missed': (_event, delivery) => void handled.push(delivery) },
     });
     worker.on('error', () => {});
     closes.push(() => worker.close());
     const app = await serveExpressHandlers({
-      secret: SECRET,
+      secret: secretOf,
       now,
       dedup: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:received:` }),
       handoff: enqueue(queue),
@@ -65,7 +68,7 @@ describe.each(BULLMQ_MAJORS)('BullMQ handoff on a Redis Cluster, $name', (major)
       ['a:b', 'acme:eu'],
     ] as const;
     for (const [id, tenant] of sent) {
-      const { body, headers } = signedRequest({ id });
+      const { body, headers } = signedRequest({ id, secret: secretOf(tenant) });
       // Each twice: the second is the receivers' duplicate.
       for (const expected of [202, 200]) {
         const answer = await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers: { ...headers, 'x-tenant': tenant } });
@@ -74,9 +77,10 @@ describe.each(BULLMQ_MAJORS)('BullMQ handoff on a Redis Cluster, $name', (major)
     }
 
     await vi.waitFor(() => expect(handled).toHaveLength(sent.length), { timeout: 10_000 });
-    expect(handled.map(({ id, tenant }) => [id, tenant]).sort()).toEqual(sent.map(([id, tenant]) => [id, tenant]).sort());
-    for (const [id, tenant] of sent) {
-      expect(await (await queue.getJob(jobIdOf(id, tenant)))?.getState()).toBe('completed');
+    const byKey = (a: WebhookDelivery, b: WebhookDelivery): number => (a.dedupKey < b.dedupKey ? -1 : a.dedupKey > b.dedupKey ? 1 : 0);
+    expect([...handled].sort(byKey)).toEqual(sent.map(([id, tenant]) => deliveryOf({ id, secret: secretOf(tenant), tenant })).sort(byKey));
+    for (const { dedupKey } of handled) {
+      expect(await (await queue.getJob(jobIdOf(dedupKey)))?.getState()).toBe('completed');
     }
   }, 30_000);
 });

@@ -12,16 +12,16 @@
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { createWorker, type WebhookWorker } from '../../../src/queues/bullmq/index.js';
+import { work, type BullMQWorker } from '../../../src/queues/bullmq/index.js';
 import { RedisDedupStore } from '../../../src/stores/redis/index.js';
-import { PrivateRedis } from '../../dedup/private-redis.js';
-import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, midRun } from '../../load/load-run.js';
-import { replayableSeed } from '../../load/seeded-random.js';
-import { SideEffectLedger } from '../../load/side-effect-ledger.js';
+import { PrivateRedis } from '../../helpers/private-redis.js';
+import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, midRun } from '../../helpers/load/load-run.js';
+import { replayableSeed } from '../../helpers/load/seeded-random.js';
+import { SideEffectLedger } from '../../helpers/load/side-effect-ledger.js';
 import { BULLMQ_MAJORS, connectionTo, uniqueQueueName } from '../../helpers/bullmq-majors.js';
-import { startHandoffReceivers } from './handoff-receivers.js';
-import { quantile } from '../../load/quantile.js';
-import { sendAll } from './handoff-sender.js';
+import { startHandoffReceivers } from '../../helpers/bullmq-handoff-receivers.js';
+import { quantile } from '../../helpers/load/quantile.js';
+import { sendAll } from '../../helpers/bullmq-handoff-sender.js';
 
 const EVENTS = 600;
 const HANDLER_MS = 500;
@@ -41,12 +41,12 @@ describe('BullMQ handoff across a Redis crash, with an append-only file', () => 
     const urls = await startHandoffReceivers(redis.url, queueName, { dedup: 'redis' }, closeAtEnd);
     const ledger = new SideEffectLedger();
     let storeErrors = 0;
-    const workers: WebhookWorker[] = [];
+    const workers: BullMQWorker[] = [];
     for (const major of BULLMQ_MAJORS) {
       const client = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
       client.on('error', () => {});
       closeAtEnd(() => client.disconnect());
-      const worker = await createWorker(queueName, {
+      const worker = await work(queueName, {
         bullmq: major.classes,
         connection: { ...connectionTo(redis.url), retryStrategy: () => 50 },
         dedup: new RedisDedupStore(client, { keyPrefix: 'workers:', commandTimeoutMs: 500 }),

@@ -13,15 +13,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, midRun } from '../../load/load-run.js';
-import { uniqueApplicationName } from '../../load/postgres-receivers.js';
-import { deliverAll } from '../../load/retrying-sender.js';
-import { replayableSeed } from '../../load/seeded-random.js';
+import { buildDeliveries, closeAfterAll, duplicatedCount, expectEachProcessedOnce, midRun } from '../../helpers/load/load-run.js';
+import { uniqueApplicationName } from '../../helpers/load/postgres-receivers.js';
+import { deliverAll } from '../../helpers/load/retrying-sender.js';
+import { replayableSeed } from '../../helpers/load/seeded-random.js';
 import { startPgBossRun } from '../../helpers/pg-boss-load-run.js';
-import { quantile } from '../../load/quantile.js';
+import { quantile } from '../../helpers/load/quantile.js';
 import { PG_BOSS_MAJORS } from '../../helpers/pg-boss-majors.js';
-import { PrivatePostgres } from '../../postgres/private-postgres.js';
-import { FULL_SIZE } from '../../load/load-size.js';
+import { PrivatePostgres } from '../../helpers/private-postgres.js';
+import { FULL_SIZE } from '../../helpers/load/load-size.js';
 
 const FULL = FULL_SIZE;
 const EVENTS = FULL ? 2000 : 600;

@@ -21,17 +21,17 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { closeAfterAll, duplicatedCount, expectEachProcessedOnce, buildDeliveries } from '../../load/load-run.js';
-import { startBackendKiller } from '../../load/backend-killer.js';
-import { uniqueApplicationName } from '../../load/postgres-receivers.js';
-import { deliverAll } from '../../load/retrying-sender.js';
-import { draw, replayableSeed } from '../../load/seeded-random.js';
+import { closeAfterAll, duplicatedCount, expectEachProcessedOnce, buildDeliveries } from '../../helpers/load/load-run.js';
+import { startBackendKiller } from '../../helpers/load/backend-killer.js';
+import { uniqueApplicationName } from '../../helpers/load/postgres-receivers.js';
+import { deliverAll } from '../../helpers/load/retrying-sender.js';
+import { draw, replayableSeed } from '../../helpers/load/seeded-random.js';
 import { startPgBossRun } from '../../helpers/pg-boss-load-run.js';
-import { quantile } from '../../load/quantile.js';
+import { quantile } from '../../helpers/load/quantile.js';
 import { PG_BOSS_MAJORS } from '../../helpers/pg-boss-majors.js';
-import { pgPool } from '../../postgres/clients.js';
-import { testDatabase } from '../../postgres/test-database.js';
-import { FULL_SIZE } from '../../load/load-size.js';
+import { pgPool } from '../../helpers/postgres-clients.js';
+import { testDatabase } from '../../helpers/test-database.js';
+import { FULL_SIZE } from '../../helpers/load/load-size.js';
 
 const FULL = FULL_SIZE;
 const EVENTS = FULL ? 2000 : 300;

@@ -1,7 +1,7 @@
 /**
  * Type tests of the worker, run by `vitest --typecheck` (and by `tsc` in
  * `npm test`): its `on` has the receiver's checks (known types only, each
- * handler its own event or its schema's output, the receiver's context), and
+ * handler its own event or its schema's output, and the delivery), and
  * pg-boss's work options sit beside the handler options; an instance of
  * pg-boss 10, 11 or 12 is taken as it is.
  */
@@ -11,7 +11,7 @@ import type { PgBoss as PgBoss12 } from 'pg-boss12';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { verifyWebhook } from '../../../adapters/fetch.js';
-import type { CallMissedEvent, Handoff, HandlerContext, TranscriptReadyEvent, UnknownWebhookEvent } from '../../../src/index.js';
+import type { CallMissedEvent, Handoff, TranscriptReadyEvent, UnknownWebhookEvent, WebhookDelivery, WebhookEvent } from '../../../src/index.js';
 import { enqueue, work, type PgPool } from '../../../src/queues/pg-boss/index.js';
 
 declare const boss: PgBoss;
@@ -36,17 +36,29 @@ describe('the pg-boss instance', () => {
 });
 
 describe('work', () => {
-  it("types each handler by its event type and gives it the receiver's context", () => {
+  it('types each handler by its event type and gives it the delivery', () => {
     void work(boss, 'webhooks', {
       on: {
-        'call.missed': (event, context) => {
+        'call.missed': (event, delivery) => {
           expectTypeOf(event).toEqualTypeOf<CallMissedEvent>();
-          expectTypeOf(context).toEqualTypeOf<HandlerContext>();
+          expectTypeOf(delivery).toEqualTypeOf<WebhookDelivery>();
         },
-        'transcript.ready': (event) => expectTypeOf(event).toEqualTypeOf<TranscriptReadyEvent>(),
+        'transcript.ready': (event, delivery) => {
+          expectTypeOf(event).toEqualTypeOf<TranscriptReadyEvent>();
+          expectTypeOf(delivery).toEqualTypeOf<WebhookDelivery>();
+        },
       },
-      onUnknown: (event) => expectTypeOf(event).toEqualTypeOf<UnknownWebhookEvent>(),
+      onUnknownEvent: (event, delivery) => {
+        expectTypeOf(event).toEqualTypeOf<UnknownWebhookEvent>();
+        expectTypeOf(delivery).toEqualTypeOf<WebhookDelivery>();
+      },
+      onHandlerError: (error, event, delivery) => {
+        expectTypeOf(error).toEqualTypeOf<unknown>();
+        expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
+        expectTypeOf(delivery).toEqualTypeOf<WebhookDelivery>();
+      },
     });
+    void work(boss, 'webhooks', { on: {}, unknownEvents: 'reject' });
   });
 
   it('refuses a type that is not known, as the receiver does', () => {

@@ -1,21 +1,23 @@
 /**
  * work on the shared Postgres, on each pg-boss major under test: jobs queued
- * by enqueue, run by the typed handlers of on with the receiver's context, a
+ * by enqueue, run by the typed handlers of on with the receiver's delivery, a
  * batch at once; what pg-boss then holds of each job: completed, retried, or
  * failed with its event.
  */
 import type pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { WebhookDelivery } from '../../../src/core/delivery.js';
 import type { WebhookEvent } from '../../../src/core/event.js';
+import type { EventSchemas } from '../../../src/process/handler-types.js';
+import type { StandardSchema } from '../../../src/process/standard-schema.js';
 import { enqueue } from '../../../src/queues/pg-boss/enqueue.js';
-import { work, type WorkOptions } from '../../../src/queues/pg-boss/work.js';
-import type { QueuedEvent } from '../../../src/queues/queued-event.js';
-import type { EventSchemas, HandlerContext } from '../../../src/receive/handler-types.js';
-import type { StandardSchema } from '../../../src/receive/standard-schema.js';
+import { work, type PgBossWorkerOptions } from '../../../src/queues/pg-boss/work.js';
+import type { QueuedDelivery } from '../../../src/queues/queued-delivery.js';
 import { PG_BOSS_MAJORS, type TestPgBoss } from '../../helpers/pg-boss-majors.js';
 import { pgBossSuite } from '../../helpers/pg-boss-suite.js';
-import { signedRequest } from '../../helpers/signed-request.js';
-import { uniqueTable } from '../../postgres/clients.js';
+import { recordingLogger } from '../../helpers/recording-logger.js';
+import { deliveryOf, type DeliverySpec } from '../../helpers/signed-request.js';
+import { uniqueTable } from '../../helpers/postgres-clients.js';
 
 describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
   const suite = pgBossSuite(major);
@@ -39,17 +41,18 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
     return queue;
   }
 
-  function eventOf(id: string, type = 'call.missed'): WebhookEvent {
-    return JSON.parse(signedRequest({ id, type }).body) as WebhookEvent;
+  /** The delivery of event `id` of `type`, as a receiver verified it, with more of its fields if given. */
+  function deliveryIn(id: string, type = 'call.missed', spec: DeliverySpec = {}): WebhookDelivery {
+    return deliveryOf({ ...spec, id, type });
   }
 
-  /** Queues `events` as a receiver would, each with `context` (its id filled in). */
-  async function queueEvents(queue: string, events: readonly WebhookEvent[], context: Partial<HandlerContext> = {}): Promise<void> {
+  /** Queues `deliveries` as a receiver would. */
+  async function queueDeliveries(queue: string, deliveries: readonly WebhookDelivery[]): Promise<void> {
     const handoff = enqueue(boss, queue, { pool, table });
-    for (const event of events) await handoff.hand(event, { ...context, id: event.id });
+    for (const delivery of deliveries) await handoff.hand(delivery);
   }
 
-  async function startWorker<S extends EventSchemas = {}>(queue: string, options: WorkOptions<S>): Promise<void> {
+  async function startWorker<S extends EventSchemas = {}>(queue: string, options: PgBossWorkerOptions<S>): Promise<void> {
     workers.push({ queue, id: await work(boss, queue, { pollingIntervalSeconds: 0.5, ...options }) });
   }
 
@@ -65,33 +68,43 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
   }
 
   describe('work', () => {
-    it("runs the handler of each job's event type with the event and the receiver's context, and completes the job", async () => {
+    it("runs the handler of each job's event type with the event and the receiver's delivery, and completes the job", async () => {
       const queue = await newQueue();
-      const event = eventOf(`evt_${queue}`, 'transcript.ready');
-      await queueEvents(queue, [event], { keyId: 'k2', tenant: 'acme' });
+      const delivery = deliveryIn(`evt_${queue}`, 'transcript.ready', { keyId: 'k2', tenant: 'acme' });
+      await queueDeliveries(queue, [delivery]);
       const calls: unknown[] = [];
       await startWorker(queue, {
         on: {
-          'transcript.ready': async (received, context) => void calls.push([received, context]),
+          'transcript.ready': async (received, given) => void calls.push([received, given]),
           'call.missed': () => void calls.push('wrong handler'),
         },
       });
       expect((await settled(queue)).map((job) => job.state)).toEqual(['completed']);
-      expect(calls).toEqual([[event, { id: event.id, keyId: 'k2', tenant: 'acme' }]]);
+      expect(calls).toEqual([[delivery.event, deliveryOf({ id: `evt_${queue}`, type: 'transcript.ready', keyId: 'k2', tenant: 'acme' })]]);
     });
 
-    it('completes jobs whose type has no handler, and unknown types by onUnknown', async () => {
+    it('completes jobs whose type has no handler, and unknown types by onUnknownEvent', async () => {
       const queue = await newQueue();
-      await queueEvents(queue, [eventOf(`evt_a_${queue}`, 'message.received'), eventOf(`evt_b_${queue}`, 'something.new')]);
-      const unknown: string[] = [];
-      await startWorker(queue, { on: { 'call.missed': () => {} }, onUnknown: (event) => void unknown.push(event.type) });
+      const unknownDelivery = deliveryIn(`evt_b_${queue}`, 'something.new');
+      await queueDeliveries(queue, [deliveryIn(`evt_a_${queue}`, 'message.received'), unknownDelivery]);
+      const unknown: unknown[] = [];
+      await startWorker(queue, { on: { 'call.missed': () => {} }, onUnknownEvent: (event, delivery) => void unknown.push([event.type, delivery]) });
       expect((await settled(queue)).map((job) => job.state)).toEqual(['completed', 'completed']);
-      expect(unknown).toEqual(['something.new']);
+      expect(unknown).toEqual([['something.new', unknownDelivery]]);
+    });
+
+    it("fails the job of an unknown type under unknownEvents: 'reject'", async () => {
+      const queue = await newQueue();
+      await queueDeliveries(queue, [deliveryIn(`evt_${queue}`, 'something.new')]);
+      await startWorker(queue, { on: {}, unknownEvents: 'reject', onHandlerError: () => {} });
+      const [job] = await settled(queue);
+      expect(job!.state).toBe('failed');
+      expect(JSON.stringify(job!.output)).toContain('unknown_event_type');
     });
 
     it("runs a batch's jobs at once: pg-boss's batchSize is passed on", async () => {
       const queue = await newQueue();
-      await queueEvents(queue, Array.from({ length: 6 }, (_, index) => eventOf(`evt_${index}_${queue}`)));
+      await queueDeliveries(queue, Array.from({ length: 6 }, (_, index) => deliveryIn(`evt_${index}_${queue}`)));
       let running = 0;
       let most = 0;
       await startWorker(queue, {
@@ -110,8 +123,8 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
 
     it("completes a batch's handled jobs and leaves only the failed one to pg-boss's retry", async () => {
       const queue = await newQueue(1);
-      const events = Array.from({ length: 4 }, (_, index) => eventOf(`evt_${index}_${queue}`));
-      await queueEvents(queue, events);
+      const events = Array.from({ length: 4 }, (_, index) => deliveryIn(`evt_${index}_${queue}`).event);
+      await queueDeliveries(queue, events.map(({ id }) => deliveryIn(id)));
       const calls = new Map<string, number>();
       const heard: unknown[] = [];
       const failing = events[2]!.id;
@@ -131,10 +144,63 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       expect(heard).toEqual([['the transcript service is down', failing]]);
     });
 
+    it("fails a batch's failed jobs with one error that counts them and names each code once, its handled jobs completed", async () => {
+      const queue = await newQueue();
+      const deliveries = [
+        deliveryIn(`evt_0_${queue}`),
+        deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' }),
+        deliveryIn(`evt_2_${queue}`, 'something.new'),
+        deliveryIn(`evt_3_${queue}`, 'call.missed', { keyId: 'k2' }),
+      ];
+      await queueDeliveries(queue, deliveries);
+      await startWorker(queue, {
+        batchSize: 4,
+        unknownEvents: 'reject',
+        onHandlerError: () => {},
+        on: {
+          'call.missed': (_event, delivery) => {
+            if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
+          },
+        },
+      });
+      const jobs = await settled(queue);
+      expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed', 'failed', 'failed']);
+      // pg-boss hands a batch over in no set order: the codes come in the order of the batch's first job of each.
+      const [output, ...others] = jobs.slice(1).map((job) => job.output as { name: string; message: string });
+      expect(output).toMatchObject({
+        name: 'JobsFailedError',
+        message: expect.stringMatching(/^svc-webhooks: 3 of 4 jobs failed \((handler_failed, unknown_event_type|unknown_event_type, handler_failed)\)$/),
+      });
+      expect(others).toEqual([output, output]);
+    });
+
+    it("logs what a handler threw on console.error when no onHandlerError is given, saying pg-boss retries its job", async () => {
+      const queue = await newQueue();
+      const delivery = deliveryIn(`evt_${queue}`);
+      await queueDeliveries(queue, [delivery]);
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        await startWorker(queue, {
+          on: {
+            'call.missed': () => {
+              throw new TypeError('the transcript service is down');
+            },
+          },
+        });
+        expect((await settled(queue)).map((job) => job.state)).toEqual(['failed']);
+        expect(errors.mock.calls).toEqual([
+          [`svc-webhooks: event ${JSON.stringify(delivery.event.id)} of type "call.missed": the handler failed (TypeError); pg-boss retries its job as the queue's retryLimit allows`],
+        ]);
+      } finally {
+        errors.mockRestore();
+      }
+    });
+
     it('keeps a job out of retries in the failed state, its event intact, its output the error code and never what the handler threw', async () => {
       const queue = await newQueue(1);
-      const event = eventOf(`evt_${queue}`);
-      await queueEvents(queue, [event], { keyId: 'k1' });
+      const delivery = deliveryIn(`evt_${queue}`, 'call.missed', { keyId: 'k1' });
+      const { event } = delivery;
+      await queueDeliveries(queue, [delivery]);
       let calls = 0;
       await startWorker(queue, {
         onHandlerError: () => {},
@@ -147,7 +213,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       });
       const [job] = await settled(queue, ['failed']);
       expect(calls).toBe(2);
-      expect(job!.data).toEqual({ event, context: { id: event.id, keyId: 'k1' } });
+      expect(job!.data).toEqual({ delivery: deliveryOf({ id: event.id, keyId: 'k1' }) });
       const output = JSON.stringify(job!.output);
       expect(output).toContain('handler_failed');
       expect(output).not.toContain('sk_live_123');
@@ -160,16 +226,17 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
 
     it("fails the job of an event that fails its schema, and hands the handler the schema's output otherwise", async () => {
       const queue = await newQueue();
-      const good = eventOf(`evt_good_${queue}`);
-      const bad = { ...eventOf(`evt_bad_${queue}`), data: { object: { id: 42 } } } as unknown as WebhookEvent;
-      await queueEvents(queue, [good, bad]);
+      const good = deliveryIn(`evt_good_${queue}`).event;
+      // An envelope any receiver takes, whose amount the schema refuses.
+      const bad = { ...deliveryIn(`evt_bad_${queue}`).event, data: { object: { id: 'obj_bad', amount: 'ten' } } } as WebhookEvent;
+      await queueDeliveries(queue, [deliveryIn(good.id), { ...deliveryIn(bad.id), event: bad }]);
       const schema: StandardSchema<unknown, { tagged: string }> = {
         '~standard': {
           version: 1,
           vendor: 'test',
           validate: (value) => {
-            const id = (value as { data: { object: { id: unknown } } }).data.object.id;
-            return typeof id === 'string' ? { value: { tagged: id } } : { issues: [{ message: 'not a string', path: ['data', 'object', 'id'] }] };
+            const { id, amount } = (value as { data: { object: { id: string; amount?: unknown } } }).data.object;
+            return amount === undefined ? { value: { tagged: id } } : { issues: [{ message: 'not allowed', path: ['data', 'object', 'amount'] }] };
           },
         },
       };
@@ -181,16 +248,47 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         on: { 'call.missed': (event) => void received.push(event.tagged) },
       });
       const jobs = await settled(queue);
-      expect(jobs.map((job) => [(job.data as QueuedEvent).context.id, job.state])).toEqual([
+      expect(jobs.map((job) => [(job.data as QueuedDelivery).delivery.id, job.state])).toEqual([
         [good.id, 'completed'],
         [bad.id, 'failed'],
       ]);
       expect(received).toEqual([`obj_${good.id}`]);
-      expect(heard).toEqual(['the event failed the schema for its type at $.data.object.id']);
+      expect(heard).toEqual(['the event failed the schema for its type at $.data.object.amount']);
       expect(JSON.stringify(jobs[1]!.output)).toContain('invalid_event_data');
     });
 
-    it('fails a job that holds no queued event, with one line on console.error', async () => {
+    it('writes to its logger, with fields, a handler that threw and a job that holds no queued delivery, and nothing on console.error', async () => {
+      const queue = await newQueue();
+      const delivery = deliveryIn(`evt_${queue}`, 'call.missed', { keyId: 'k1' });
+      await queueDeliveries(queue, [delivery]);
+      const jobId = await boss.send(queue, { not: 'an event' });
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        const { logger, lines } = recordingLogger();
+        await startWorker(queue, {
+          logger,
+          on: {
+            'call.missed': () => {
+              throw new TypeError('the transcript service is down');
+            },
+          },
+        });
+        expect((await settled(queue)).map((job) => job.state)).toEqual(['failed', 'failed']);
+        expect([...lines].sort(([a], [b]) => a.localeCompare(b))).toEqual([
+          ['error', { code: 'invalid_job', jobId }, `the pg-boss job ${jobId} holds no queued delivery (it was not sent by enqueue); it is failed`],
+          [
+            'warn',
+            { code: 'handler_failed', id: delivery.event.id, type: 'call.missed', keyId: 'k1', errorClass: 'TypeError' },
+            `event ${JSON.stringify(delivery.event.id)} of type "call.missed": the handler failed (TypeError); pg-boss retries its job as the queue's retryLimit allows`,
+          ],
+        ]);
+        expect(errors).not.toHaveBeenCalled();
+      } finally {
+        errors.mockRestore();
+      }
+    });
+
+    it('fails a job that holds no queued delivery, with one line on console.error', async () => {
       const queue = await newQueue();
       const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
       try {
@@ -199,7 +297,27 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         const [job] = await settled(queue);
         expect(job!.state).toBe('failed');
         expect(errors.mock.calls).toEqual([
-          [`svc-webhooks: the pg-boss job ${jobId} holds no queued event (it was not sent by enqueue); it is failed`],
+          [`svc-webhooks: the pg-boss job ${jobId} holds no queued delivery (it was not sent by enqueue); it is failed`],
+        ]);
+      } finally {
+        errors.mockRestore();
+      }
+    });
+
+    it('fails a job whose event has no data.object.id without running a handler, as a receiver refuses such an envelope', async () => {
+      const queue = await newQueue();
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        const delivery = deliveryIn(`evt_${queue}`);
+        const jobId = await boss.send(queue, { delivery: { ...delivery, event: { ...delivery.event, data: { object: {} } } } });
+        const calls: string[] = [];
+        await startWorker(queue, { on: { 'call.missed': (received) => void calls.push(received.id) } });
+        const [job] = await settled(queue);
+        expect(job!.state).toBe('failed');
+        expect(calls).toEqual([]);
+        expect(JSON.stringify(job!.output)).toContain('not_a_queued_delivery');
+        expect(errors.mock.calls).toEqual([
+          [`svc-webhooks: the pg-boss job ${jobId} holds no queued delivery (it was not sent by enqueue); it is failed`],
         ]);
       } finally {
         errors.mockRestore();
@@ -208,9 +326,13 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
 
     it.each([
       ['no pg-boss', () => work({} as TestPgBoss, 'q', { on: {} }), 'svc-webhooks: work needs a pg-boss instance (new PgBoss(...)) as its first argument'],
+      ['null for pg-boss', () => work(null as never, 'q', { on: {} }), 'svc-webhooks: work needs a pg-boss instance (new PgBoss(...)) as its first argument'],
       ['no queue name', () => work(boss, '', { on: {} }), 'svc-webhooks: work needs the name of a pg-boss queue'],
-      ['no options', () => work(boss, 'q', undefined as never), 'svc-webhooks: work options must be an object'],
+      ['a queue name that is no string', () => work(boss, 42 as never, { on: {} }), 'svc-webhooks: work needs the name of a pg-boss queue'],
+      ['no options', () => work(boss, 'q', undefined as never), 'svc-webhooks: work needs options with on, an object of handlers by event type'],
+      ['options that are null', () => work(boss, 'q', null as never), 'svc-webhooks: work options must be an object'],
       ['no on', () => work(boss, 'q', {} as never), 'svc-webhooks: work needs on, an object of handlers by event type'],
+      ['the 0.x onUnknown', () => work(boss, 'q', { on: {}, onUnknown: 'reject' } as never), "svc-webhooks: the option onUnknown is now unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)"],
       ['a misspelled type', () => work(boss, 'q', { on: { 'call.mised': () => {} } as never }), /not a known event type/],
     ])('throws TypeError at once for %s', (_name, start, message) => {
       expect(start).toThrow(message instanceof RegExp ? message : new TypeError(message));

@@ -4,7 +4,7 @@
  * package by name, as a user would.
  */
 import {
-  ERROR_STATUS,
+  ERROR_CODES,
   Webhook,
   WebhookVerificationError,
   sign,
@@ -39,7 +39,7 @@ function expectCode(fn: () => unknown, code: WebhookErrorCode): void {
   const error = thrown(fn, code);
   assert(error instanceof WebhookVerificationError, `expected a WebhookVerificationError, got ${String(error)}`);
   assertEqual(error.code, code, 'code');
-  assertEqual(error.status, ERROR_STATUS[code], 'status');
+  assertEqual(error.status, ERROR_CODES[code].status, 'status');
 }
 
 function expectVerifies(payload: string | Uint8Array | ArrayBuffer, headers: Parameters<typeof verify>[1]): void {

@@ -3,7 +3,7 @@
  * Bun.serve, Deno.serve, workerd's fetch) and reached over its transport.
  */
 import { MemoryDedupStore, sign, type WebhookEvent } from 'svc-webhooks';
-import { verifyWebhook, type FetchWebhook, type FetchWebhookOptions } from 'svc-webhooks/fetch';
+import { verifyWebhook, type FetchWebhook, type FetchHandlerOptions } from 'svc-webhooks/fetch';
 import { assert, assertEqual, type ConformanceCase } from '../harness.js';
 import { serveFetch, type Served } from '../serve.js';
 
@@ -19,7 +19,7 @@ function signed(body = BODY, secret = SECRET): RequestInit {
 
 /** Serves a handler that records each event and answers `answer()`; runs `test`, then closes. */
 async function withServed(
-  options: Omit<Partial<FetchWebhookOptions>, 'on' | 'schemas' | 'onUnknown'>,
+  options: Omit<Partial<FetchHandlerOptions>, 'secret'>,
   answer: () => Response | void,
   test: (served: Served, calls: WebhookEvent[]) => Promise<void>,
 ): Promise<void> {

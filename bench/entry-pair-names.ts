@@ -1,0 +1,26 @@
+/** The pairs `npm run bench` times, each entry against its hand-written minimum, and how long it times them. */
+
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
+export const BLOCKS = 6;
+/** Requests per block, for a pair of about 70 µs a request: about 14 ms a block. A faster pair's blocks hold more, as long. */
+export const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
+/** The events a dedup store already holds when a round starts, as a receiver's store does after a while. */
+export const STORED = Number(process.env.BENCH_STORED ?? 10_000);
+
+/** Each pair: its row's label, the names of its two cases in `entry-pairs.ts`, and how many times `REQUESTS` its blocks hold. */
+export const PAIRS = {
+  fetch: { label: 'Fetch', minimum: 'Fetch: minimum', ours: 'Fetch: verifyWebhook', scale: 1 },
+  lambda: { label: 'Lambda', minimum: 'Lambda: minimum', ours: 'Lambda: verifyWebhook', scale: 6 },
+  hono: { label: 'Hono', minimum: 'Hono: minimum', ours: 'Hono: verifyWebhook', scale: 1 },
+  fastify: { label: 'Fastify (inject)', minimum: 'Fastify: minimum', ours: 'Fastify: verifyWebhook', scale: 1 },
+  dedup: {
+    label: `Fetch + its MemoryDedupStore vs a Map, ${STORED.toLocaleString('en-US')} events stored`,
+    minimum: 'Fetch + dedup: minimum with a Map',
+    ours: 'Fetch + dedup: verifyWebhook with its MemoryDedupStore',
+    scale: 1,
+  },
+  on: { label: '`on` vs a lookup by type', minimum: 'on: minimum lookup by type', ours: 'on: verifyWebhook with on', scale: 1 },
+} as const;
+
+/** A pair's name, as `entry-pairs.ts` takes it. */
+export type PairName = keyof typeof PAIRS;

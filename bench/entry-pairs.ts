@@ -1,0 +1,233 @@
+/**
+ * One entry's request path against a hand-written minimum on the same host
+ * (`node bench/entry-pairs.ts <pair>`, run by `entries.ts` in a process of
+ * each pair's own): the minimum does the same checks
+ * with raw node:crypto (read the body, the three headers, the timestamp
+ * window, HMAC with timingSafeEqual, JSON.parse, the id check, the handler,
+ * 204). Also the Fetch entry with its default MemoryDedupStore, holding
+ * about 10,000 events already, against a Map seen-set holding as many, and
+ * the handlers of `on` against a lookup by type. Each request is a 1 KiB
+ * envelope with an event id of its own, signed ahead of time, with the
+ * Content-Length every host gives; a Lambda event is parsed from JSON, as
+ * the runtime hands it over. Prints each side's CPU µs per request in each
+ * round (`cpu-rounds.ts`), as JSON.
+ */
+import { Buffer } from 'node:buffer';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import type { WebhookEvent } from '../src/index.js';
+import { built } from './built.js';
+import { rawVerify } from './limit.js';
+import { cpuRounds, type CpuCase } from './cpu-rounds.js';
+import { BLOCKS, PAIRS, REQUESTS, ROUNDS, STORED, type PairName } from './entry-pair-names.js';
+import { envelopeOfSize } from './payloads.js';
+
+const { verifyWebhook: fastifyWebhook } = await built<typeof import('../adapters/fastify.js')>('adapters/fastify.js');
+const { verifyWebhook: fetchWebhook } = await built<typeof import('../adapters/fetch.js')>('adapters/fetch.js');
+const { verifyWebhook: honoWebhook } = await built<typeof import('../adapters/hono.js')>('adapters/hono.js');
+const { verifyWebhook: lambdaWebhook } = await built<typeof import('../adapters/lambda.js')>('adapters/lambda.js');
+const { sign, MemoryDedupStore } = await built<typeof import('../src/index.js')>('src/index.js');
+
+const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
+const KEY = Buffer.from(SECRET.slice(6), 'base64');
+const SIGNED_AT = 1_700_000_000;
+const now = (): number => SIGNED_AT * 1000;
+const pair = PAIRS[process.argv[2] as PairName];
+if (pair === undefined) throw new Error(`name a pair: ${Object.keys(PAIRS).join(', ')}`);
+const requests = REQUESTS * pair.scale;
+// As many as one case sends in a round, warm-up included: a store, new each round, never sees an id twice.
+const POOL = (BLOCKS + 1) * requests;
+const RETENTION_MS = 3 * 24 * 3_600_000;
+
+interface Delivery {
+  readonly id: string;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+const ID_PLACEHOLDER = 'evt_000000000000000000000000';
+const template = envelopeOfSize(ID_PLACEHOLDER, 1024);
+const pool: Delivery[] = Array.from({ length: POOL }, (_, i) => {
+  const id = `evt_${String(i).padStart(24, '0')}`;
+  const body = template.replace(ID_PLACEHOLDER, id);
+  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...sign(body, { id, timestamp: SIGNED_AT, secret: SECRET }) };
+  return { id, body, headers };
+});
+/** A case's own walk over `items`, from the first each round. */
+function walk<T>(items: readonly T[]): () => T {
+  let at = 0;
+  return () => items[at++ % items.length]!;
+}
+const request = ({ body, headers }: Delivery): Request => new Request('http://receiver.test/webhooks', { method: 'POST', body, headers });
+
+let handled = 0;
+const handler = (_event: WebhookEvent): void => void handled++;
+
+/** The minimum's checks on raw bytes; `null` when a check fails. */
+function checked(header: (name: string) => string | null | undefined, body: Buffer): WebhookEvent | null {
+  const id = header('webhook-id');
+  const timestamp = header('webhook-timestamp');
+  const signature = header('webhook-signature');
+  if (!id || !timestamp || !signature) return null;
+  if (Math.abs(now() / 1000 - Number(timestamp)) > 300) return null;
+  const event = rawVerify(KEY, id, timestamp, signature, body) as WebhookEvent;
+  return event.id === id ? event : null;
+}
+
+async function minimumFetch(incoming: Request, seen?: Map<string, true>): Promise<Response> {
+  const body = Buffer.from(await incoming.arrayBuffer());
+  const event = checked((name) => incoming.headers.get(name), body);
+  if (event === null) return new Response(null, { status: 400 });
+  if (seen !== undefined) {
+    if (seen.has(event.id)) return new Response(null, { status: 200 });
+    seen.set(event.id, true);
+  }
+  handler(event);
+  return new Response(null, { status: 204 });
+}
+
+const byType: Record<string, (event: WebhookEvent) => void> = { 'message.received': handler };
+async function minimumDispatch(incoming: Request): Promise<Response> {
+  const body = Buffer.from(await incoming.arrayBuffer());
+  const event = checked((name) => incoming.headers.get(name), body);
+  if (event === null) return new Response(null, { status: 400 });
+  byType[event.type]?.(event);
+  return new Response(null, { status: 204 });
+}
+
+/** A function URL's event as the runtime hands it over: parsed from JSON. */
+function lambdaEvent({ body, headers }: Delivery) {
+  const event = {
+    version: '2.0',
+    routeKey: 'POST /webhooks',
+    rawPath: '/webhooks',
+    rawQueryString: '',
+    headers: { ...headers, host: 'abc.lambda-url.us-east-1.on.aws' },
+    requestContext: { http: { method: 'POST', path: '/webhooks' } },
+    body,
+    isBase64Encoded: false,
+  };
+  return JSON.parse(JSON.stringify(event)) as typeof event;
+}
+const lambdaPool = pool.map(lambdaEvent);
+const lambdaContext = {} as never;
+
+function minimumLambda(event: (typeof lambdaPool)[number]): { statusCode: number } {
+  const body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body);
+  const parsed = checked((name) => event.headers[name as keyof typeof event.headers], body);
+  if (parsed === null) return { statusCode: 400 };
+  handler(parsed);
+  return { statusCode: 204 };
+}
+
+const options = { secret: SECRET, now };
+
+/** A Map seen-set holding `STORED` events. */
+function filledMap(): Map<string, true> {
+  const seen = new Map<string, true>();
+  for (let i = 0; i < STORED; i++) seen.set(`evt_stored_${i}`, true);
+  return seen;
+}
+
+/** The store the Fetch entry creates by default, holding `STORED` processed events, as its claims leave them. */
+async function filledStore(): Promise<InstanceType<typeof MemoryDedupStore>> {
+  const store = new MemoryDedupStore({ now });
+  for (let i = 0; i < STORED; i++) {
+    const key = `stored:evt_stored_${i}`;
+    const begun = await store.begin(key, 60_000);
+    if (begun.state !== 'claimed') throw new Error(`the store answered ${begun.state} to a new key`);
+    await store.complete(key, begun.token, RETENTION_MS);
+  }
+  return store;
+}
+
+/** Each pair's minimum and svc-webhooks; every case resolves to the status it answered: 204, as each request is a new event. */
+const cases: Record<string, CpuCase> = {
+  'Fetch: minimum': () => {
+    const next = walk(pool);
+    return async () => (await minimumFetch(request(next()))).status;
+  },
+  'Fetch: verifyWebhook': () => {
+    const entry = fetchWebhook({ ...options, dedup: false }, handler);
+    const next = walk(pool);
+    return async () => (await entry(request(next()))).status;
+  },
+  'Fetch + dedup: minimum with a Map': () => {
+    const seen = filledMap();
+    const next = walk(pool);
+    return async () => (await minimumFetch(request(next()), seen)).status;
+  },
+  'Fetch + dedup: verifyWebhook with its MemoryDedupStore': async () => {
+    const entry = fetchWebhook({ ...options, dedup: await filledStore() }, handler);
+    const next = walk(pool);
+    return async () => (await entry(request(next()))).status;
+  },
+  'on: minimum lookup by type': () => {
+    const next = walk(pool);
+    return async () => (await minimumDispatch(request(next()))).status;
+  },
+  'on: verifyWebhook with on': () => {
+    const entry = fetchWebhook({ ...options, dedup: false, on: { 'message.received': handler } });
+    const next = walk(pool);
+    return async () => (await entry(request(next()))).status;
+  },
+  'Lambda: minimum': () => {
+    const next = walk(lambdaPool);
+    return () => minimumLambda(next()).statusCode;
+  },
+  'Lambda: verifyWebhook': () => {
+    const entry = lambdaWebhook({ ...options, dedup: false }, handler);
+    const next = walk(lambdaPool);
+    return async () => (await entry(next() as never, lambdaContext)).statusCode;
+  },
+  'Hono: minimum': () => {
+    const app = new Hono().post('/webhooks', async (c) => await minimumFetch(c.req.raw));
+    const next = walk(pool);
+    return async () => (await app.request(request(next()))).status;
+  },
+  'Hono: verifyWebhook': () => {
+    const app = new Hono().post('/webhooks', honoWebhook({ ...options, dedup: false }), (c) => {
+      handler(c.var.webhook.event);
+      return c.body(null, 204);
+    });
+    const next = walk(pool);
+    return async () => (await app.request(request(next()))).status;
+  },
+  'Fastify: minimum': () => {
+    const app = Fastify();
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, raw, done) => done(null, raw));
+    app.post('/webhooks', async (incoming, reply) => {
+      const event = checked((name) => incoming.headers[name] as string | undefined, incoming.body as Buffer);
+      if (event === null) return reply.code(400).send();
+      handler(event);
+      return reply.code(204).send();
+    });
+    const next = walk(pool);
+    return async () => (await app.inject({ method: 'POST', url: '/webhooks', ...injected(next()) })).statusCode;
+  },
+  'Fastify: verifyWebhook': () => {
+    const app = Fastify();
+    app.register(
+      fastifyWebhook({
+        ...options,
+        dedup: false,
+        routes: (webhooks) =>
+          void webhooks.post('/webhooks', async (incoming, reply) => {
+            handler(incoming.webhook.event);
+            return reply.code(204).send();
+          }),
+      }),
+    );
+    const next = walk(pool);
+    return async () => (await app.inject({ method: 'POST', url: '/webhooks', ...injected(next()) })).statusCode;
+  },
+};
+
+function injected({ body, headers }: Delivery) {
+  return { payload: body, headers };
+}
+
+const results = await cpuRounds({ minimum: cases[pair.minimum]!, ours: cases[pair.ours]! }, { rounds: ROUNDS, blocks: BLOCKS, requests });
+if (handled === 0) throw new Error('no handler ran');
+console.log(JSON.stringify(Object.fromEntries(results)));

@@ -1,0 +1,163 @@
+/**
+ * A delivery's claim on its event, from the moment `begin` granted it until
+ * its outcome is recorded: the lease renewed while the user's code runs,
+ * the outcome settled (complete after the event was taken, release
+ * otherwise), store failures retried while the lease lives, and the
+ * operator told of those that outlast it. The same for a receiver and a
+ * queue worker.
+ */
+import { DeadlineQueue } from '../base/deadlines.js';
+import { checkCallback, checkDuration, MAX_TIMER_MS } from '../base/option-checks.js';
+import { isThenable } from '../base/user-code.js';
+import { answersAtOnce, isDedupStore, type BeginResult, type DedupStore } from '../stores/dedup-store.js';
+import { LeaseRenewal, renewalDelay, type HeldLease } from './lease.js';
+import { retryBefore } from './retry.js';
+import { tellStoreFailure, type StoreErrorCallback, type StoreErrorReport } from './store-failures.js';
+
+/** The options a receiver and a worker share for their claims. */
+export interface ClaimOptions {
+  readonly leaseMs?: number;
+  readonly maxClaimMs?: number;
+  readonly retentionMs?: number;
+  readonly onStoreError?: StoreErrorCallback;
+}
+
+/** How every claim on one store is held: checked once, from a receiver's or a worker's options. */
+export interface ClaimSettings {
+  readonly store: DedupStore;
+  readonly leaseMs: number;
+  readonly maxClaimMs: number;
+  readonly retentionMs: number;
+  readonly report: StoreErrorReport;
+  /** Where first renewals wait their turn. */
+  readonly renewals: DeadlineQueue;
+}
+
+/** The durations of `ClaimSettings`, checked. */
+export type ClaimDurations = Pick<ClaimSettings, 'leaseMs' | 'maxClaimMs' | 'retentionMs'>;
+
+/**
+ * The claim options' durations with their defaults, `maxClaimMs` defaulting
+ * to `defaultMaxClaimMs` (or `leaseMs` if that is longer), and
+ * `onStoreError` checked. Throws `TypeError` for bad options.
+ */
+export function checkClaimOptions(options: ClaimOptions, defaultMaxClaimMs: number): ClaimDurations {
+  const { leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000 } = options;
+  const { maxClaimMs = Math.max(defaultMaxClaimMs, leaseMs) } = options;
+  // Renewal sets a timer for a third of the lease.
+  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
+  checkDuration('retentionMs', retentionMs);
+  checkDuration('maxClaimMs', maxClaimMs);
+  if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
+  checkCallback('onStoreError', options.onStoreError);
+  return { leaseMs, maxClaimMs, retentionMs };
+}
+
+/** The settings of the claims on `store`, failures told to `report`. Throws `TypeError` for a `store` that is no `DedupStore`. */
+export function claimSettings(store: unknown, durations: ClaimDurations, report: StoreErrorReport): ClaimSettings {
+  if (!isDedupStore(store)) throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew)');
+  return { store, ...durations, report, renewals: new DeadlineQueue(renewalDelay(durations.leaseMs)) };
+}
+
+/**
+ * Settles a held claim: `taken` completes it, anything else releases it.
+ * Answers `undefined` when the store settled it at once, or else a promise
+ * that never rejects. Settles once however often it is called.
+ */
+export type Settle = (taken: boolean) => Promise<void> | undefined;
+
+/** What beginning a claim led to: a claim held, an event done or held elsewhere, or a store that failed. */
+export type ClaimAttempt =
+  | { readonly state: 'claimed'; readonly settle: Settle }
+  | { readonly state: 'done' }
+  | { readonly state: 'in_progress' }
+  | { readonly state: 'unavailable'; readonly error: unknown };
+
+/**
+ * Begins a claim on `key` and, once granted, holds it (see `holdClaim`). A
+ * store that failed, or answered no state a store may answer, is told to
+ * the store channel and to the operator. Never rejects; a store that answers
+ * at once is answered at once. `tenant` names the delivery's tenant to the
+ * store channel and the operator.
+ */
+export function claimKey(settings: ClaimSettings, key: string, tenant?: string): ClaimAttempt | Promise<ClaimAttempt> {
+  const claimedAt = Date.now();
+  const { store, leaseMs, maxClaimMs } = settings;
+  const atOnce = answersAtOnce(store);
+  let beginning: unknown;
+  try {
+    beginning = atOnce === undefined ? store.begin(key, leaseMs) : atOnce.begin(key, leaseMs);
+  } catch (error) {
+    return unavailable(settings, key, tenant, error);
+  }
+  const begun = (answer: unknown): ClaimAttempt => {
+    // A store is the caller's code: an answer it should never give must not read as a claim.
+    if (!isBeginResult(answer)) return unavailable(settings, key, tenant, new TypeError("svc-webhooks: the dedup store's begin answered no known state"));
+    if (answer.state !== 'claimed') return answer;
+    const lease: HeldLease = { store, key, token: answer.token, leaseMs, claimedAt, maxClaimMs, tenant };
+    return { state: 'claimed', settle: holdClaim(lease, settings) };
+  };
+  // A reaction, not an async function: Promise.resolve adopts what begin answered as `await` does, a turn sooner.
+  return isThenable(beginning) ? Promise.resolve(beginning).then(begun, (error: unknown) => unavailable(settings, key, tenant, error)) : begun(beginning);
+}
+
+/**
+ * Starts renewing the claim's lease and answers its `settle`: it stops the
+ * renewal, then completes the claim once the event was taken or releases it.
+ * A store failure is retried until the lease is about to end, since once it
+ * ends another delivery may take the event; only then is the operator told.
+ * Its promise never rejects, so an entry may leave it running after the
+ * response went out.
+ */
+function holdClaim(lease: HeldLease, { retentionMs, report, renewals }: ClaimSettings): Settle {
+  const { store, key, token, leaseMs, tenant } = lease;
+  const context = (operation: 'complete' | 'release' | 'renew') => (tenant === undefined ? { operation, key } : { operation, key, tenant });
+  const renewal = new LeaseRenewal(lease, (error) => report(error, context('renew')), renewals);
+  let settled = false;
+  let settling: Promise<void> | undefined;
+
+  const settle = (taken: boolean): Promise<void> | undefined => {
+    const deadline = LeaseRenewal.deadline(renewal.stop(), leaseMs);
+    const operation = taken ? 'complete' : 'release';
+    let tried = 0;
+    const atOnce = answersAtOnce(store);
+    if (atOnce !== undefined) {
+      try {
+        if (taken) atOnce.complete(key, token, retentionMs);
+        else atOnce.release(key, token);
+        return undefined;
+      } catch (error) {
+        // Told, then retried by the methods, as any store's failure is.
+        tellStoreFailure(operation, key, ++tried, error, tenant);
+      }
+    }
+    return retryBefore(
+      deadline,
+      () => (taken ? store.complete(key, token, retentionMs) : store.release(key, token)),
+      (error, attempt) => tellStoreFailure(operation, key, attempt, error, tenant),
+      tried,
+    ).then(ignore, (error: unknown) => report(error, context(operation)));
+  };
+  return (taken) => {
+    if (!settled) {
+      settled = true;
+      settling = settle(taken);
+    }
+    return settling;
+  };
+}
+
+const ignore = (): void => undefined;
+
+function unavailable({ report }: ClaimSettings, key: string, tenant: string | undefined, error: unknown): ClaimAttempt {
+  tellStoreFailure('begin', key, 1, error, tenant);
+  void report(error, tenant === undefined ? { operation: 'begin', key } : { operation: 'begin', key, tenant });
+  return { state: 'unavailable', error };
+}
+
+function isBeginResult(value: unknown): value is BeginResult {
+  const result = value as Partial<{ state: unknown; token: unknown }> | null;
+  if (typeof result !== 'object' || result === null) return false;
+  if (result.state === 'claimed') return typeof result.token === 'string';
+  return result.state === 'in_progress' || result.state === 'done';
+}

@@ -1,0 +1,132 @@
+/**
+ * What a receiver tells its operator on Node's `diagnostics_channel`, the
+ * way undici and Fastify publish: a tracing channel around each delivery,
+ * from the start of its handling to its answer; a tracing channel around
+ * each run of the user's code; and every failure of a dedup store or a
+ * secret lookup. Nothing is built while nobody listens; a runtime without
+ * the channels gets nothing published and nothing thrown.
+ */
+import * as diagnostics from 'node:diagnostics_channel';
+import type { WebhookDelivery } from '../core/delivery.js';
+import type { WebhookErrorCode } from '../core/errors.js';
+import type { StoreOperation } from '../stores/dedup-store.js';
+
+/** The tracing channel of each delivery (start, end, asyncStart, asyncEnd, error); its context is a `DeliveryTrace`. */
+export const DELIVERY_CHANNEL = 'svc-webhooks:delivery';
+/** The tracing channel around each run of the user's code for a delivery (start, end, asyncStart, asyncEnd, error); its context is a `HandlerTrace`. */
+export const HANDLER_CHANNEL = 'svc-webhooks:handler';
+/** The channel of `StoreMessage`s: each failed operation of a dedup store. */
+export const STORE_CHANNEL = 'svc-webhooks:store';
+/** The channel of `SecretLookupMessage`s: each failed lookup of a tenant's secret. */
+export const SECRET_LOOKUP_CHANNEL = 'svc-webhooks:secret-lookup';
+
+/** The entry that received a delivery. */
+export type EntryName = 'express' | 'hono' | 'fastify' | 'fetch' | 'lambda';
+
+/**
+ * What became of a delivery: `processed` (the route or a handler ran and
+ * the answer is 2xx), `queued` (a handoff recorded it), `failed` (the route
+ * or the single handler answered non-2xx), `duplicate`, `in_progress`,
+ * `unhandled` (a 2xx with no handler run: an unknown type under
+ * `unknownEvents: 'accept'`, or a known type without a handler), or the
+ * code of the refusal.
+ */
+export type DeliveryOutcome =
+  | 'processed'
+  | 'queued'
+  | 'failed'
+  | 'duplicate'
+  | 'in_progress'
+  | 'unhandled'
+  | Exclude<WebhookErrorCode, 'delivery_in_progress'>;
+
+/**
+ * The context of `svc-webhooks:delivery`'s events: one object per request,
+ * the same at its `start` and its `asyncEnd`, filled in as the request goes.
+ * A request whose sender hung up mid-body publishes `start` and `asyncEnd`
+ * without a `status`: nobody was answered.
+ */
+export interface DeliveryTrace {
+  /** The entry that received the request. */
+  readonly entry: EntryName;
+  /** The verified delivery: set once verified, never for a request that failed verification. */
+  readonly delivery?: WebhookDelivery;
+  /** The HTTP status answered (by `onError`, when it answered a refusal): set by `asyncEnd`. */
+  readonly status?: number;
+  /** What became of the delivery: set by `asyncEnd`. */
+  readonly outcome?: DeliveryOutcome;
+  /** The local clock minus `webhook-timestamp`, in milliseconds, for every request whose timestamp parsed, refused ones too: set by `asyncEnd`. */
+  readonly skewMs?: number;
+}
+
+/** The context of `svc-webhooks:handler`'s events: whose code runs, for which delivery. */
+export interface HandlerTrace {
+  /** The entry that received the delivery. */
+  readonly entry: EntryName;
+  /** The delivery the code runs for. */
+  readonly delivery: WebhookDelivery;
+  /** The trace of the request the code runs for. */
+  readonly trace: DeliveryTrace;
+  /** The HTTP status the code's outcome leads to (the route's or handler's own, or the one decided for it): set by `asyncEnd`. */
+  readonly status?: number;
+  /**
+   * Set by a subscriber at `start` to run the user's code within a context
+   * of its own (`svc-webhooks/otel` makes its handler span the active one,
+   * so spans the code starts are its children). The code runs as
+   * `runWithin(code)`. A second subscriber wraps the first's: it calls the
+   * `runWithin` it found with `code` inside its own.
+   */
+  runWithin?: <T>(code: () => T) => T;
+}
+
+/** Published on `svc-webhooks:store` for each failed operation of a dedup store, retries included. */
+export interface StoreMessage {
+  /** Which operation failed. */
+  readonly operation: StoreOperation;
+  /** The dedup key the operation was for (a delivery's `dedupKey`). */
+  readonly key: string;
+  /** The tenant of the delivery, where the receiver serves many. */
+  readonly tenant?: string;
+  /** 1 for the first try, 2 for its first retry, and so on. */
+  readonly attempt: number;
+  /** What the store threw or rejected with. */
+  readonly error: unknown;
+}
+
+/** Published on `svc-webhooks:secret-lookup` for each lookup of a tenant's secret that failed or timed out, and each `tenant` function that threw. */
+export interface SecretLookupMessage {
+  /** The request's `webhook-id`, not yet verified. */
+  readonly id: string;
+  /** The tenant whose secret was looked up; absent when the `tenant` function threw. */
+  readonly tenant?: string;
+  /** What the lookup (or the `tenant` function) threw or rejected with, or the timeout's error. */
+  readonly error: unknown;
+}
+
+/** A channel to publish on. */
+export interface Publisher<T> {
+  readonly hasSubscribers: boolean;
+  publish(message: T): void;
+}
+
+/** A tracing channel to trace on. */
+export interface Tracer<C extends object> {
+  readonly hasSubscribers: boolean;
+  tracePromise<T>(run: () => Promise<T>, context: C): Promise<T>;
+}
+
+function publisher<T>(name: string): Publisher<T> | undefined {
+  return typeof diagnostics.channel === 'function' ? (diagnostics.channel(name) as Publisher<T>) : undefined;
+}
+
+function tracer<C extends object>(name: string): Tracer<C> | undefined {
+  const channel = typeof diagnostics.tracingChannel === 'function' ? diagnostics.tracingChannel(name) : undefined;
+  // Older runtimes' tracing channels lack hasSubscribers: tracing them would cost every request.
+  return channel !== undefined && typeof channel.hasSubscribers === 'boolean' ? (channel as unknown as Tracer<C>) : undefined;
+}
+
+/** The channels, or `undefined` where the runtime has none. */
+export const deliveryTraces = tracer<DeliveryTrace>(DELIVERY_CHANNEL);
+export const handlerRuns = tracer<HandlerTrace>(HANDLER_CHANNEL);
+export const storeFailures = publisher<StoreMessage>(STORE_CHANNEL);
+export const lookupFailures = publisher<SecretLookupMessage>(SECRET_LOOKUP_CHANNEL);

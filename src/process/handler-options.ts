@@ -1,0 +1,122 @@
+/** Checks the handler options once, at creation, into a snapshot the caller can no longer change. */
+import { CONSOLE_LINES, errorFields, writeLog, type WebhookLogCode, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
+import { checkCallback, checkPolicy } from '../base/option-checks.js';
+import { kindOf } from '../base/user-code.js';
+import type { WebhookDelivery } from '../core/delivery.js';
+import { WebhookHandlerError } from '../core/errors.js';
+import { isKnownEventType, KNOWN_EVENT_TYPES } from '../core/event.js';
+import type { EventHandler, HandlerErrorCallback, HandlerOptions, UnknownEventPolicy } from './handler-types.js';
+import type { StandardSchema } from './standard-schema.js';
+
+/** The handler of one event type, and its schema if it has one. */
+export interface HandlerRoute {
+  readonly handler: EventHandler<unknown>;
+  readonly schema?: StandardSchema;
+}
+
+/** The handler options, checked. */
+export interface CheckedHandlers {
+  /** By event type; only known types, only those with a handler. */
+  readonly routes: ReadonlyMap<string, HandlerRoute>;
+  /** The handler of unknown types, if `onUnknownEvent` gave one. */
+  readonly unknown: HandlerRoute | undefined;
+  readonly unknownEvents: UnknownEventPolicy;
+  readonly onHandlerError: HandlerErrorCallback;
+}
+
+/** The options only `on` gives a meaning to: given without it, they are a mistake. */
+export const ONLY_WITH_ON = ['schemas', 'unknownEvents', 'onUnknownEvent'] as const;
+
+/**
+ * The checked options. Throws `TypeError` for a caller mistake: `on` that is
+ * no object, a handler that is no function, a key of `on` or `schemas` that
+ * is not a known event type, a schema without `~standard`, a schema whose
+ * type has no handler, `onUnknownEvent` beside `unknownEvents`.
+ */
+export function checkHandlerOptions(options: HandlerOptions<{}>, byDefault?: HandlerErrorCallback): CheckedHandlers {
+  const { on, schemas, onUnknownEvent } = options;
+  const routes = new Map<string, HandlerRoute>();
+  for (const [type, handler] of eventTypeEntries('on', on)) {
+    if (handler === undefined) continue;
+    if (typeof handler !== 'function') throw new TypeError(`svc-webhooks: on['${type}'] must be a function`);
+    routes.set(type, { handler: handler as EventHandler<unknown> });
+  }
+  for (const [type, schema] of eventTypeEntries('schemas', schemas ?? {})) {
+    if (schema === undefined) continue;
+    if (!isStandardSchema(schema)) {
+      throw new TypeError(`svc-webhooks: schemas['${type}'] must be a Standard Schema v1 (zod 4, valibot 1, arktype 2, …)`);
+    }
+    const route = routes.get(type);
+    if (route === undefined) throw new TypeError(`svc-webhooks: schemas['${type}'] has no handler in on to validate for`);
+    routes.set(type, { ...route, schema });
+  }
+  const unknownEvents = checkPolicy('unknownEvents', options.unknownEvents, ['accept', 'reject'] as const) ?? 'accept';
+  checkCallback('onUnknownEvent', onUnknownEvent);
+  if (onUnknownEvent !== undefined && options.unknownEvents !== undefined) {
+    throw new TypeError('svc-webhooks: give onUnknownEvent or unknownEvents, not both: onUnknownEvent handles every unknown type');
+  }
+  return {
+    routes,
+    unknown: onUnknownEvent === undefined ? undefined : { handler: onUnknownEvent as EventHandler<unknown> },
+    unknownEvents,
+    onHandlerError: checkOnHandlerError(options.onHandlerError, byDefault),
+  };
+}
+
+/** The entries of `on` or `schemas`, each key a known event type; values read once. */
+function eventTypeEntries(name: string, record: unknown): Array<[string, unknown]> {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+    throw new TypeError(`svc-webhooks: ${name} must be an object keyed by event type`);
+  }
+  return Reflect.ownKeys(record).map((key) => {
+    if (typeof key !== 'string') throw new TypeError(`svc-webhooks: the keys of ${name} must be event type strings`);
+    if (!isKnownEventType(key)) {
+      throw new TypeError(
+        `svc-webhooks: ${name} has the key '${key}', which is not a known event type (${KNOWN_EVENT_TYPES.join(', ')}); ` +
+          'events of other types go to onUnknownEvent',
+      );
+    }
+    return [key, (record as Record<string, unknown>)[key]];
+  });
+}
+
+function isStandardSchema(value: unknown): value is StandardSchema {
+  // Read from any value but null: arktype's schemas are functions, the others objects, and a primitive has no such key.
+  const props = (value as Partial<StandardSchema> | null)?.['~standard'];
+  return typeof props === 'object' && props !== null && props.version === 1 && typeof props.validate === 'function';
+}
+
+/** `onHandlerError`, checked, or `byDefault`: one log line about a handler whose event the sender retries. Throws `TypeError`. */
+export function checkOnHandlerError(onHandlerError: unknown, byDefault: HandlerErrorCallback = RECEIVER_LOG): HandlerErrorCallback {
+  checkCallback('onHandlerError', onHandlerError);
+  return (onHandlerError ?? byDefault) as HandlerErrorCallback;
+}
+
+/**
+ * The default `onHandlerError`: one warning to `logger` naming the event,
+ * its type and what failed, and then `consequence` (who retries it). Never
+ * the error's message, which may quote the event; a schema's failing paths
+ * are named.
+ */
+export function handlerErrorLog(consequence: string, logger: WebhookLogger = CONSOLE_LINES): HandlerErrorCallback {
+  return (error, event, delivery) => {
+    const invalid = error instanceof WebhookHandlerError && error.code === 'invalid_event_data';
+    const what = invalid ? error.message : `the handler failed (${kindOf(error)})`;
+    const fields = deliveryLogFields(invalid ? 'invalid_event_data' : 'handler_failed', delivery, error);
+    writeLog(logger, 'warn', fields, `event ${JSON.stringify(event.id)} of type ${JSON.stringify(event.type)}: ${what}; ${consequence}`);
+  };
+}
+
+/** The default `onHandlerError` of a receiver: the sender retries a failed event. */
+export function receiverErrorLog(logger?: WebhookLogger): HandlerErrorCallback {
+  return handlerErrorLog('the sender will retry it', logger);
+}
+
+const RECEIVER_LOG = receiverErrorLog();
+
+/** The fields of a line about `delivery`, for `code`, naming the error by its class alone: its message may quote the event. */
+export function deliveryLogFields(code: WebhookLogCode, delivery: WebhookDelivery, error: unknown): WebhookLogFields {
+  const { id, event, keyId, tenant } = delivery;
+  const named = { code, id, type: event.type, keyId, ...errorFields(error, false) };
+  return tenant === undefined ? named : { ...named, tenant };
+}

@@ -1,0 +1,58 @@
+/**
+ * `handoff` on every entry, over a real listening server: 202 with no body
+ * once the queue recorded the event, 503 `handoff_failed` with Retry-After
+ * when it did not, and a default log line that names the queue, not a
+ * handler.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
+import type { Handoff } from '../../src/index.js';
+import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
+import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
+
+type Serve = (handoff: Handoff) => Promise<ServedApp>;
+
+const ENTRIES: ReadonlyArray<readonly [string, Serve]> = [
+  ['express', (handoff) => serveExpressHandlers({ secret: SECRET, now, handoff })],
+  ['hono', (handoff) => serveHonoHandlers({ secret: SECRET, now, handoff })],
+  ['fastify', (handoff) => serveFastifyHandlers({ secret: SECRET, now, handoff } as never)],
+  ['fetch', (handoff) => serveFetch(fetchWebhook({ secret: SECRET, now, handoff }))],
+  ['lambda', (handoff) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, handoff }))],
+];
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe.each(ENTRIES)('handoff on %s, over HTTP', (_entry, serve) => {
+  async function post(handoff: Handoff): Promise<Response> {
+    const app = await serve(handoff);
+    try {
+      const response = await fetch(`${app.url}/webhooks`, { method: 'POST', ...signedRequest() });
+      await response.clone().arrayBuffer();
+      return response;
+    } finally {
+      await app.close();
+    }
+  }
+
+  it('answers 202 with an empty body and no content-type once the queue recorded the event', async () => {
+    const response = await post({ hand: async () => undefined });
+    expect(response.status).toBe(202);
+    expect(response.headers.get('content-type')).toBeNull();
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers 503 handoff_failed with Retry-After, and logs one line naming the queue, not a handler, when the queue failed', async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
+    const response = await post({ hand: () => Promise.reject(new Error('redis down')) });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('handoff_failed');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toBe('svc-webhooks: event "evt_1" of type "call.missed": the queue did not record it (Error); the sender will retry it');
+    expect(lines[0]).not.toContain('handler');
+  });
+});

@@ -1,0 +1,15 @@
+/** Reading a stream within a bound: past it, a usage error rather than memory without end. */
+import { Buffer } from 'node:buffer';
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../../src/cli/shared/args.js';
+import { MAX_INPUT_BYTES, readCapped } from '../../../src/cli/shared/capped-read.js';
+
+describe('readCapped', () => {
+  it('refuses standard input past the bound, and reads one at the bound whole', async () => {
+    async function* stream(bytes: number) {
+      for (let sent = 0; sent < bytes; sent += 64 * 1024) yield Buffer.alloc(Math.min(64 * 1024, bytes - sent));
+    }
+    await expect(readCapped(stream(MAX_INPUT_BYTES + 1), 'standard input')).rejects.toThrow(new UsageError('standard input is larger than 4 MiB: that is no webhook'));
+    expect((await readCapped(stream(MAX_INPUT_BYTES), 'standard input')).length).toBe(MAX_INPUT_BYTES);
+  });
+});

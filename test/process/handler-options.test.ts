@@ -1,0 +1,192 @@
+/**
+ * The handler options, checked once at creation: the whole TypeError each
+ * mistake in them (or in dispatch's arguments) gets, and the default
+ * onHandlerError's one log line, which never quotes what a handler threw.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { dispatch, KNOWN_EVENT_TYPES, WebhookHandlerError } from '../../src/index.js';
+import { createDispatcher } from '../../src/process/dispatcher.js';
+import { checkHandlerOptions, checkOnHandlerError, handlerErrorLog } from '../../src/process/handler-options.js';
+import { eventOf } from '../helpers/events.js';
+import { deliveryOfEvent } from '../helpers/signed-request.js';
+
+const handler = (): void => undefined;
+const delivery = deliveryOfEvent(eventOf('call.missed', 'evt_9'));
+const { event } = delivery;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const schema = z.object({ id: z.string() });
+
+describe('handler options', () => {
+  it.each([
+    ['on that is null', { on: null }, 'on must be an object keyed by event type'],
+    ['on that is an array', { on: [handler] }, 'on must be an object keyed by event type'],
+    ['on that is a function', { on: handler }, 'on must be an object keyed by event type'],
+    ['a handler that is no function', { on: { 'call.missed': 'queue' } }, "on['call.missed'] must be a function"],
+    ['a null handler', { on: { 'call.missed': null } }, "on['call.missed'] must be a function"],
+    ['a key of on that is not a string', { on: { [Symbol('call.missed')]: handler } }, 'the keys of on must be event type strings'],
+    ['a key of on that is not a known type', { on: { 'call.mised': handler } }, "on has the key 'call.mised', which is not a known event type"],
+    ['a key of on in another case', { on: { 'Call.Missed': handler } }, "on has the key 'Call.Missed', which is not a known event type"],
+    ['schemas that is no object', { on: { 'call.missed': handler }, schemas: 'zod' }, 'schemas must be an object keyed by event type'],
+    ['a schema without ~standard', { on: { 'call.missed': handler }, schemas: { 'call.missed': { parse: handler } } }, 'must be a Standard Schema v1'],
+    [
+      'a schema of another version',
+      { on: { 'call.missed': handler }, schemas: { 'call.missed': { '~standard': { version: 2, vendor: 'x', validate: handler } } } },
+      'must be a Standard Schema v1',
+    ],
+    [
+      'a schema without validate',
+      { on: { 'call.missed': handler }, schemas: { 'call.missed': { '~standard': { version: 1, vendor: 'x' } } } },
+      'must be a Standard Schema v1',
+    ],
+    ['a schema for a type with no handler', { on: { 'call.missed': handler }, schemas: { 'webhook.test': schema } }, "schemas['webhook.test'] has no handler"],
+    ['a schema for an unknown type', { on: { 'call.missed': handler }, schemas: { 'call.answered': schema } }, "schemas has the key 'call.answered'"],
+    ['an unknown unknownEvents', { on: {}, unknownEvents: 'ignore' }, "unknownEvents must be 'accept' or 'reject'"],
+    ['an onUnknownEvent that is no function', { on: {}, onUnknownEvent: 'log' }, 'onUnknownEvent must be a function'],
+    ['onUnknownEvent beside unknownEvents', { on: {}, onUnknownEvent: handler, unknownEvents: 'accept' }, 'give onUnknownEvent or unknownEvents, not both'],
+    ['an onHandlerError that is no function', { on: {}, onHandlerError: 'log' }, 'onHandlerError must be a function'],
+    ['no on', {}, 'on must be an object keyed by event type'],
+  ])('throws TypeError at creation for %s', (_name, options, message) => {
+    const create = (): unknown => createDispatcher(options as never);
+    expect(create).toThrow(TypeError);
+    expect(create).toThrow(message);
+  });
+
+  it('takes an undefined handler or schema as none', async () => {
+    const dispatcher = createDispatcher({ on: { 'call.missed': undefined, 'webhook.test': handler }, schemas: { 'webhook.test': undefined } });
+    expect(await dispatcher.dispatch(deliveryOfEvent(eventOf('call.missed')))).toEqual({ kind: 'unhandled' });
+    expect(dispatcher.handles('call.missed')).toBe(false);
+    expect(dispatcher.handles('webhook.test')).toBe(true);
+  });
+
+  it('handles unknown types only with onUnknownEvent', () => {
+    expect(createDispatcher({ on: {} }).handles('call.answered')).toBe(false);
+    expect(createDispatcher({ on: {}, unknownEvents: 'reject' }).handles('call.answered')).toBe(false);
+    expect(createDispatcher({ on: {}, onUnknownEvent: handler }).handles('call.answered')).toBe(true);
+    expect(createDispatcher({ on: {}, onUnknownEvent: handler }).handles('call.missed')).toBe(false);
+  });
+
+  it('keeps the handlers it was given: a later change to on has no effect', async () => {
+    const calls: string[] = [];
+    const on: Record<string, () => void> = { 'call.missed': () => void calls.push('first') };
+    const dispatcher = createDispatcher({ on });
+    on['call.missed'] = () => void calls.push('second');
+    on['webhook.test'] = () => void calls.push('added');
+    await dispatcher.dispatch(deliveryOfEvent(eventOf('call.missed')));
+    await dispatcher.dispatch(deliveryOfEvent(eventOf('webhook.test')));
+    expect(calls).toEqual(['first']);
+  });
+
+  it('dispatch checks its options the same way, throwing before it returns a promise', () => {
+    const delivered = deliveryOfEvent(eventOf('call.missed'));
+    expect(() => dispatch(delivered, undefined as never)).toThrow(TypeError);
+    expect(() => dispatch(delivered, { on: { 'call.mised': handler } } as never)).toThrow(TypeError);
+    expect(() => dispatch(delivered, { on: {}, unknownEvents: 'ignore' } as never)).toThrow(TypeError);
+  });
+});
+
+const validate = () => ({ value: undefined });
+
+describe('checkHandlerOptions', () => {
+  it('names the known event types, and where other types go, for a key of on it does not know', () => {
+    expect(() => checkHandlerOptions({ on: { 'call.mised': handler } as never })).toThrow(
+      new TypeError(
+        `svc-webhooks: on has the key 'call.mised', which is not a known event type (${KNOWN_EVENT_TYPES.join(', ')}); ` +
+          'events of other types go to onUnknownEvent',
+      ),
+    );
+  });
+
+  it.each([
+    ['null', null],
+    ['a number', 1],
+    ['an object whose ~standard is null', { '~standard': null }],
+    ['an object whose ~standard is a string', { '~standard': 'v1' }],
+    ['a version other than 1', { '~standard': { version: 2, vendor: 'x', validate } }],
+  ])('refuses as a schema %s, naming its type', (_name, schema) => {
+    expect(() => checkHandlerOptions({ on: { 'call.missed': handler }, schemas: { 'call.missed': schema as never } })).toThrow(
+      new TypeError("svc-webhooks: schemas['call.missed'] must be a Standard Schema v1 (zod 4, valibot 1, arktype 2, …)"),
+    );
+  });
+
+  it('takes a schema that is a function, as arktype makes them', () => {
+    const schema = Object.assign(() => undefined, { '~standard': { version: 1 as const, vendor: 'arktype', validate } });
+    const checked = checkHandlerOptions({ on: { 'call.missed': handler }, schemas: { 'call.missed': schema } });
+    expect(checked.routes.get('call.missed')).toEqual({ handler, schema });
+  });
+
+  it("keeps onUnknownEvent as the route of unknown types, the policy 'accept' by default, and the default log", () => {
+    expect(checkHandlerOptions({ on: {}, onUnknownEvent: handler })).toMatchObject({ unknown: { handler }, unknownEvents: 'accept' });
+    expect(checkHandlerOptions({ on: {}, unknownEvents: 'reject' })).toMatchObject({ unknown: undefined, unknownEvents: 'reject' });
+    const byDefault = (): void => undefined;
+    expect(checkHandlerOptions({ on: {} }, byDefault).onHandlerError).toBe(byDefault);
+  });
+});
+
+describe("dispatch's arguments", () => {
+  it.each([
+    ['missing', undefined],
+    ['null', null],
+    ['a string', 'reject'],
+    ['a number', 5],
+  ])('refuses options that are %s', (_name, options) => {
+    expect(() => dispatch(deliveryOfEvent(eventOf('call.missed')), options as never)).toThrow(
+      new TypeError('svc-webhooks: dispatch needs options with on, an object of handlers by event type'),
+    );
+  });
+
+  it('refuses options without on', () => {
+    expect(() => dispatch(deliveryOfEvent(eventOf('call.missed')), {} as never)).toThrow(new TypeError('svc-webhooks: on must be an object keyed by event type'));
+  });
+});
+
+describe('checkOnHandlerError', () => {
+  it('answers the function given', () => {
+    const onHandlerError = (): void => undefined;
+    expect(checkOnHandlerError(onHandlerError)).toBe(onHandlerError);
+  });
+
+  it.each([['a string', 'log'], ['an object', {}], ['null', null]])('refuses %s', (_name, value) => {
+    expect(() => checkOnHandlerError(value)).toThrow(new TypeError('svc-webhooks: onHandlerError must be a function'));
+  });
+});
+
+describe('the default onHandlerError', () => {
+  const loggedFor = (error: unknown): unknown[][] => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    checkOnHandlerError(undefined)(error, event, delivery);
+    return log.mock.calls;
+  };
+  const line = (what: string): string => `svc-webhooks: event "evt_9" of type "call.missed": ${what}; the sender will retry it`;
+
+  it("names an Error's class, never its message", () => {
+    expect(loggedFor(new TypeError('secret detail'))).toEqual([[line('the handler failed (TypeError)')]]);
+  });
+
+  it.each([
+    ['string', 'secret detail'],
+    ['undefined', undefined],
+  ])('names the type of a thrown value that is no Error: %s', (type, thrown) => {
+    expect(loggedFor(thrown)).toEqual([[line(`the handler failed (${type})`)]]);
+  });
+
+  it("quotes a schema failure's message, which names paths only", () => {
+    const invalid = new WebhookHandlerError('invalid_event_data', 'the event failed the schema for its type at $.data.id');
+    expect(loggedFor(invalid)).toEqual([[line('the event failed the schema for its type at $.data.id')]]);
+  });
+
+  it('names any other refusal by its class, as an Error', () => {
+    const other = new WebhookHandlerError('handler_failed', 'secret detail');
+    expect(loggedFor(other)).toEqual([[line('the handler failed (WebhookHandlerError)')]]);
+  });
+
+  it("says in a worker's words who retries the event", () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    handlerErrorLog('BullMQ retries its job as its attempts allow')(new RangeError('x'), event, delivery);
+    expect(log.mock.calls).toEqual([['svc-webhooks: event "evt_9" of type "call.missed": the handler failed (RangeError); BullMQ retries its job as its attempts allow']]);
+  });
+});

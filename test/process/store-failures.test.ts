@@ -1,0 +1,126 @@
+/**
+ * Telling the operator of a failed store: an onStoreError that cannot change
+ * anything by throwing, or the default log line, written at most once per
+ * store per interval, naming what failed and what it leads to.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { STORE_LOG_INTERVAL_MS, storeErrorLog, storeErrorReporter } from '../../src/process/store-failures.js';
+import { storeFailureHint } from '../../src/stores/store-failure-hint.js';
+import { failingBothWays } from '../helpers/failing-callbacks.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('storeErrorReporter', () => {
+  it('hands the error to onStoreError, and resolves only once its promise has', async () => {
+    const heard: unknown[] = [];
+    let finish!: () => void;
+    const report = storeErrorReporter((error, context) => {
+      heard.push([error, context]);
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+    let reported = false;
+    const reporting = report(new Error('renew failed'), { operation: 'renew', key: 'evt_1' }).then(() => (reported = true));
+    expect(heard).toEqual([[new Error('renew failed'), { operation: 'renew', key: 'evt_1' }]]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reported).toBe(false);
+    finish();
+    await reporting;
+    expect(reported).toBe(true);
+  });
+
+  it('logs nothing when onStoreError succeeds', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    await storeErrorReporter(() => undefined)(new Error('complete failed'), { operation: 'complete', key: 'evt_1' });
+    expect(log).not.toHaveBeenCalled();
+  });
+
+  it.each(failingBothWays(new Error('pager down')))('logs one line and resolves when onStoreError %s', async (_how, onStoreError) => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    await expect(storeErrorReporter(onStoreError)(new Error('complete failed'), { operation: 'complete', key: 'evt_1' })).resolves.toBe(undefined);
+    expect(log.mock.calls).toEqual([['svc-webhooks: onStoreError threw (pager down) on a failed complete']]);
+  });
+});
+
+describe('storeErrorLog', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_700_000_000_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const lines = (log: { mock: { calls: unknown[][] } }) => log.mock.calls.map(([line]) => line);
+
+  it('logs one line naming the store error, what it led to, and what to do where the cause is known', () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const missingTable = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
+    storeErrorLog({})(missingTable, { operation: 'begin', key: 'evt_1' });
+    expect(lines(log)).toEqual([
+      'svc-webhooks: the dedup store failed to begin event "evt_1" (Error 42P01: relation "processed_webhooks" does not exist); ' +
+        'the request was answered 503 and the sender will retry it. ' +
+        storeFailureHint(missingTable),
+    ]);
+    expect(storeFailureHint(missingTable)).toMatch(/migrate\(\)/);
+  });
+
+  it.each([
+    ['complete', 'may run the handler again'],
+    ['release', 'waits for the lease to end'],
+    ['renew', 'may run the handler again while it still runs'],
+  ] as const)('says what a failed %s leads to', (operation, consequence) => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    storeErrorLog({})(new Error('connection refused'), { operation, key: 'evt_1' });
+    expect(lines(log)).toEqual([expect.stringContaining(consequence)]);
+  });
+
+  it('writes at most one line per store per interval while it stays down, then counts the failures it left out', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const store = {};
+    const first = storeErrorLog(store);
+    const second = storeErrorLog(store);
+    for (let i = 0; i < 3; i++) first(new Error('down'), { operation: 'begin', key: `evt_${i}` });
+    second(new Error('down'), { operation: 'begin', key: 'evt_3' });
+    storeErrorLog({})(new Error('other store down'), { operation: 'begin', key: 'evt_4' });
+    expect(log).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(STORE_LOG_INTERVAL_MS - 1);
+    first(new Error('down'), { operation: 'begin', key: 'evt_5' });
+    expect(log).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1);
+    first(new Error('down'), { operation: 'begin', key: 'evt_6' });
+    expect(log).toHaveBeenCalledTimes(3);
+    expect(lines(log)[2]).toMatch(/ \(4 more store failures since the last line\)$/);
+    await vi.advanceTimersByTimeAsync(STORE_LOG_INTERVAL_MS);
+    first(new Error('down'), { operation: 'begin', key: 'evt_7' });
+    expect(lines(log)[3]).not.toMatch(/more store failures/);
+  });
+});
+
+describe('storeErrorLog, for a secret lookup', () => {
+  it('names the tenant and the delivery, and gives no dedup store hint', () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const missingTable = Object.assign(new Error('relation "tenants" does not exist'), { code: '42P01' });
+    storeErrorLog({})(missingTable, { operation: 'lookup', id: 'evt_2', tenant: 'acme' });
+    expect(log.mock.calls).toEqual([
+      [
+        'svc-webhooks: the secret lookup for tenant "acme" failed (delivery "evt_2"; Error 42P01: relation "tenants" does not exist); ' +
+          'the request was answered 503 and the sender will retry it.',
+      ],
+    ]);
+  });
+
+  it('says the tenant function threw where no tenant was named', () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    storeErrorLog({})(new TypeError('no params'), { operation: 'lookup', id: 'evt_3' });
+    expect(log.mock.calls).toEqual([
+      ['svc-webhooks: the tenant function threw for delivery "evt_3" (TypeError: no params); the request was answered 503 and the sender will retry it.'],
+    ]);
+  });
+
+  it("says what a failed begin leads to in a worker's words", () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    storeErrorLog({}, 'the job waits in the delayed set and is tried again')(new Error('down'), { operation: 'begin', key: 'k:evt_4' });
+    expect(log.mock.calls).toEqual([['svc-webhooks: the dedup store failed to begin event "k:evt_4" (Error: down); the job waits in the delayed set and is tried again.']]);
+  });
+});

@@ -1,0 +1,204 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { markProcessed } from '../../../src/stores/postgres/mark-processed.js';
+import { migrate } from '../../../src/stores/postgres/migrate.js';
+import { PostgresDedupStore } from '../../../src/stores/postgres/postgres-dedup-store.js';
+import { MIN_RETENTION_MS, purgeProcessed } from '../../../src/stores/postgres/purge-processed.js';
+import { renderSchemaFile, SCHEMA_FILE } from '../../../sql/schema-file.js';
+import { claim } from '../../helpers/dedup-store-contract.js';
+import { postgresSuite } from '../../helpers/postgres-suite.js';
+import { until } from '../../helpers/until.js';
+
+const DAY_MS = 24 * 3600_000;
+const suite = postgresSuite();
+
+async function indexesOf(table: string, schema = 'public'): Promise<string[]> {
+  const { rows } = await suite.pool.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname', [schema, table]);
+  return rows.map((row: { indexname: string }) => row.indexname);
+}
+
+describe('migrate', () => {
+  it('creates the table with its primary key and processed_at index, and changes nothing the second time', async () => {
+    const table = suite.table('processed');
+    await migrate(suite.pool, { table });
+    await suite.pool.query(`INSERT INTO ${table} (id) VALUES ('evt_kept')`);
+    await migrate(suite.sql, { table });
+    expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
+    expect((await suite.pool.query(`SELECT id FROM ${table}`)).rows).toEqual([{ id: 'evt_kept' }]);
+  });
+
+  it('succeeds from many connections at once on a table nobody created yet', async () => {
+    const table = suite.table('processed');
+    await Promise.all(Array.from({ length: 8 }, (_, i) => migrate(i % 2 === 0 ? suite.pool : suite.sql, { table })));
+    expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
+  });
+
+  it('sends no "already exists" notices to the client', async () => {
+    const table = suite.table('processed');
+    const notices: unknown[] = [];
+    const client = new pg.Client({ connectionString: suite.url });
+    client.on('notice', (notice) => notices.push(notice));
+    await client.connect();
+    try {
+      await migrate(client, { table });
+      await migrate(client, { table });
+    } finally {
+      await client.end();
+    }
+    expect(notices).toEqual([]);
+  });
+
+  it('waits for the lock every migration of this package takes, so two never create the same table at once', async () => {
+    const table = suite.table('processed');
+    const holder = new pg.Client({ connectionString: suite.url });
+    await holder.connect();
+    try {
+      // 'svc-webh' in ASCII: the key must stay the same across versions, or two of them could migrate at once.
+      await holder.query('SELECT pg_advisory_lock(8319108479513978472)');
+      const migrated = migrate(suite.pool, { table });
+      await until(async () => {
+        const { rows } = await suite.pool.query(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND (classid::bigint << 32 | objid::bigint) = 8319108479513978472",
+        );
+        return rows[0].n === 1;
+      }, 4_000);
+      expect(await indexesOf(table)).toEqual([]);
+      await holder.query('SELECT pg_advisory_unlock(8319108479513978472)');
+      await migrated;
+      expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('leaves the session as it found it: the quieter client_min_messages and the lock end with the migration', async () => {
+    const table = suite.table('processed');
+    const client = new pg.Client({ connectionString: suite.url });
+    await client.connect();
+    try {
+      const before = (await client.query('SHOW client_min_messages')).rows[0].client_min_messages;
+      await migrate(client, { table });
+      expect((await client.query('SHOW client_min_messages')).rows[0].client_min_messages).toBe(before);
+      const { rows } = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()");
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('creates a schema-qualified table in that schema', async () => {
+    const schema = await suite.schema();
+    await migrate(suite.pool, { table: `${schema}.processed` });
+    expect(await indexesOf('processed', schema)).toEqual(['processed_pkey', 'processed_processed_at_idx']);
+    const store = new PostgresDedupStore(suite.pool, { table: `${schema}.dedup` });
+    await store.migrate();
+    expect(await indexesOf('dedup', schema)).toEqual(['dedup_expires_at_idx', 'dedup_pkey']);
+  });
+
+  it('throws a TypeError for bad options', () => {
+    for (const table of ['', 'UPPER', '9lives', 'a-b', 'a.b.c', '"quoted"', 'a'.repeat(47), 3]) {
+      expect(() => migrate(suite.pool, { table: table as string })).toThrow(TypeError);
+    }
+    expect(() => migrate(suite.pool, 'svc' as unknown as object)).toThrow(TypeError);
+  });
+
+  it('names migrate in the TypeError for what is no client, or for an answer that has no rows', async () => {
+    expect(() => migrate({} as never)).toThrow(
+      new TypeError('svc-webhooks: migrate needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
+    );
+    await expect(migrate(async () => ({ rowCount: 0 }) as never)).rejects.toThrow(
+      new TypeError('svc-webhooks: migrate: the connection answered neither { rows } nor an array of rows'),
+    );
+  });
+});
+
+describe('the shipped SQL file', () => {
+  it('is what sql/schema-file.ts produces (npm run sql:postgres)', () => {
+    expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(renderSchemaFile());
+  });
+
+  it('creates tables that markProcessed and PostgresDedupStore work on, with their default names', async () => {
+    const schema = await suite.schema();
+    const client = new pg.Client({ connectionString: suite.url });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO ${schema}`);
+      await client.query(readFileSync(SCHEMA_FILE, 'utf8'));
+      await client.query('BEGIN');
+      expect(await markProcessed(client, 'evt_1')).toBe(true);
+      await client.query('COMMIT');
+      const store = new PostgresDedupStore(client);
+      await store.complete('evt_1', await claim(store, 'evt_1'), 60_000);
+      expect(await store.begin('evt_1', 60_000)).toEqual({ state: 'done' });
+    } finally {
+      await client.end();
+    }
+    expect(await indexesOf('svc_webhooks_processed_events', schema)).toHaveLength(2);
+    expect(await indexesOf('svc_webhooks_dedup', schema)).toHaveLength(2);
+  });
+});
+
+describe('purgeProcessed', () => {
+  it('deletes the ids older than the age, four days by default, and answers how many', async () => {
+    const table = suite.table('processed');
+    await migrate(suite.pool, { table });
+    const ageDays = { evt_new: 0, evt_3d: 3.5, evt_5d: 5, evt_9d: 9 };
+    for (const [id, days] of Object.entries(ageDays)) {
+      await suite.pool.query(`INSERT INTO ${table} (id, processed_at) VALUES ($1, now() - $2::float8 * interval '1 day')`, [id, days]);
+    }
+    expect(await purgeProcessed(suite.sql, { table, olderThanMs: 6 * DAY_MS })).toBe(1);
+    expect(await purgeProcessed(suite.pool, { table })).toBe(1);
+    expect(await purgeProcessed(suite.pool, { table, olderThanMs: MIN_RETENTION_MS })).toBe(1);
+    const { rows } = await suite.pool.query(`SELECT id FROM ${table}`);
+    expect(rows).toEqual([{ id: 'evt_new' }]);
+  });
+
+  it('refuses an age shorter than the three-day retry window, or no duration, with a TypeError', () => {
+    for (const olderThanMs of [MIN_RETENTION_MS - 1, DAY_MS, 0, -1, 1.5, Number.NaN]) {
+      expect(() => purgeProcessed(suite.pool, { olderThanMs })).toThrow(TypeError);
+    }
+    expect(() => purgeProcessed(suite.pool, { table: 'No' })).toThrow(TypeError);
+  });
+
+  it('says in its TypeError what is wrong: the three-day minimum, the duration, or the connection', () => {
+    expect(() => purgeProcessed(suite.pool, { olderThanMs: MIN_RETENTION_MS - 1 })).toThrow(
+      new TypeError('svc-webhooks: olderThanMs must be at least 259200000 (three days, the retry window)'),
+    );
+    expect(() => purgeProcessed(suite.pool, { olderThanMs: 1.5 })).toThrow(
+      new TypeError(`svc-webhooks: olderThanMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`),
+    );
+    expect(() => purgeProcessed({} as never)).toThrow(
+      new TypeError('svc-webhooks: purgeProcessed needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
+    );
+  });
+
+  it('rejects with a TypeError, rather than answering NaN, when the connection answers no count', async () => {
+    for (const answer of [[], [null], [{}], [{ count: 'many' }], [{ count: -1 }]]) {
+      await expect(purgeProcessed(async () => answer as never)).rejects.toThrow(
+        new TypeError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted'),
+      );
+    }
+    // A count the client gives as text, as some drivers do for integers, is a count.
+    expect(await purgeProcessed(async () => [{ count: '3' }])).toBe(3);
+  });
+
+  it('deletes from svc_webhooks_processed_events what is older than four days when given no options', async () => {
+    const schema = await suite.schema();
+    const client = new pg.Client({ connectionString: suite.url });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO ${schema}`);
+      await migrate(client);
+      const ageHours = { evt_new: 0, evt_95h: 95, evt_97h: 97 };
+      for (const [id, hours] of Object.entries(ageHours)) {
+        await client.query(`INSERT INTO svc_webhooks_processed_events (id, processed_at) VALUES ($1, now() - $2::float8 * interval '1 hour')`, [id, hours]);
+      }
+      expect(await purgeProcessed(client)).toBe(1);
+      expect((await client.query('SELECT id FROM svc_webhooks_processed_events ORDER BY id')).rows).toEqual([{ id: 'evt_95h' }, { id: 'evt_new' }]);
+      expect(await purgeProcessed(client)).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+});

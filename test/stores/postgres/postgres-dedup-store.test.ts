@@ -1,0 +1,192 @@
+import { verifyAndClaim } from '../../helpers/receiver-steps.js';
+import { describe, expect, it } from 'vitest';
+import { createReceiver } from '../../../src/receive/receiver.js';
+import type { BeginResult } from '../../../src/stores/dedup-store.js';
+import type { PostgresConnection } from '../../../src/stores/postgres/connection.js';
+import { PostgresDedupStore } from '../../../src/stores/postgres/postgres-dedup-store.js';
+import { freePort } from '../../helpers/free-port.js';
+import { now, SECRET, signedRequest } from '../../helpers/signed-request.js';
+import { pgPool } from '../../helpers/postgres-clients.js';
+import { postgresSuite } from '../../helpers/postgres-suite.js';
+import { claim, describeDedupContract, type DedupHarness } from '../../helpers/dedup-store-contract.js';
+
+const LONG = 60_000;
+const suite = postgresSuite();
+
+/** A store on a table of its own, created by the store. */
+async function migratedStore(connection: PostgresConnection, table = suite.table('dedup')): Promise<PostgresDedupStore> {
+  const store = new PostgresDedupStore(connection, { table });
+  await store.migrate();
+  return store;
+}
+
+/** Time passes for real: expiry follows the database's clock. */
+function harness(connection: () => PostgresConnection): () => Promise<DedupHarness> {
+  return async () => ({ store: await migratedStore(connection()), advance: sleep });
+}
+
+describeDedupContract('PostgresDedupStore via pg', harness(() => suite.pool));
+describeDedupContract('PostgresDedupStore via postgres.js', harness(() => suite.sql));
+describeDedupContract('PostgresDedupStore via a query function', harness(() => (text, params) => suite.pool.query(text, params)));
+
+describe('PostgresDedupStore: renew', () => {
+  it('extends a live lease, so it outlives its first expiry and still completes', async () => {
+    const store = await migratedStore(suite.pool);
+    const token = await claim(store, 'evt_1', 300);
+    expect(await store.renew('evt_1', token, LONG)).toBe(true);
+    await sleep(500);
+    expect(await store.begin('evt_1', LONG)).toEqual({ state: 'in_progress' });
+    expect(await store.complete('evt_1', token, LONG)).toBe(true);
+  });
+
+  it('can shorten a lease too: the lease ends leaseMs from the renewal', async () => {
+    const store = await migratedStore(suite.sql);
+    const token = await claim(store, 'evt_1', LONG);
+    expect(await store.renew('evt_1', token, 100)).toBe(true);
+    await sleep(250);
+    expect((await store.begin('evt_1', LONG)).state).toBe('claimed');
+  });
+
+  it('refuses a lease that expired, was taken over, completed or released, and a wrong or unknown token', async () => {
+    const store = await migratedStore(suite.sql);
+    const expired = await claim(store, 'evt_expired', 100);
+    await sleep(250);
+    expect(await store.renew('evt_expired', expired, LONG)).toBe(false);
+    const current = await claim(store, 'evt_expired');
+    expect(await store.renew('evt_expired', expired, LONG)).toBe(false);
+    expect(await store.renew('evt_expired', current, LONG)).toBe(true);
+
+    const done = await claim(store, 'evt_done');
+    await store.complete('evt_done', done, LONG);
+    expect(await store.renew('evt_done', done, LONG)).toBe(false);
+    expect(await store.begin('evt_done', LONG)).toEqual({ state: 'done' });
+
+    const released = await claim(store, 'evt_released');
+    await store.release('evt_released', released);
+    expect(await store.renew('evt_released', released, LONG)).toBe(false);
+
+    expect(await store.renew('evt_expired', 'another-token', LONG)).toBe(false);
+    expect(await store.renew('evt_unknown', 'some-token', LONG)).toBe(false);
+    expect((await store.begin('evt_unknown', LONG)).state).toBe('claimed');
+  });
+
+  it('rejects durations that are not positive integers with a TypeError and leaves the lease alone', async () => {
+    const store = await migratedStore(suite.pool);
+    const token = await claim(store, 'evt_1', 300);
+    for (const bad of [0, -1, 1.5, Number.NaN]) await expect(store.renew('evt_1', token, bad)).rejects.toThrow(TypeError);
+    await sleep(500);
+    expect((await store.begin('evt_1', LONG)).state).toBe('claimed');
+  });
+});
+
+describe('PostgresDedupStore: the table', () => {
+  it('holds the token with the lease end while leased, then NULL with the retention end once done', async () => {
+    const table = suite.table('dedup');
+    const store = await migratedStore(suite.pool, table);
+    const token = await claim(store, 'evt_1', 30_000);
+    const row = async () =>
+      (await suite.pool.query(`SELECT token, extract(epoch FROM expires_at - now()) * 1000 AS ms FROM ${table} WHERE id = 'evt_1'`)).rows[0];
+    expect(await row()).toMatchObject({ token });
+    expect(Number((await row()).ms)).toBeGreaterThan(20_000);
+    await store.complete('evt_1', token, 4 * 24 * 3600_000);
+    expect(await row()).toMatchObject({ token: null });
+    expect(Number((await row()).ms)).toBeGreaterThan(3 * 24 * 3600_000);
+  });
+
+  it('deleteExpired removes expired leases and forgotten done ids, nothing live', async () => {
+    const table = suite.table('dedup');
+    const store = await migratedStore(suite.sql, table);
+    await claim(store, 'evt_lease_expired', 50);
+    await store.complete('evt_done_expired', await claim(store, 'evt_done_expired'), 50);
+    await claim(store, 'evt_lease_live');
+    await store.complete('evt_done_live', await claim(store, 'evt_done_live'), LONG);
+    await sleep(200);
+    expect(await store.deleteExpired()).toBe(2);
+    const ids = (await suite.pool.query(`SELECT id FROM ${table} ORDER BY id`)).rows.map((r: { id: string }) => r.id);
+    expect(ids).toEqual(['evt_done_live', 'evt_lease_live']);
+    expect(await store.deleteExpired()).toBe(0);
+  });
+
+  it('uses svc_webhooks_dedup by default', async () => {
+    const statements: string[] = [];
+    const store = new PostgresDedupStore(async (text) => {
+      statements.push(text);
+      return [];
+    });
+    await store.release('evt_1', 'token');
+    expect(statements[0]).toContain('"svc_webhooks_dedup"');
+  });
+
+  it('migrates idempotently, also from several connections at once', async () => {
+    const table = suite.table('dedup');
+    const stores = Array.from({ length: 6 }, (_, i) => new PostgresDedupStore(i % 2 === 0 ? suite.pool : suite.sql, { table }));
+    await Promise.all(stores.map((store) => store.migrate()));
+    await stores[0]!.migrate();
+    const indexes = (await suite.pool.query('SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname', [table])).rows;
+    expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual([`${table}_expires_at_idx`, `${table}_pkey`]);
+  });
+});
+
+describe('PostgresDedupStore: concurrency', () => {
+  it('gives exactly one claim to concurrent begins from many connections of both clients', async () => {
+    const table = suite.table('dedup');
+    const stores = [await migratedStore(suite.pool, table), new PostgresDedupStore(suite.sql, { table })];
+    for (let round = 0; round < 20; round++) {
+      const id = `evt_${round}`;
+      const results: BeginResult[] = await Promise.all(stores.flatMap((store) => Array.from({ length: 8 }, () => store.begin(id, LONG))));
+      expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);
+      expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(15);
+    }
+  });
+
+  it('gives exactly one claim when many begins meet an expired lease', async () => {
+    const table = suite.table('dedup');
+    const stores = [await migratedStore(suite.pool, table), new PostgresDedupStore(suite.sql, { table })];
+    for (let round = 0; round < 5; round++) {
+      const id = `evt_${round}`;
+      await claim(stores[0]!, id, 50);
+      await sleep(150);
+      const results: BeginResult[] = await Promise.all(stores.flatMap((store) => Array.from({ length: 8 }, () => store.begin(id, LONG))));
+      expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);
+    }
+  });
+});
+
+describe('PostgresDedupStore: connections and options', () => {
+  it('throws a TypeError for anything that is no client, or for bad options', () => {
+    for (const bad of [null, undefined, {}, 'postgres://127.0.0.1/test', 5]) {
+      expect(() => new PostgresDedupStore(bad as unknown as PostgresConnection)).toThrow(TypeError);
+    }
+    for (const table of ['', 'Dedup', '1dedup', 'a-b', 'a.b.c', 'a'.repeat(47), 'x; DROP TABLE y', 5, null]) {
+      expect(() => new PostgresDedupStore(suite.pool, { table: table as string })).toThrow(TypeError);
+    }
+    expect(() => new PostgresDedupStore(suite.pool, null as unknown as object)).toThrow(TypeError);
+    expect(() => new PostgresDedupStore(suite.pool, { table: 'a'.repeat(46) })).not.toThrow();
+    expect(() => new PostgresDedupStore(suite.pool, Object.freeze({ table: 'webhooks.dedup' }))).not.toThrow();
+  });
+
+  it('rejects an answer it does not expect rather than reading it as a claim', async () => {
+    for (const answer of [[], [{}], [{ token: 5 }], { rows: [{ token: undefined }] }]) {
+      const store = new PostgresDedupStore(async () => answer as never);
+      await expect(store.begin('evt_1', 1000)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+    }
+    const noRows = new PostgresDedupStore(async () => ({ answer: 'no rows' }) as never);
+    await expect(noRows.begin('evt_1', 1000)).rejects.toThrow(TypeError);
+  });
+
+  it('makes the receiver answer 503 when Postgres does not answer', async () => {
+    const down = pgPool(`postgres://postgres@127.0.0.1:${await freePort()}/test`, { connectionTimeoutMillis: 2_000 });
+    try {
+      const receiver = createReceiver({ secret: SECRET, now, dedup: new PostgresDedupStore(down) });
+      const { body, headers } = signedRequest({ id: 'evt_down' });
+      const reception = await verifyAndClaim(receiver, body, headers);
+      expect(reception.action === 'respond' && reception.response.status).toBe(503);
+    } finally {
+      await down.end();
+    }
+  });
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
