@@ -1,26 +1,26 @@
 /**
  * The worker processes of the pg-boss load and crash tests: started as
- * children, killed with SIGKILL at random as a crash would, and started
+ * children, killed with SIGKILL as a crash would, and started
  * again, as a supervisor (systemd, Kubernetes) would, whenever one ended,
  * killed or not (pg-boss may end one itself: it completes jobs without
  * awaiting, so a lost connection can surface as an unhandled rejection).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import type { WorkerSettings } from './pg-boss-worker-process.js';
 
 const RESTART_AFTER_MS = 300;
 
 export interface WorkerFleet {
   /**
-   * Kills one worker of those that began to poll between `ages[0]` and
-   * `ages[1]` ms ago (any, by default), picked by `pick` (a number in
-   * [0, 1)), with SIGKILL; it is started again. Kills none when no worker is
-   * of such an age. A worker's age runs from its `working`, not its spawn:
-   * loading Node, tsx and pg-boss takes seconds on a busy machine, and a
-   * worker takes jobs only once it polls.
+   * Kills, with SIGKILL, one of the workers that hold a handler whose side
+   * effect has committed and which has not ended (the worker printed
+   * `committed` for it, and not yet `finished`), picked by `pick` (a number
+   * in [0, 1)); it is started again. Its jobs run again once they expire,
+   * and find their effect done. Answers whether it killed one: none holds
+   * such a handler when the queue is empty, or between batches.
    */
-  killOne(pick: number, ages?: readonly [number, number]): void;
+  killOne(pick: number): boolean;
   /** Workers killed by the test, and those that ended by themselves. */
   readonly kills: number;
   readonly exits: number;
@@ -35,8 +35,8 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
   let kills = 0;
   let exits = 0;
   const killed = new WeakSet<ChildProcess>();
-  /** When each worker began to poll (printed `working`); none yet for one still starting. */
-  const startedAt = new WeakMap<ChildProcess, number>();
+  /** How many handlers of each worker have committed their effect and not ended. */
+  const holding = new WeakMap<ChildProcess, number>();
 
   const start = (slot: number): Promise<void> => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/pg-boss-worker-process.ts', JSON.stringify(settings)], {
@@ -48,11 +48,12 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
       if (!killed.has(child)) exits += 1;
       if (!closing) setTimeout(() => void (closing || start(slot)), RESTART_AFTER_MS);
     });
+    holding.set(child, 0);
     return new Promise((resolve) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        if (!chunk.toString().includes('working')) return;
-        if (!startedAt.has(child)) startedAt.set(child, performance.now());
-        resolve();
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (line === 'working') resolve();
+        if (line === 'committed') holding.set(child, holding.get(child)! + 1);
+        if (line === 'finished') holding.set(child, holding.get(child)! - 1);
       });
       // One that ends before it works (its database is down) is started again; nobody waits on it.
       child.once('exit', () => resolve());
@@ -61,19 +62,14 @@ export async function startWorkerFleet(size: number, settings: WorkerSettings): 
 
   await Promise.all(Array.from({ length: size }, (_, slot) => start(slot)));
   return {
-    killOne(pick, [minAgeMs, maxAgeMs] = [0, Infinity]) {
-      const now = performance.now();
-      const aged = (child: ChildProcess): boolean => {
-        const polling = startedAt.get(child);
-        if (polling === undefined) return minAgeMs <= 0 && maxAgeMs === Infinity;
-        return now - polling >= minAgeMs && now - polling <= maxAgeMs;
-      };
-      const alive = workers.filter((child): child is ChildProcess => child !== undefined && aged(child));
-      const victim = alive[Math.floor(pick * alive.length)];
-      if (victim === undefined) return;
+    killOne(pick) {
+      const holders = workers.filter((child): child is ChildProcess => child !== undefined && holding.get(child)! > 0 && !killed.has(child));
+      const victim = holders[Math.floor(pick * holders.length)];
+      if (victim === undefined) return false;
       killed.add(victim);
       kills += 1;
       victim.kill('SIGKILL');
+      return true;
     },
     get kills() {
       return kills;

@@ -9,7 +9,9 @@
  * later run writes a row of the skips table instead). A
  * worker killed in the second half leaves the effect committed and the job
  * active, so the job's next run finds the record: without it, the effect
- * would double. It prints `working` once its worker polls.
+ * would double. It prints `working` once its worker polls, and for each
+ * handler `committed` once its effect has committed and `finished` as it
+ * ends.
  */
 import pg from 'pg';
 import { work } from '../../src/queues/pg-boss/work.js';
@@ -60,7 +62,10 @@ await work(boss, settings.queue, {
         return { commit: true, value: undefined };
         // A bound far above any transaction of the run: one that passes it fails its job, which pg-boss retries.
       }, 60_000);
+      // The fleet kills only workers that hold a committed effect: their jobs' next runs must find it.
+      console.log('committed');
       await slowWork(settings.handlerMs / 2);
+      console.log('finished');
     },
   },
 });

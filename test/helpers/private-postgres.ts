@@ -65,7 +65,7 @@ export class PrivatePostgres {
     });
     // Only the race below cares; a later exit is the kill.
     failed.catch(() => {});
-    await Promise.race([waitUntilAnswering(this.url, 30_000), failed]);
+    await Promise.race([waitUntilAnswering(this.url, 60_000), failed]);
   }
 
   /** Kills the server and all its backends at once with SIGKILL, as a crash would. */

@@ -1,12 +1,12 @@
 /**
- * The long runs: a minute or more each, they hold the queues to exactly once
- * under load and crashes, run the pg-boss majors again on another Node, and
- * run the packed bin. Mostly waiting on servers, timers and child processes,
- * they run beside the other suites and start first, longest first, so that
- * `npm test` ends soon after the longest of them; `npm run test:long` runs
- * them alone.
+ * The long runs: half a minute to three minutes each, they hold the receivers
+ * and the queues to exactly once under load, outages and crashes, run the
+ * pg-boss majors again on another Node, and run the packed bin. Each loads
+ * the machine on its own, so `npm run test:long` runs them one at a time,
+ * and `npm test`, the contributor's loop, leaves them out.
  */
 export const LONG_RUNS = [
+  'test/load/**/*.test.ts',
   'test/queues/pg-boss/majors-on-node-22.test.ts',
   'test/queues/bullmq/exactly-once.load.test.ts',
   'test/queues/pg-boss/exactly-once-load.test.ts',

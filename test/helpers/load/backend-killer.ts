@@ -8,7 +8,7 @@
 import type pg from 'pg';
 
 export interface BackendKiller {
-  /** Stops killing; resolves to how many backends were ended. */
+  /** Stops killing; resolves to how many backends were ended, or rejects with the loop's failure. */
   stop(): Promise<number>;
 }
 
@@ -27,6 +27,8 @@ export function startBackendKiller(admin: pg.Pool, applicationName: string, ever
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   })();
+  // A test that failed before stop() ends the pool under the loop: that failure is the one to report.
+  loop.catch(() => {});
   return {
     async stop() {
       running = false;
