@@ -17,17 +17,31 @@
  *   instrumentation), with an error status on a 5xx; and a child span,
  *   `webhook handle <type>`, around the run of the user's code, which runs
  *   with that span active: the spans it starts are its children.
+ * - Across a queue (`svc-webhooks/bullmq`, `svc-webhooks/pg-boss`), as
+ *   OpenTelemetry's messaging conventions have it: `send <queue>` (a
+ *   producer span) around each job `enqueue` queues, a child of the
+ *   handler span; the job carries its W3C trace context (`traceparent`,
+ *   `tracestate`, by the global propagator); and in the worker,
+ *   `process <queue>` (a consumer span, a child of the send span) around
+ *   each run of the job, its claim and settling included, with
+ *   `webhook handle <type>` as its child around the handler. Each has
+ *   `messaging.system`, `messaging.destination.name`,
+ *   `messaging.operation.type` and, once known, `messaging.message.id`.
  * @packageDocumentation
  */
-import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span, type TracerProvider } from '@opentelemetry/api';
+import { context, metrics, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span, type TracerProvider } from '@opentelemetry/api';
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import {
   DELIVERY_CHANNEL,
+  ENQUEUE_CHANNEL,
   HANDLER_CHANNEL,
+  JOB_CHANNEL,
   SECRET_LOOKUP_CHANNEL,
   STORE_CHANNEL,
   type DeliveryTrace,
+  type EnqueueTrace,
   type HandlerTrace,
+  type JobTrace,
   type StoreMessage,
 } from '../src/process/diagnostics.js';
 
@@ -84,6 +98,8 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
   // Keyed on the channels' own context objects: each request's spans are its own, however many share an id.
   const receiving = new WeakMap<object, Receiving>();
   const handling = new WeakMap<object, Span>();
+  const sending = new WeakMap<object, Span>();
+  const processing = new WeakMap<object, Span>();
 
   const deliveryEvents = {
     start(message: unknown): void {
@@ -125,7 +141,7 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     start(message: unknown): void {
       const run = message as HandlerTrace;
       const type = run.delivery.event.type;
-      const parent = receiving.get(run.trace)?.span;
+      const parent = receiving.get(run.trace)?.span ?? processing.get(run.trace);
       const parentContext = parent === undefined ? context.active() : trace.setSpan(context.active(), parent);
       const attributes = { 'webhook.entry': run.entry, 'webhook.event.type': type, 'webhook.key.id': run.delivery.keyId };
       const span = tracer.startSpan(`webhook handle ${type}`, { kind: SpanKind.INTERNAL, attributes }, parentContext);
@@ -141,16 +157,66 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       const span = handling.get(message as object);
       if (span === undefined) return;
       handling.delete(message as object);
-      const { status } = message as HandlerTrace;
-      if (status !== undefined && status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      if ((message as HandlerTrace).failed === true) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    },
+    error: (message: unknown) => failSpan(handling, message),
+  };
+
+  const enqueueEvents = {
+    start(message: unknown): void {
+      const job = message as EnqueueTrace;
+      const attributes = { ...messagingAttributes(job, 'send'), 'webhook.event.type': job.delivery.event.type };
+      const span = tracer.startSpan(`send ${job.queue}`, { kind: SpanKind.PRODUCER, attributes }, context.active());
+      sending.set(message as object, span);
+      // The job takes the send span's context along, for the worker's spans to continue.
+      propagation.inject(trace.setSpan(context.active(), span), job.carrier);
+    },
+    end(): void {},
+    asyncStart(): void {},
+    asyncEnd(message: unknown): void {
+      const span = sending.get(message as object);
+      if (span === undefined) return;
+      sending.delete(message as object);
+      const { jobId, outcome } = message as EnqueueTrace;
+      if (jobId !== undefined) span.setAttribute('messaging.message.id', jobId);
+      if (outcome !== undefined) span.setAttribute('webhook.enqueue.outcome', outcome);
+      span.end();
+    },
+    error: (message: unknown) => failSpan(sending, message),
+  };
+
+  const jobEvents = {
+    start(message: unknown): void {
+      const job = message as JobTrace;
+      // A child of the send span the job carries; of the active span for a job that carries none.
+      const parentContext = propagation.extract(context.active(), job.carrier);
+      const attributes = {
+        ...messagingAttributes(job, 'process'),
+        'messaging.message.id': job.jobId,
+        'webhook.event.type': job.delivery.event.type,
+        'webhook.key.id': job.delivery.keyId,
+      };
+      const span = tracer.startSpan(`process ${job.queue}`, { kind: SpanKind.CONSUMER, attributes }, parentContext);
+      processing.set(message as object, span);
+      const active = trace.setSpan(parentContext, span);
+      const outer = job.runWithin;
+      job.runWithin = (code) => context.with(active, outer === undefined ? code : () => outer(code));
+    },
+    end(): void {},
+    asyncStart(): void {},
+    asyncEnd(message: unknown): void {
+      const span = processing.get(message as object);
+      if (span === undefined) return;
+      processing.delete(message as object);
+      const { outcome } = message as JobTrace;
+      if (outcome !== undefined) span.setAttribute('webhook.job.outcome', outcome);
+      if (outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     },
     error(message: unknown): void {
-      const span = handling.get(message as object);
-      const { error } = message as { error?: unknown };
-      if (span === undefined) return;
-      if (error instanceof Error) span.recordException(error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      // BullMQ's worker postpones a job by throwing its DelayedError: no failure.
+      if ((message as JobTrace).outcome !== 'postponed') failSpan(processing, message);
     },
   };
 
@@ -161,10 +227,13 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     lookupFailures.add(1);
   };
 
-  const deliveryChannel = tracingChannel(DELIVERY_CHANNEL);
-  const handlerChannel = tracingChannel(HANDLER_CHANNEL);
-  deliveryChannel.subscribe(deliveryEvents);
-  handlerChannel.subscribe(handlerEvents);
+  const subscriptions = [
+    { channel: tracingChannel(DELIVERY_CHANNEL), events: deliveryEvents },
+    { channel: tracingChannel(HANDLER_CHANNEL), events: handlerEvents },
+    { channel: tracingChannel(ENQUEUE_CHANNEL), events: enqueueEvents },
+    { channel: tracingChannel(JOB_CHANNEL), events: jobEvents },
+  ];
+  for (const { channel, events } of subscriptions) channel.subscribe(events);
   subscribe(STORE_CHANNEL, onStore);
   subscribe(SECRET_LOOKUP_CHANNEL, onLookup);
 
@@ -173,12 +242,25 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     stop() {
       if (stopped) return;
       stopped = true;
-      deliveryChannel.unsubscribe(deliveryEvents);
-      handlerChannel.unsubscribe(handlerEvents);
+      for (const { channel, events } of subscriptions) channel.unsubscribe(events);
       unsubscribe(STORE_CHANNEL, onStore);
       unsubscribe(SECRET_LOOKUP_CHANNEL, onLookup);
     },
   };
+}
+
+/** Records a channel's error on the span open for its context, if any. */
+function failSpan(open: WeakMap<object, Span>, message: unknown): void {
+  const span = open.get(message as object);
+  const { error } = message as { error?: unknown };
+  if (span === undefined) return;
+  if (error instanceof Error) span.recordException(error);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** The messaging conventions' attributes of a job's span. */
+function messagingAttributes({ system, queue }: EnqueueTrace | JobTrace, operation: 'send' | 'process'): Attributes {
+  return { 'messaging.system': system, 'messaging.destination.name': queue, 'messaging.operation.type': operation, 'messaging.operation.name': operation };
 }
 
 function spanName(type: string): string {

@@ -70,8 +70,19 @@ export type {
 export type { Handoff } from './process/handoff.js';
 export type { StoreErrorCallback, StoreErrorContext } from './process/store-failures.js';
 export type { WebhookLogCode, WebhookLogFields, WebhookLogger } from './base/logger.js';
-export { DELIVERY_CHANNEL, HANDLER_CHANNEL, SECRET_LOOKUP_CHANNEL, STORE_CHANNEL } from './process/diagnostics.js';
-export type { DeliveryOutcome, DeliveryTrace, EntryName, HandlerTrace, SecretLookupMessage, StoreMessage } from './process/diagnostics.js';
+export { DELIVERY_CHANNEL, ENQUEUE_CHANNEL, HANDLER_CHANNEL, JOB_CHANNEL, SECRET_LOOKUP_CHANNEL, STORE_CHANNEL } from './process/diagnostics.js';
+export type {
+  DeliveryOutcome,
+  DeliveryTrace,
+  EnqueueTrace,
+  EntryName,
+  HandlerTrace,
+  JobOutcome,
+  JobTrace,
+  QueueSystem,
+  SecretLookupMessage,
+  StoreMessage,
+} from './process/diagnostics.js';
 export type { DedupUnavailablePolicy, ReceiverOptions } from './receive/receiver.js';
 export type { EntryOptions } from './receive/pipeline.js';
 export type { OnErrorOptions } from './receive/on-error.js';

@@ -1,9 +1,10 @@
 /**
- * What a receiver tells its operator on Node's `diagnostics_channel`, the
- * way undici and Fastify publish: a tracing channel around each delivery,
- * from the start of its handling to its answer; a tracing channel around
- * each run of the user's code; and every failure of a dedup store or a
- * secret lookup. Nothing is built while nobody listens; a runtime without
+ * What a receiver and a queue's worker tell their operator on Node's
+ * `diagnostics_channel`, the way undici and Fastify publish: a tracing
+ * channel around each delivery, from the start of its handling to its
+ * answer; one around each run of the user's code; one around each job a
+ * handoff queues, and one around each job a worker runs; and every failure
+ * of a dedup store or a secret lookup. Nothing is built while nobody listens; a runtime without
  * the channels gets nothing published and nothing thrown.
  */
 import * as diagnostics from 'node:diagnostics_channel';
@@ -15,6 +16,10 @@ import type { StoreOperation } from '../stores/dedup-store.js';
 export const DELIVERY_CHANNEL = 'svc-webhooks:delivery';
 /** The tracing channel around each run of the user's code for a delivery (start, end, asyncStart, asyncEnd, error); its context is a `HandlerTrace`. */
 export const HANDLER_CHANNEL = 'svc-webhooks:handler';
+/** The tracing channel around each job an `enqueue` handoff queues (start, end, asyncStart, asyncEnd, error); its context is an `EnqueueTrace`. */
+export const ENQUEUE_CHANNEL = 'svc-webhooks:enqueue';
+/** The tracing channel around each job a queue's `work` runs (start, end, asyncStart, asyncEnd, error); its context is a `JobTrace`. */
+export const JOB_CHANNEL = 'svc-webhooks:job';
 /** The channel of `StoreMessage`s: each failed operation of a dedup store. */
 export const STORE_CHANNEL = 'svc-webhooks:store';
 /** The channel of `SecretLookupMessage`s: each failed lookup of a tenant's secret. */
@@ -22,6 +27,9 @@ export const SECRET_LOOKUP_CHANNEL = 'svc-webhooks:secret-lookup';
 
 /** The entry that received a delivery. */
 export type EntryName = 'express' | 'hono' | 'fastify' | 'fetch' | 'lambda';
+
+/** The queue engine of a handoff or a worker. */
+export type QueueSystem = 'bullmq' | 'pg-boss';
 
 /**
  * What became of a delivery: `processed` (the route or a handler ran and
@@ -61,14 +69,16 @@ export interface DeliveryTrace {
 
 /** The context of `svc-webhooks:handler`'s events: whose code runs, for which delivery. */
 export interface HandlerTrace {
-  /** The entry that received the delivery. */
-  readonly entry: EntryName;
+  /** The entry that received the delivery, or the queue engine whose worker runs it. */
+  readonly entry: EntryName | QueueSystem;
   /** The delivery the code runs for. */
   readonly delivery: WebhookDelivery;
-  /** The trace of the request the code runs for. */
-  readonly trace: DeliveryTrace;
-  /** The HTTP status the code's outcome leads to (the route's or handler's own, or the one decided for it): set by `asyncEnd`. */
+  /** The trace of the request the code runs for, or of the job a worker runs. */
+  readonly trace: DeliveryTrace | JobTrace;
+  /** The HTTP status the code's outcome leads to (the route's or handler's own, or the one decided for it); never in a worker: set by `asyncEnd`. */
   readonly status?: number;
+  /** Whether the code failed: it threw, its event failed its schema, or its answer was a 5xx: set by `asyncEnd`. */
+  readonly failed?: boolean;
   /**
    * Set by a subscriber at `start` to run the user's code within a context
    * of its own (`svc-webhooks/otel` makes its handler span the active one,
@@ -76,6 +86,56 @@ export interface HandlerTrace {
    * `runWithin(code)`. A second subscriber wraps the first's: it calls the
    * `runWithin` it found with `code` inside its own.
    */
+  runWithin?: <T>(code: () => T) => T;
+}
+
+/**
+ * The context of `svc-webhooks:enqueue`'s events: one job a handoff queues
+ * for a delivery, inside the delivery's `svc-webhooks:handler` run.
+ */
+export interface EnqueueTrace {
+  /** The queue engine. */
+  readonly system: QueueSystem;
+  /** The queue's name. */
+  readonly queue: string;
+  /** The delivery the job carries. */
+  readonly delivery: WebhookDelivery;
+  /**
+   * Filled by subscribers at `start` with what the job is to carry to its
+   * worker, as text headers: `svc-webhooks/otel` writes the W3C trace
+   * context of its send span (`traceparent`, `tracestate`). Left empty, the
+   * job carries nothing more than its delivery.
+   */
+  readonly carrier: Record<string, string>;
+  /** The job's id, once the engine gave it (BullMQ's is known at once): set by `asyncEnd`. */
+  readonly jobId?: string;
+  /** `queued`, or `duplicate` for an event queued before (no job sent): set by `asyncEnd`. */
+  readonly outcome?: 'queued' | 'duplicate';
+}
+
+/** What became of a job a worker ran: its handler ran, or had run before, or failed; or the job waits for another worker's claim. */
+export type JobOutcome = 'processed' | 'duplicate' | 'failed' | 'postponed';
+
+/**
+ * The context of `svc-webhooks:job`'s events: one run of a job `enqueue`
+ * queued, by a worker, from its claim to its settling. The run of the
+ * user's code within it is an `svc-webhooks:handler` run whose `trace` is
+ * this object.
+ */
+export interface JobTrace {
+  /** The queue engine. */
+  readonly system: QueueSystem;
+  /** The queue's name. */
+  readonly queue: string;
+  /** The job's id. */
+  readonly jobId: string;
+  /** The delivery the job carries. */
+  readonly delivery: WebhookDelivery;
+  /** What the job carried beside its delivery (`EnqueueTrace.carrier` at its `enqueue`); empty for a job queued without. */
+  readonly carrier: Readonly<Record<string, string>>;
+  /** What became of the run: set by `asyncEnd`. */
+  readonly outcome?: JobOutcome;
+  /** As `HandlerTrace.runWithin`: set by a subscriber at `start` to run the job (its claim, its handler, its settling) within a context of its own. */
   runWithin?: <T>(code: () => T) => T;
 }
 
@@ -128,5 +188,7 @@ function tracer<C extends object>(name: string): Tracer<C> | undefined {
 /** The channels, or `undefined` where the runtime has none. */
 export const deliveryTraces = tracer<DeliveryTrace>(DELIVERY_CHANNEL);
 export const handlerRuns = tracer<HandlerTrace>(HANDLER_CHANNEL);
+export const enqueueRuns = tracer<EnqueueTrace>(ENQUEUE_CHANNEL);
+export const jobRuns = tracer<JobTrace>(JOB_CHANNEL);
 export const storeFailures = publisher<StoreMessage>(STORE_CHANNEL);
 export const lookupFailures = publisher<SecretLookupMessage>(SECRET_LOOKUP_CHANNEL);

@@ -1,8 +1,9 @@
 /**
  * What a queue's job carries for one verified delivery, on every engine:
  * the delivery itself, so that a worker's handlers get what a receiver's
- * `on` would have given them. Plain JSON, so that a job left in the failed
- * state can be read, and retried, by hand.
+ * `on` would have given them, and the trace context it was queued in. Plain
+ * JSON, so that a job left in the failed state can be read, and retried, by
+ * hand.
  */
 import type { WebhookDelivery } from '../core/delivery.js';
 import { isWebhookEvent } from '../core/event.js';
@@ -11,11 +12,19 @@ import { isWebhookEvent } from '../core/event.js';
 export interface QueuedDelivery {
   /** The delivery as the receiver verified it; its event as verified, before any schema. */
   readonly delivery: WebhookDelivery;
+  /**
+   * Text headers for the worker, when a subscriber of the enqueue channel
+   * gave some: `svc-webhooks/otel` puts the W3C trace context of its send
+   * span here (`traceparent`, `tracestate`), so that the worker's spans
+   * continue the receiver's trace.
+   */
+  readonly trace?: Readonly<Record<string, string>>;
 }
 
-/** The job's data for `delivery`: only the fields it has, since JSON keeps no `undefined`. */
-export function queuedDelivery({ event, id, timestamp, keyId, tenant, dedupKey }: WebhookDelivery): QueuedDelivery {
-  return { delivery: tenant === undefined ? { event, id, timestamp, keyId, dedupKey } : { event, id, timestamp, keyId, tenant, dedupKey } };
+/** The job's data for `delivery`, with `carrier` as its `trace` unless empty: only the fields it has, since JSON keeps no `undefined`. */
+export function queuedDelivery({ event, id, timestamp, keyId, tenant, dedupKey }: WebhookDelivery, carrier: Readonly<Record<string, string>> = {}): QueuedDelivery {
+  const delivery = tenant === undefined ? { event, id, timestamp, keyId, dedupKey } : { event, id, timestamp, keyId, tenant, dedupKey };
+  return Object.keys(carrier).length === 0 ? { delivery } : { delivery, trace: { ...carrier } };
 }
 
 /**

@@ -152,6 +152,7 @@ export function createPipeline<R, A>(
       const { runWithin } = run;
       const outcome = await (runWithin === undefined ? runs.run(request, delivery) : runWithin(() => runs.run(request, delivery)));
       run.status = statusOf(outcome);
+      run.failed = run.status >= 500;
       return outcome;
     }, run);
   }

@@ -7,11 +7,14 @@ import { beforeDeadline } from '../../base/deadlines.js';
 import { checkDuration, checkOptionsObject, checkRenamed, MAX_TIMER_MS } from '../../base/option-checks.js';
 import type { WebhookDelivery } from '../../core/delivery.js';
 import type { Handoff } from '../../process/handoff.js';
-import { queuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
+import type { QueuedDelivery } from '../queued-delivery.js';
+import { queueDelivery } from '../queue-traces.js';
 import { jobIdOf } from './job-id.js';
 
 /** The part of a BullMQ `Queue` (BullMQ 5 or 6) that `enqueue` uses. */
 export interface JobQueue {
+  /** The queue's name, which traces give as the job's destination (BullMQ's `Queue` has it). */
+  readonly name?: string;
   /** Adds a job named `name` with `data` and resolves once Redis acknowledged it. */
   add(name: string, data: QueuedDelivery, opts: JobsOptions): Promise<unknown>;
 }
@@ -72,11 +75,16 @@ export function enqueue(queue: JobQueue, options: BullMQEnqueueOptions = {}): Ha
   if (taken !== undefined) throw new TypeError(`svc-webhooks: job.${taken} is not taken: each event is one job, keyed on the event`);
   checkDuration('timeoutMs', timeoutMs, MAX_TIMER_MS);
   const each: BullMQJobOptions = { ...job };
+  const queueName = typeof queue.name === 'string' ? queue.name : '';
   return {
-    async hand(delivery: WebhookDelivery): Promise<void> {
-      const added = queue.add(delivery.event.type, queuedDelivery(delivery), { ...each, jobId: jobIdOf(delivery.dedupKey) });
-      const late = await beforeDeadline(added.then(() => false), timeoutMs, () => true);
-      if (late) throw new Error(`svc-webhooks: Redis did not acknowledge the job within ${timeoutMs} ms`);
+    hand(delivery: WebhookDelivery): Promise<void | 'duplicate'> {
+      return queueDelivery('bullmq', queueName, delivery, async (data) => {
+        const jobId = jobIdOf(delivery.dedupKey);
+        const added = queue.add(delivery.event.type, data, { ...each, jobId });
+        const late = await beforeDeadline(added.then(() => false), timeoutMs, () => true);
+        if (late) throw new Error(`svc-webhooks: Redis did not acknowledge the job within ${timeoutMs} ms`);
+        return { jobId };
+      });
     },
   };
 }

@@ -7,6 +7,7 @@
 import type { Job } from 'bullmq';
 import { claimKey, type ClaimSettings } from '../../process/claim.js';
 import type { Dispatcher } from '../../process/dispatcher.js';
+import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
 
 /** What a job's processor resolves to, kept as the job's return value: the handler ran, or had run before. */
@@ -26,14 +27,23 @@ export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, post
   return async (job: Job<QueuedDelivery, BullMQJobResult>, token?: string): Promise<BullMQJobResult> => {
     // A job another program added: running handlers on it would give them what their types do not promise.
     if (!isQueuedDelivery(job.data)) throw new TypeError('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
-    const { delivery } = job.data;
-    const attempt = await claimKey(claims, delivery.dedupKey, delivery.tenant);
-    if (attempt.state === 'done') return 'duplicate';
-    // Another worker runs it (a copy, or the first run of a job BullMQ found stalled), or the store failed: wait.
-    if (attempt.state !== 'claimed') return postpone(job, token);
-    const outcome = await dispatcher.dispatch(delivery);
-    await attempt.settle(outcome.kind !== 'failed');
-    if (outcome.kind === 'failed') throw outcome.error;
-    return 'processed';
+    return runQueuedJob('bullmq', job.queueName, job.id ?? '', job.data, async (run) => {
+      const { delivery } = job.data;
+      const attempt = await claimKey(claims, delivery.dedupKey, delivery.tenant);
+      if (attempt.state === 'done') {
+        run.ended('duplicate');
+        return 'duplicate';
+      }
+      // Another worker runs it (a copy, or the first run of a job BullMQ found stalled), or the store failed: wait.
+      if (attempt.state !== 'claimed') {
+        run.ended('postponed');
+        return postpone(job, token);
+      }
+      const outcome = await run.dispatch(dispatcher);
+      await attempt.settle(outcome.kind !== 'failed');
+      run.ended(outcome.kind === 'failed' ? 'failed' : 'processed');
+      if (outcome.kind === 'failed') throw outcome.error;
+      return 'processed';
+    });
   };
 }

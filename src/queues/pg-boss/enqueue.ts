@@ -12,8 +12,8 @@ import type { Handoff } from '../../process/handoff.js';
 import { markProcessed } from '../../stores/postgres/mark-processed.js';
 import { processedEventsTable, type ProcessedEventsOptions } from '../../stores/postgres/processed-events-options.js';
 import type { PgBossInstance, PgBossSendOptions } from './pg-boss-types.js';
-import { queuedDelivery } from '../queued-delivery.js';
-import { inTransaction, type PgPool } from './transaction.js';
+import { queueDelivery, type Sent } from '../queue-traces.js';
+import { inTransaction, type PgPool, type TransactionOutcome } from './transaction.js';
 
 /** Options of `enqueue()`. */
 export interface PgBossEnqueueOptions {
@@ -91,17 +91,19 @@ export function enqueue(boss: PgBossInstance, queueName: string, options: PgBoss
 
   return {
     hand(delivery: WebhookDelivery) {
-      return inTransaction(pool, async (client) => {
-        const first = await markProcessed(client, delivery.dedupKey, tableOptions);
-        if (!first) return { commit: false, value: 'duplicate' as const };
-        const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
-        const jobId = await boss.send(queueName, queuedDelivery(delivery), { ...jobOptions, db });
-        // pg-boss answers null, rather than failing, for a job a singleton policy refused, and pg-boss 10 for a queue that does not exist.
-        if (jobId === null) {
-          throw new Error(`svc-webhooks: pg-boss created no job in the queue ${JSON.stringify(queueName)}: does it exist, with the standard policy?`);
-        }
-        return { commit: true, value: undefined };
-      }, timeoutMs);
+      return queueDelivery('pg-boss', queueName, delivery, (data) =>
+        inTransaction(pool, async (client): Promise<TransactionOutcome<Sent>> => {
+          const first = await markProcessed(client, delivery.dedupKey, tableOptions);
+          if (!first) return { commit: false, value: 'duplicate' };
+          const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
+          const jobId = await boss.send(queueName, data, { ...jobOptions, db });
+          // pg-boss answers null, rather than failing, for a job a singleton policy refused, and pg-boss 10 for a queue that does not exist.
+          if (jobId === null) {
+            throw new Error(`svc-webhooks: pg-boss created no job in the queue ${JSON.stringify(queueName)}: does it exist, with the standard policy?`);
+          }
+          return { commit: true, value: { jobId } };
+        }, timeoutMs),
+      );
     },
   };
 }

@@ -9,6 +9,7 @@ import { checkOptionsObject, checkRenamed } from '../../base/option-checks.js';
 import { createDispatcher, type Dispatcher } from '../../process/dispatcher.js';
 import { handlerErrorLog } from '../../process/handler-options.js';
 import type { EventSchemas, HandlerOptions } from '../../process/handler-types.js';
+import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery } from '../queued-delivery.js';
 import type { PgBossInstance, PgBossJob, PgBossWorkOptions } from './pg-boss-types.js';
 
@@ -63,7 +64,7 @@ export function work<S extends EventSchemas = {}>(boss: PgBossInstance, queueNam
   const logger = checkLogger(given);
   const handlerOptions = { on, schemas, unknownEvents, onUnknownEvent, onHandlerError } as HandlerOptions<S>;
   const dispatcher = createDispatcher(handlerOptions, handlerErrorLog("pg-boss retries its job as the queue's retryLimit allows", logger));
-  return boss.work(queueName, { ...engineOptions }, (jobs) => runBatch(boss, queueName, (job) => runJob(dispatcher, logger, job), jobs));
+  return boss.work(queueName, { ...engineOptions }, (jobs) => runBatch(boss, queueName, (job) => runJob(dispatcher, logger, queueName, job), jobs));
 }
 
 /**
@@ -82,12 +83,15 @@ async function runBatch(boss: PgBossInstance, queueName: string, run: (job: PgBo
 }
 
 /** Runs one job's handler; resolves to why it failed (an error code), or `undefined` once handled. Never rejects. */
-async function runJob(dispatcher: Dispatcher, logger: WebhookLogger, job: PgBossJob): Promise<string | undefined> {
+async function runJob(dispatcher: Dispatcher, logger: WebhookLogger, queueName: string, job: PgBossJob): Promise<string | undefined> {
   const { data } = job;
   if (!isQueuedDelivery(data)) {
     writeLog(logger, 'error', { code: 'invalid_job', jobId: job.id }, `the pg-boss job ${job.id} holds no queued delivery (it was not sent by enqueue); it is failed`);
     return 'not_a_queued_delivery';
   }
-  const outcome = await dispatcher.dispatch(data.delivery);
-  return outcome.kind === 'failed' ? outcome.error.code : undefined;
+  return runQueuedJob('pg-boss', queueName, job.id, data, async (run) => {
+    const outcome = await run.dispatch(dispatcher);
+    run.ended(outcome.kind === 'failed' ? 'failed' : 'processed');
+    return outcome.kind === 'failed' ? outcome.error.code : undefined;
+  });
 }

@@ -6,8 +6,9 @@
  * all. Under a Node that loads every major there is nothing to run again: the
  * specs cover them all in this process.
  *
- * The run takes the enqueue and work specs, and the load and crash tests at
- * their CI size (`LOAD_SIZE` passes on to them).
+ * The run takes the enqueue and work specs, the traces across the queue,
+ * and the load and crash tests at their CI size (`LOAD_SIZE` passes on to
+ * them).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -19,9 +20,11 @@ import { ALL_PG_BOSS_MAJORS, PG_BOSS_MAJORS, PG_BOSS_MAJORS_ELSEWHERE } from '..
 import { PACKAGE_ROOT } from '../../package/pack.js';
 
 /** The specs run again on the other Node, this one excluded. */
-const SPECS = ['enqueue.test.ts', 'work.test.ts', 'exactly-once-load.test.ts', 'exactly-once-crash.test.ts'].map(
-  (file) => `test/queues/pg-boss/${file}`,
-);
+const SPECS = [
+  ...['enqueue.test.ts', 'work.test.ts', 'exactly-once-load.test.ts', 'exactly-once-crash.test.ts'].map((file) => `test/queues/pg-boss/${file}`),
+  // The traces across the queue: their BullMQ cases run there too, a few seconds.
+  'test/otel/queue-traces.test.ts',
+];
 const OTHER_NODE = '22';
 
 interface VitestReport {

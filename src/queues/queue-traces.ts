@@ -1,0 +1,95 @@
+/**
+ * The queues' tracing channels, the same for both engines: one around each
+ * job `enqueue` queues, whose subscribers fill the carrier the job takes
+ * along (a trace context); one around each job a worker runs, in the
+ * context a subscriber gives it; and the handler channel around its user
+ * code, as in a receiver. Nothing is built while nobody listens.
+ */
+import type { WebhookDelivery } from '../core/delivery.js';
+import {
+  enqueueRuns,
+  handlerRuns,
+  jobRuns,
+  type EnqueueTrace,
+  type HandlerTrace,
+  type JobOutcome,
+  type JobTrace,
+  type QueueSystem,
+} from '../process/diagnostics.js';
+import type { Dispatcher, HandlerOutcome } from '../process/dispatcher.js';
+import { queuedDelivery, type QueuedDelivery } from './queued-delivery.js';
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** What an engine's send resolves to: the job it created, or `'duplicate'` for an event it had queued before. */
+export type Sent = { readonly jobId: string } | 'duplicate';
+
+/**
+ * Queues `delivery` with `send`, which gets the job's data: on the enqueue
+ * channel while someone listens there, the data then carrying what its
+ * subscribers put in the carrier. Resolves as `Handoff.hand` does.
+ */
+export async function queueDelivery(
+  system: QueueSystem,
+  queue: string,
+  delivery: WebhookDelivery,
+  send: (data: QueuedDelivery) => Promise<Sent>,
+): Promise<void | 'duplicate'> {
+  if (!enqueueRuns?.hasSubscribers) return (await send(queuedDelivery(delivery))) === 'duplicate' ? 'duplicate' : undefined;
+  const run: Writable<EnqueueTrace> = { system, queue, delivery, carrier: {} };
+  return enqueueRuns.tracePromise(async () => {
+    // Subscribers filled the carrier at start, before this runs.
+    const sent = await send(queuedDelivery(delivery, run.carrier));
+    run.outcome = sent === 'duplicate' ? 'duplicate' : 'queued';
+    if (sent === 'duplicate') return 'duplicate';
+    run.jobId = sent.jobId;
+    return undefined;
+  }, run);
+}
+
+/** What a worker's run of one job does through the channels. */
+export interface JobRun {
+  /** Runs the job's handler: on the handler channel while someone listens there. */
+  dispatch(dispatcher: Dispatcher): Promise<HandlerOutcome>;
+  /** Tells the job channel what became of the job, before the run settles. */
+  ended(outcome: JobOutcome): void;
+}
+
+/**
+ * Runs one job of `queued` with `process`: on the job channel while someone
+ * listens there, within the context its subscribers give (its claim,
+ * handler and settling alike).
+ */
+export function runQueuedJob<T>(system: QueueSystem, queue: string, jobId: string, queued: QueuedDelivery, process: (run: JobRun) => Promise<T>): Promise<T> {
+  const { delivery } = queued;
+  if (!jobRuns?.hasSubscribers && !handlerRuns?.hasSubscribers) {
+    return process({ dispatch: async (dispatcher) => dispatcher.dispatch(delivery), ended: () => undefined });
+  }
+  const job: Writable<JobTrace> = { system, queue, jobId, delivery, carrier: carrierOf(queued) };
+  const run: JobRun = {
+    dispatch: async (dispatcher) => (handlerRuns?.hasSubscribers ? traceHandler(job, dispatcher) : dispatcher.dispatch(delivery)),
+    ended: (outcome) => void (job.outcome = outcome),
+  };
+  if (!jobRuns?.hasSubscribers) return process(run);
+  return jobRuns.tracePromise(() => {
+    const { runWithin } = job;
+    return runWithin === undefined ? process(run) : runWithin(() => process(run));
+  }, job);
+}
+
+/** Runs the handler of the job's delivery on the handler channel, which learns whether it failed. */
+function traceHandler(job: JobTrace, dispatcher: Dispatcher): Promise<HandlerOutcome> {
+  const run: Writable<HandlerTrace> = { entry: job.system, delivery: job.delivery, trace: job };
+  return handlerRuns!.tracePromise(async () => {
+    const { runWithin } = run;
+    const outcome = await (runWithin === undefined ? dispatcher.dispatch(job.delivery) : runWithin(() => dispatcher.dispatch(job.delivery)));
+    run.failed = outcome.kind === 'failed';
+    return outcome;
+  }, run);
+}
+
+/** The text headers a job carried: its data's `trace`, string values alone, or none. */
+function carrierOf({ trace }: QueuedDelivery): Readonly<Record<string, string>> {
+  if (typeof trace !== 'object' || trace === null) return {};
+  return Object.fromEntries(Object.entries(trace).filter(([, value]) => typeof value === 'string'));
+}

@@ -1,0 +1,251 @@
+/**
+ * instrumentWebhooks across a queue, over real HTTP, on both BullMQ majors
+ * and each pg-boss major this Node loads: a receiver with a handoff under
+ * its server span, a worker in this process, and the OpenTelemetry SDK with
+ * AsyncLocalStorageContextManager and the W3C propagator. One trace runs
+ * from the request to the span the worker's handler starts: the send span
+ * under the receiver's handler span, the job carrying its context, the
+ * process span its child, the worker's handler span under that.
+ */
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import express from 'express';
+import { createServer } from 'node:http';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { verifyWebhook } from '../../adapters/express.js';
+import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/otel.js';
+import type { Handoff } from '../../src/index.js';
+import { enqueue as bullmqEnqueue, work as bullmqWork } from '../../src/queues/bullmq/index.js';
+import { enqueue as pgBossEnqueue, work as pgBossWork } from '../../src/queues/pg-boss/index.js';
+import { BULLMQ_MAJORS, connectionTo, dropQueue, uniqueQueueName } from '../helpers/bullmq-majors.js';
+import { serveNode } from '../helpers/http-harness.js';
+import { PG_BOSS_MAJORS } from '../helpers/pg-boss-majors.js';
+import { pgBossSuite } from '../helpers/pg-boss-suite.js';
+import { uniqueTable } from '../helpers/postgres-clients.js';
+import { redisUrl } from '../helpers/redis-clients.js';
+import { deliveryOf, now, SECRET, signedRequest } from '../helpers/signed-request.js';
+import { TestDedupStore } from '../helpers/test-dedup-store.js';
+
+const spans = new InMemorySpanExporter();
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+const tracer = tracerProvider.getTracer('test');
+
+/** The user's code of a worker: it starts a span, as a database client's instrumentation would, or throws. */
+type WorkerHandler = () => Promise<void>;
+
+/** One queue of one engine for a test: its handoff, a worker on it, the data of its jobs. */
+interface Engine {
+  readonly system: 'bullmq' | 'pg-boss';
+  readonly queue: string;
+  readonly handoff: Handoff;
+  startWorker(handler: WorkerHandler): Promise<void>;
+  /** The data of every job of the queue, as stored. */
+  jobData(): Promise<unknown[]>;
+  /** Adds a job with `data` as another program would, bypassing enqueue. */
+  addRaw(data: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+type EngineSetUp = { readonly name: string; readonly setUp: () => Promise<Engine> };
+
+const bullmqEngines: EngineSetUp[] = BULLMQ_MAJORS.map((major) => ({
+  name: major.name,
+  async setUp() {
+    const queue = major.queue(uniqueQueueName('otel'), redisUrl());
+    const workers: Array<{ close(): Promise<void> }> = [];
+    return {
+      system: 'bullmq',
+      queue: queue.name,
+      handoff: bullmqEnqueue(queue),
+      async startWorker(handler) {
+        const worker = await bullmqWork(queue.name, {
+          connection: connectionTo(redisUrl()),
+          bullmq: major.classes,
+          dedup: new TestDedupStore(),
+          on: { 'call.missed': handler },
+          onHandlerError: () => undefined,
+          attempts: 1,
+        } as Parameters<typeof bullmqWork>[1]);
+        worker.on('error', () => {});
+        workers.push(worker);
+      },
+      async jobData() {
+        const jobs = await (queue as unknown as { getJobs(): Promise<Array<{ data: unknown }>> }).getJobs();
+        return jobs.map((job) => job.data);
+      },
+      async addRaw(data) {
+        await queue.add('call.missed', data as never, { jobId: `raw-${uniqueTable('job')}` });
+      },
+      async close() {
+        for (const worker of workers) await worker.close();
+        await dropQueue(queue);
+      },
+    };
+  },
+}));
+
+const pgBossEngines: EngineSetUp[] = PG_BOSS_MAJORS.map((major) => {
+  const suite = pgBossSuite(major);
+  return {
+    name: major.name,
+    async setUp() {
+      const { boss, pool, table } = suite;
+      const queue = uniqueTable('queue');
+      await boss.createQueue(queue, { retryLimit: 0 });
+      const workers: string[] = [];
+      return {
+        system: 'pg-boss',
+        queue,
+        handoff: pgBossEnqueue(boss, queue, { pool, table }),
+        async startWorker(handler) {
+          workers.push(await pgBossWork(boss, queue, { on: { 'call.missed': handler }, onHandlerError: () => undefined, pollingIntervalSeconds: 0.5 }));
+        },
+        async jobData() {
+          return (await suite.jobs(queue)).map((job) => job.data);
+        },
+        async addRaw(data) {
+          await boss.send(queue, data as object);
+        },
+        async close() {
+          for (const id of workers) await major.offWork(boss, queue, id);
+        },
+      };
+    },
+  };
+});
+
+/** Spans by name, once `name` has ended. */
+async function finishedWith(name: string): Promise<Map<string, ReadableSpan>> {
+  return vi.waitFor(
+    () => {
+      const finished = spans.getFinishedSpans();
+      expect(finished.map((span) => span.name)).toContain(name);
+      return new Map(finished.map((span) => [span.name, span]));
+    },
+    { timeout: 15_000, interval: 50 },
+  );
+}
+
+const parentOf = (span: ReadableSpan | undefined): string | undefined => span?.parentSpanContext?.spanId;
+const idOf = (span: ReadableSpan | Span | undefined): string | undefined => span?.spanContext().spanId;
+
+describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $name', ({ setUp }) => {
+  let engine: Engine;
+  let instrumentation: WebhookInstrumentation | undefined;
+
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+  afterAll(() => {
+    context.disable();
+    propagation.disable();
+  });
+  beforeEach(async () => {
+    engine = await setUp();
+    instrumentation = instrumentWebhooks({ tracerProvider });
+    spans.reset();
+  });
+  afterEach(async () => {
+    instrumentation?.stop();
+    await engine.close();
+  });
+
+  /** POSTs one delivery to an Express receiver whose handoff is the engine's, under a server span; answers the status. */
+  async function deliverUnder(server: Span, id: string): Promise<number> {
+    const app = express().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: false, handoff: engine.handoff }));
+    const served = await serveNode(createServer((req, res) => context.with(trace.setSpan(context.active(), server), () => app(req, res))));
+    try {
+      const response = await fetch(`${served.url}/webhooks`, { method: 'POST', ...signedRequest({ id, type: 'call.missed' }) });
+      await response.arrayBuffer();
+      return response.status;
+    } finally {
+      await served.close();
+    }
+  }
+
+  it("continues the request's trace in the worker: send under the receiver's handler span, process under send, the worker's handler span under process", async () => {
+    await engine.startWorker(async () => tracer.startSpan('UPDATE calls').end());
+    const server = tracer.startSpan('POST /webhooks');
+    expect(await deliverUnder(server, 'evt_traced')).toBe(202);
+    server.end();
+    const byName = await finishedWith(`process ${engine.queue}`);
+    const receive = byName.get('webhook receive call.missed');
+    const send = byName.get(`send ${engine.queue}`);
+    const process = byName.get(`process ${engine.queue}`);
+    const query = byName.get('UPDATE calls');
+    const handles = spans.getFinishedSpans().filter((span) => span.name === 'webhook handle call.missed');
+    const receiverHandle = handles.find((span) => span.attributes['webhook.entry'] === 'express');
+    const workerHandle = handles.find((span) => span.attributes['webhook.entry'] === engine.system);
+
+    expect(parentOf(receive)).toBe(idOf(server));
+    expect(parentOf(receiverHandle)).toBe(idOf(receive));
+    expect(parentOf(send)).toBe(idOf(receiverHandle));
+    expect(parentOf(process)).toBe(idOf(send));
+    expect(parentOf(workerHandle)).toBe(idOf(process));
+    expect(parentOf(query)).toBe(idOf(workerHandle));
+    for (const span of [receive, receiverHandle, send, process, workerHandle, query]) expect(span?.spanContext().traceId).toBe(server.spanContext().traceId);
+
+    const [data] = (await engine.jobData()) as Array<{ trace?: Record<string, string> }>;
+    const jobId = send?.attributes['messaging.message.id'];
+    expect(typeof jobId).toBe('string');
+    expect(send?.kind).toBe(SpanKind.PRODUCER);
+    expect(send?.attributes).toMatchObject({
+      'messaging.system': engine.system,
+      'messaging.destination.name': engine.queue,
+      'messaging.operation.type': 'send',
+      'webhook.event.type': 'call.missed',
+      'webhook.enqueue.outcome': 'queued',
+    });
+    expect(process?.kind).toBe(SpanKind.CONSUMER);
+    expect(process?.attributes).toMatchObject({
+      'messaging.system': engine.system,
+      'messaging.destination.name': engine.queue,
+      'messaging.operation.type': 'process',
+      'messaging.message.id': jobId,
+      'webhook.job.outcome': 'processed',
+    });
+    expect(process?.status.code).toBe(SpanStatusCode.UNSET);
+    // The job carries the send span's W3C context, and nothing of it the propagator did not write.
+    expect(data?.trace).toEqual({ traceparent: `00-${server.spanContext().traceId}-${idOf(send)}-01` });
+  });
+
+  it('marks the process span and the worker handler span failed when the handler throws', async () => {
+    await engine.startWorker(() => Promise.reject(new Error('handler down')));
+    expect(await deliverUnder(tracer.startSpan('POST /webhooks'), 'evt_failing')).toBe(202);
+    const byName = await finishedWith(`process ${engine.queue}`);
+    expect(byName.get(`process ${engine.queue}`)?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(byName.get(`process ${engine.queue}`)?.attributes['webhook.job.outcome']).toBe('failed');
+    const workerHandle = spans.getFinishedSpans().find((span) => span.name === 'webhook handle call.missed' && span.attributes['webhook.entry'] === engine.system);
+    expect(workerHandle?.status.code).toBe(SpanStatusCode.ERROR);
+  });
+
+  it("names the job in the send span, and says when pg-boss's record found the event queued before", async () => {
+    const delivery = deliveryOf({ id: 'evt_twice', type: 'call.missed' });
+    await engine.handoff.hand(delivery);
+    await engine.handoff.hand(delivery);
+    const sends = spans.getFinishedSpans().filter((span) => span.name === `send ${engine.queue}`);
+    // BullMQ keeps the first job of an id and adds nothing; pg-boss's enqueue finds the record and sends nothing.
+    expect(sends.map((span) => span.attributes['webhook.enqueue.outcome'])).toEqual(['queued', engine.system === 'pg-boss' ? 'duplicate' : 'queued']);
+    expect(typeof sends[0]?.attributes['messaging.message.id']).toBe('string');
+    expect(sends[1]?.attributes['messaging.message.id']).toBe(engine.system === 'pg-boss' ? undefined : sends[0]?.attributes['messaging.message.id']);
+    expect(await engine.jobData()).toHaveLength(1);
+  });
+
+  it('starts a new trace in the worker for a job that carries no usable context, and carries none when nobody instruments', async () => {
+    instrumentation!.stop();
+    instrumentation = undefined;
+    expect((await engine.handoff.hand(deliveryOf({ id: 'evt_plain', type: 'call.missed' }))) ?? 'queued').toBe('queued');
+    expect(await engine.jobData()).toEqual([expect.not.objectContaining({ trace: expect.anything() })]);
+
+    instrumentation = instrumentWebhooks({ tracerProvider });
+    await engine.addRaw({ delivery: deliveryOf({ id: 'evt_odd_trace', type: 'call.missed' }), trace: { traceparent: 42, tracestate: ['x'] } });
+    let ran = 0;
+    await engine.startWorker(async () => void (ran += 1));
+    await vi.waitFor(() => expect(spans.getFinishedSpans().filter((span) => span.name === `process ${engine.queue}`)).toHaveLength(2), { timeout: 15_000, interval: 50 });
+    expect(ran).toBe(2);
+    for (const process of spans.getFinishedSpans().filter((span) => span.name === `process ${engine.queue}`)) expect(process.parentSpanContext).toBeUndefined();
+  });
+});
