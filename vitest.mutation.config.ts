@@ -31,6 +31,8 @@ export default defineConfig({
       'test/**/*outage*.test.ts',
       'test/**/*after-death*.test.ts',
       'test/**/redis-cluster.test.ts',
+      // Its workers are processes of their own, which no mutant reaches.
+      'test/otel/queue-traces-across-processes.test.ts',
     ],
   },
 });

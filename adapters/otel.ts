@@ -29,7 +29,7 @@
  *   `messaging.operation.type` and, once known, `messaging.message.id`.
  * @packageDocumentation
  */
-import { context, metrics, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span, type TracerProvider } from '@opentelemetry/api';
+import { context, metrics, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span, type TracerProvider } from '@opentelemetry/api';
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import {
   DELIVERY_CHANNEL,
@@ -189,8 +189,9 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
   const jobEvents = {
     start(message: unknown): void {
       const job = message as JobTrace;
-      // A child of the send span the job carries; of the active span for a job that carries none.
-      const parentContext = propagation.extract(context.active(), job.carrier);
+      // A child of the send span the job carries; a new trace for a job that carries none, whatever context
+      // the worker was started in (its jobs' promises inherit that one).
+      const parentContext = propagation.extract(ROOT_CONTEXT, job.carrier);
       const attributes = {
         ...messagingAttributes(job, 'process'),
         'messaging.message.id': job.jobId,

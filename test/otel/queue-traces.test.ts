@@ -243,7 +243,10 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
     instrumentation = instrumentWebhooks({ tracerProvider });
     await engine.addRaw({ delivery: deliveryOf({ id: 'evt_odd_trace', type: 'call.missed' }), trace: { traceparent: 42, tracestate: ['x'] } });
     let ran = 0;
-    await engine.startWorker(async () => void (ran += 1));
+    // Started inside a span of the application's start-up: its jobs' promises inherit that context, which is no job's parent.
+    const startUp = tracer.startSpan('start-up');
+    await context.with(trace.setSpan(context.active(), startUp), () => engine.startWorker(async () => void (ran += 1)));
+    startUp.end();
     await vi.waitFor(() => expect(spans.getFinishedSpans().filter((span) => span.name === `process ${engine.queue}`)).toHaveLength(2), { timeout: 15_000, interval: 50 });
     expect(ran).toBe(2);
     for (const process of spans.getFinishedSpans().filter((span) => span.name === `process ${engine.queue}`)) expect(process.parentSpanContext).toBeUndefined();

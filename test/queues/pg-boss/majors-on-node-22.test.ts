@@ -22,8 +22,9 @@ import { PACKAGE_ROOT } from '../../package/pack.js';
 /** The specs run again on the other Node, this one excluded. */
 const SPECS = [
   ...['enqueue.test.ts', 'work.test.ts', 'exactly-once-load.test.ts', 'exactly-once-crash.test.ts'].map((file) => `test/queues/pg-boss/${file}`),
-  // The traces across the queue: their BullMQ cases run there too, a few seconds.
+  // The traces across the queue, in this process and in another: their BullMQ cases run there too, seconds.
   'test/otel/queue-traces.test.ts',
+  'test/otel/queue-traces-across-processes.test.ts',
 ];
 const OTHER_NODE = '22';
 
