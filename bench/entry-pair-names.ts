@@ -11,6 +11,7 @@ export const STORED = Number(process.env.BENCH_STORED ?? 10_000);
 export const PAIRS = {
   fetch: { label: 'Fetch', minimum: 'Fetch: minimum', ours: 'Fetch: verifyWebhook', scale: 1 },
   lambda: { label: 'Lambda', minimum: 'Lambda: minimum', ours: 'Lambda: verifyWebhook', scale: 6 },
+  azure: { label: 'Azure Functions', minimum: 'Azure: minimum', ours: 'Azure: verifyWebhook', scale: 1 },
   hono: { label: 'Hono', minimum: 'Hono: minimum', ours: 'Hono: verifyWebhook', scale: 1 },
   fastify: { label: 'Fastify (inject)', minimum: 'Fastify: minimum', ours: 'Fastify: verifyWebhook', scale: 1 },
   dedup: {

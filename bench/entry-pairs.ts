@@ -9,9 +9,11 @@
  * the handlers of `on` against a lookup by type. Each request is a 1 KiB
  * envelope with an event id of its own, signed ahead of time, with the
  * Content-Length every host gives; a Lambda event is parsed from JSON, as
- * the runtime hands it over. Prints each side's CPU µs per request in each
+ * the runtime hands it over, an Azure request built as Azure's HttpRequest,
+ * as the Functions worker builds it. Prints each side's CPU µs per request in each
  * round (`cpu-rounds.ts`), as JSON.
  */
+import functions, { type HttpRequest as AzureHttpRequest } from '@azure/functions';
 import { Buffer } from 'node:buffer';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -22,6 +24,7 @@ import { cpuRounds, type CpuCase } from './cpu-rounds.js';
 import { BLOCKS, PAIRS, REQUESTS, ROUNDS, STORED, type PairName } from './entry-pair-names.js';
 import { envelopeOfSize } from './payloads.js';
 
+const { verifyWebhook: azureWebhook } = await built<typeof import('../adapters/azure.js')>('adapters/azure.js');
 const { verifyWebhook: fastifyWebhook } = await built<typeof import('../adapters/fastify.js')>('adapters/fastify.js');
 const { verifyWebhook: fetchWebhook } = await built<typeof import('../adapters/fetch.js')>('adapters/fetch.js');
 const { verifyWebhook: honoWebhook } = await built<typeof import('../adapters/hono.js')>('adapters/hono.js');
@@ -120,6 +123,22 @@ function minimumLambda(event: (typeof lambdaPool)[number]): { statusCode: number
   return { statusCode: 204 };
 }
 
+// CommonJS whose named exports Node 20 cannot see from an ES module.
+const { HttpRequest, InvocationContext } = functions;
+
+/** The request the Azure Functions worker hands over. */
+const azureRequest = ({ body, headers }: Delivery): AzureHttpRequest =>
+  new HttpRequest({ method: 'POST', url: 'http://receiver.test/api/webhooks', headers, body: { string: body } });
+const azureContext = new InvocationContext({ invocationId: 'bench', functionName: 'webhooks' });
+
+async function minimumAzure(incoming: AzureHttpRequest): Promise<{ status: number }> {
+  const body = Buffer.from(await incoming.arrayBuffer());
+  const event = checked((name) => incoming.headers.get(name), body);
+  if (event === null) return { status: 400 };
+  handler(event);
+  return { status: 204 };
+}
+
 const options = { secret: SECRET, now };
 
 /** A Map seen-set holding `STORED` events. */
@@ -179,6 +198,15 @@ const cases: Record<string, CpuCase> = {
     const entry = lambdaWebhook({ ...options, dedup: false }, handler);
     const next = walk(lambdaPool);
     return async () => (await entry(next() as never, lambdaContext)).statusCode;
+  },
+  'Azure: minimum': () => {
+    const next = walk(pool);
+    return async () => (await minimumAzure(azureRequest(next()))).status;
+  },
+  'Azure: verifyWebhook': () => {
+    const entry = azureWebhook({ ...options, dedup: false }, handler);
+    const next = walk(pool);
+    return async () => (await entry(azureRequest(next()), azureContext)).status!;
   },
   'Hono: minimum': () => {
     const app = new Hono().post('/webhooks', async (c) => await minimumFetch(c.req.raw));

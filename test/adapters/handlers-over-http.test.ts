@@ -8,10 +8,11 @@ import Fastify from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { WebhookError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from '../helpers/adapter-contract.js';
-import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
+import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
 import { handlerContract } from '../helpers/handler-contract.js';
 import { LAMBDA_SOURCES } from '../helpers/lambda-events.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
@@ -68,6 +69,18 @@ for (const source of LAMBDA_SOURCES) {
     );
   });
 }
+
+describe('azure entry with on, behind a bridge that builds Azure HttpRequests', () => {
+  handlerContract((options, onError) =>
+    serveAzure(
+      azureWebhook({
+        ...options,
+        on: options.on!,
+        onError: onError === 'custom' ? (error) => ({ status: CUSTOM_ERROR_STATUS, jsonBody: customBody(error) }) : onError && broken,
+      }),
+    ),
+  );
+});
 
 describe('fastify adapter with path and on, over HTTP', () => {
   handlerContract((options, onError) =>

@@ -6,9 +6,10 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { Handoff } from '../../src/index.js';
-import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
+import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 type Serve = (handoff: Handoff) => Promise<ServedApp>;
@@ -19,6 +20,7 @@ const ENTRIES: ReadonlyArray<readonly [string, Serve]> = [
   ['fastify', (handoff) => serveFastifyHandlers({ secret: SECRET, now, handoff } as never)],
   ['fetch', (handoff) => serveFetch(fetchWebhook({ secret: SECRET, now, handoff }))],
   ['lambda', (handoff) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, handoff }))],
+  ['azure', (handoff) => serveAzure(azureWebhook({ secret: SECRET, now, handoff }))],
 ];
 
 afterEach(() => {

@@ -10,12 +10,15 @@ import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../
 import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
+import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhookResult } from '../../adapters/lambda.js';
 import type { ReceiverOptions, WebhookError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy } from '../helpers/adapter-contract.js';
 import {
+  azureRoute,
   fetchRoute,
   lambdaRoute,
+  serveAzure,
   serveExpress,
   serveFastify,
   serveFetch,
@@ -136,6 +139,13 @@ const adapters: readonly Adapter[] = [
       const onErrors = returningOnErrors(answer, late);
       const webhook = lambdaWebhook({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, lambdaRoute(route));
       return serveLambda('http-api', webhook);
+    },
+  },
+  {
+    name: 'azure',
+    serve(options, behaviour, late, route) {
+      const onErrors = returningOnErrors((error: WebhookError) => ({ status: CUSTOM_ERROR_STATUS, jsonBody: customErrorBody(error.code) }), late);
+      return serveAzure(azureWebhook({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, azureRoute(route)));
     },
   },
 ];

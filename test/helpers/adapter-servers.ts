@@ -4,8 +4,11 @@
  * adapter answering there by itself; the framework's own defaults everywhere
  * else (Hono's error handler, which logs, included). The Fetch entry is
  * served through @hono/node-server's bridge, the Lambda entry through a
- * bridge that turns each request into the event of a Lambda HTTP source.
+ * bridge that turns each request into the event of a Lambda HTTP source,
+ * the Azure entry through one that builds Azure's own `HttpRequest` and
+ * `InvocationContext`, as the Functions host hands them over.
  */
+import { HttpRequest, InvocationContext, type HttpResponseInit } from '@azure/functions';
 import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -14,6 +17,7 @@ import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook, type FastifyEntryOptions } from '../../adapters/fastify.js';
+import type { AzureWebhook, AzureWebhookContext } from '../../adapters/azure.js';
 import type { FetchWebhook, FetchWebhookContext } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
 import type { LambdaWebhook, LambdaWebhookContext, LambdaWebhookEvent } from '../../adapters/lambda.js';
@@ -98,6 +102,29 @@ export function serveLambda(
   return serveNode(server);
 }
 
+/**
+ * An Azure entry, each request handed to it as Azure's `HttpRequest` with a
+ * fresh `InvocationContext`; `params` gives what the route template reads
+ * from the path (`webhooks/{tenant}`). A `jsonBody` answer is sent as JSON.
+ */
+export function serveAzure(webhook: AzureWebhook, params: (path: string) => Record<string, string> = () => ({})): Promise<ServedApp> {
+  let invocations = 0;
+  const server = createServer(async (req, res) => {
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
+    const url = `http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`;
+    const request = new HttpRequest({ method: req.method ?? 'POST', url, headers, params: params(req.url ?? '/'), body: { bytes: await bytesOf(req) } });
+    const answer: HttpResponseInit = await webhook(request, new InvocationContext({ invocationId: String(++invocations), functionName: 'webhooks' }));
+    const sent = new Headers(answer.headers as ConstructorParameters<typeof Headers>[0]);
+    const body = answer.jsonBody === undefined ? answer.body : JSON.stringify(answer.jsonBody);
+    if (answer.jsonBody !== undefined && !sent.has('content-type')) sent.set('content-type', 'application/json');
+    res.writeHead(answer.status ?? 200, Object.fromEntries(sent)).end(typeof body === 'string' ? body : body === undefined || body === null ? '' : String(body));
+  });
+  return serveNode(server);
+}
+
+/** An Azure entry answering the status `route` gives. */
+export const azureRoute = (route: RouteSpy) => async (event: WebhookEvent, { id }: AzureWebhookContext) => ({ status: await route.handle(event, id) });
+
 /** A Fetch entry answering the status `route` gives. */
 export const fetchRoute = (route: RouteSpy) => async (event: WebhookEvent, { id }: FetchWebhookContext) =>
   new Response(null, { status: await route.handle(event, id) });
@@ -108,8 +135,12 @@ export const lambdaRoute = (route: RouteSpy) => async (event: WebhookEvent, { id
   body: '',
 });
 
-async function bodyOf(req: IncomingMessage): Promise<string> {
+async function bytesOf(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  return (await bytesOf(req)).toString('utf8');
 }

@@ -3,20 +3,22 @@
  * `/webhooks/<tenant>`, answering by itself with `on`, the tenant read from
  * the route the way that host offers it. The Lambda entry gets an HTTP API
  * event whose `pathParameters` carry the tenant, as API Gateway fills them
- * for a route `/webhooks/{tenant}`.
+ * for a route `/webhooks/{tenant}`; the Azure entry a request whose `params`
+ * do, as the Functions host fills them for a route `webhooks/{tenant}`.
  */
 import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { createServer, type Server } from 'node:http';
+import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhookEvent } from '../../adapters/lambda.js';
 import type { EntryOptions, HandlerOptions } from '../../src/index.js';
-import { serveLambda } from './adapter-servers.js';
+import { serveAzure, serveLambda } from './adapter-servers.js';
 import { serveNode, type ServedApp } from './http-harness.js';
 
 /** What every tenant server takes: the receiver's options with `on` and its options. */
@@ -24,7 +26,7 @@ export type TenantServerOptions = EntryOptions & HandlerOptions;
 
 export type TenantServer = (options: TenantServerOptions) => Promise<ServedApp>;
 
-export const TENANT_SERVERS: Readonly<Record<'express' | 'hono' | 'fastify' | 'fetch' | 'lambda', TenantServer>> = {
+export const TENANT_SERVERS: Readonly<Record<'express' | 'hono' | 'fastify' | 'fetch' | 'lambda' | 'azure', TenantServer>> = {
   express: (options) =>
     serveNode(createServer(express().post('/webhooks/:tenant', expressWebhook({ ...options, tenant: (req) => req.params.tenant })))),
   hono: (options) => {
@@ -47,6 +49,13 @@ export const TENANT_SERVERS: Readonly<Record<'express' | 'hono' | 'fastify' | 'f
     return serveLambda('http-api', webhook, (event, path) => {
       const tenant = /^\/webhooks\/([^/?]+)/.exec(path)?.[1];
       return { ...event, pathParameters: tenant === undefined ? undefined : { tenant: decodeURIComponent(tenant) } } as LambdaWebhookEvent;
+    });
+  },
+  azure: (options) => {
+    const webhook = azureWebhook({ ...options, tenant: (request) => request.params.tenant });
+    return serveAzure(webhook, (path): Record<string, string> => {
+      const tenant = /^\/webhooks\/([^/?]+)/.exec(path)?.[1];
+      return tenant === undefined ? {} : { tenant: decodeURIComponent(tenant) };
     });
   },
 };

@@ -6,6 +6,7 @@
  * spans are its own, however many deliveries of one event id (or of one id
  * to many tenants) run at once.
  */
+import { HttpRequest, InvocationContext } from '@azure/functions';
 import { context, SpanStatusCode, trace, type HrTime } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
@@ -16,6 +17,7 @@ import Fastify, { type FastifyPluginAsync } from 'fastify';
 import { Hono } from 'hono';
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
@@ -25,6 +27,7 @@ import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/
 import type { EntryName, EventHandlers, Handoff, SecretResolver } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import {
+  serveAzure,
   serveExpress,
   serveExpressHandlers,
   serveFastify,
@@ -81,6 +84,7 @@ const entries: Array<[EntryName, Serve]> = [
   ['fastify', (dedup) => serveFastifyHandlers({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet })],
   ['fetch', (dedup) => serveFetch(fetchWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
   ['lambda', (dedup) => serveLambda('http-api', lambdaWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
+  ['azure', (dedup) => serveAzure(azureWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
 ];
 
 describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, serve) => {
@@ -487,6 +491,22 @@ const parentedEntries: Array<[string, EntryName, RunUnder]> = [
     },
   ],
   [
+    'azure with on',
+    'azure',
+    async (inSpan, work) => {
+      const webhook = azureWebhook({ secret: SECRET, now, dedup: false, on: { 'call.missed': work } });
+      return (await inSpan(() => webhook(azureRequest(signedRequest({ id: 'evt_parented' })), new InvocationContext()))).status!;
+    },
+  ],
+  [
+    'azure with a single handler',
+    'azure',
+    async (inSpan, work) => {
+      const webhook = azureWebhook({ secret: SECRET, now, dedup: false }, () => work());
+      return (await inSpan(() => webhook(azureRequest(signedRequest({ id: 'evt_parented' })), new InvocationContext()))).status!;
+    },
+  ],
+  [
     'lambda with a single handler',
     'lambda',
     async (inSpan, work) => {
@@ -495,6 +515,11 @@ const parentedEntries: Array<[string, EntryName, RunUnder]> = [
     },
   ],
 ];
+
+/** The request the Azure Functions host hands over for `signed`. */
+function azureRequest({ body, headers }: { body: string; headers: Record<string, string> }): HttpRequest {
+  return new HttpRequest({ method: 'POST', url: 'http://receiver.test/api/webhooks', headers, body: { string: body } });
+}
 
 /** Serves a Node request listener under `inSpan` and posts one delivery to it; answers the status. */
 async function postUnder(app: (req: IncomingMessage, res: ServerResponse) => void, inSpan: <T>(run: () => T) => T): Promise<number> {

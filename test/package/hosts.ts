@@ -1,10 +1,13 @@
 /**
  * Installs the packed tarball next to each framework a receiver runs on,
  * with a plain `npm install` (no peer-dependency flags), as a user would:
- * Express 4 and 5, Fastify 4 and 5, NestJS. In each project it compiles the
- * host's example from examples/ with tsc against the installed types, starts
- * it, and sends it one signed event and one tampered copy: the event must
- * reach the handler once and the copy be refused 400 invalid_signature.
+ * Express 4 and 5, Fastify 4 and 5, NestJS, Azure Functions. In each project
+ * it compiles the host's example from examples/ with tsc against the
+ * installed types, starts it, and sends it one signed event and one tampered
+ * copy: the event must reach the handler once and the copy be refused 400
+ * invalid_signature. The Azure example has no server of its own (the
+ * Functions host serves it, which does not run here): a driver hands its
+ * handler each request as Azure's own HttpRequest, with an InvocationContext.
  * Each compiled example runs on the Node running this and on Node 22 and 24.
  * Expects a fresh build in dist/.
  */
@@ -27,7 +30,22 @@ interface Host {
   readonly examples: readonly string[];
   /** Compile with the decorator options NestJS projects use. */
   readonly decorators?: boolean;
+  /** Run this driver (with the example compiled beside it) instead of serving the example: it prints what the example answered. */
+  readonly driver?: string;
 }
+
+/** Hands the Azure example's handler a signed request and a tampered copy, as Azure's classes, and prints the answers. */
+const AZURE_DRIVER = `
+import functions from '@azure/functions';
+import { webhooks } from './azure.js';
+const { HttpRequest, InvocationContext } = functions;
+const [body, headers, tampered] = JSON.parse(process.env.DELIVERY);
+const context = new InvocationContext({ invocationId: '1', functionName: 'webhooks', logHandler: (_level, ...args) => console.log(...args) });
+const answer = (payload) => webhooks(new HttpRequest({ method: 'POST', url: 'http://127.0.0.1:7071/api/webhooks', headers, body: { string: payload } }), context);
+const signed = await answer(body);
+const refused = await answer(tampered);
+console.log(JSON.stringify({ signed: signed.status, tampered: refused.status, code: JSON.parse(refused.body).error?.code }));
+`;
 
 const NODE_TYPES = '@types/node@20';
 const HOSTS: readonly Host[] = [
@@ -49,6 +67,7 @@ const HOSTS: readonly Host[] = [
     examples: ['nest.ts'],
     decorators: true,
   },
+  { name: 'azure functions 4', packages: ['@azure/functions@4', NODE_TYPES], examples: ['azure.ts'], driver: AZURE_DRIVER },
 ];
 
 const run = promisify(execFile);
@@ -153,13 +172,37 @@ async function exercise(label: string, project: string, example: string, node: s
   }
 }
 
+/** Runs the host's driver on the `node` binary, which hands the example a signed event and a tampered copy. */
+async function drive(label: string, project: string, node: string): Promise<void> {
+  const id = `evt_${randomBytes(6).toString('hex')}`;
+  const body = JSON.stringify({ id, type: 'call.missed', created_at: new Date().toISOString(), data: { object: { id: 'call_1' } } });
+  const headers = { 'content-type': 'application/json', ...sign(body, { id, timestamp: Math.floor(Date.now() / 1000), secret }) };
+  const env = { ...process.env, WEBHOOK_SECRET: secret, DELIVERY: JSON.stringify([body, headers, body.replace('call_1', 'call_2')]) };
+  let output: string;
+  try {
+    output = (await run(node, ['drive.mjs'], { cwd: project, env, timeout: 30_000 })).stdout;
+  } catch (error) {
+    check(`${label}: runs`, false, String(error));
+    return;
+  }
+  const answers = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as { signed?: number; tampered?: number; code?: string };
+  check(`${label}: signed event answered ${answers.signed}`, answers.signed !== undefined && answers.signed >= 200 && answers.signed < 300, output);
+  check(`${label}: tampered copy answered ${answers.tampered} ${answers.code}`, answers.tampered === 400 && answers.code === 'invalid_signature', output);
+  const handled = output.split('\n').filter((line) => line.includes(`received call.missed ${id}`)).length;
+  check(`${label}: handler ran ${handled} time(s)`, handled === 1, output);
+}
+
 /** Installs, compiles and exercises one host in a temporary project. */
 async function tryHost(host: Host, tarball: string): Promise<void> {
   const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-host-'));
   try {
     if (!(await install(host, tarball, project)) || !(await compile(host, project))) return;
+    if (host.driver !== undefined) writeFileSync(join(project, 'drive.mjs'), host.driver);
     for (const [major, node] of nodes) {
-      for (const example of host.examples) await exercise(`${host.name} on node${major}: ${example}`, project, example, node);
+      for (const example of host.examples) {
+        const label = `${host.name} on node${major}: ${example}`;
+        await (host.driver === undefined ? exercise(label, project, example, node) : drive(label, project, node));
+      }
     }
   } finally {
     rmSync(project, { recursive: true, force: true });

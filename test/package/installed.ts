@@ -2,8 +2,9 @@
  * Installs the packed tarball alone (`npm install <tarball>`: no peers, no
  * types) into a temporary project, then sends a signed event and a tampered
  * one through the handler entries as installed: the Fetch handler served by
- * Node's HTTP server, Bun.serve and Deno.serve, and the Lambda handler with
- * API Gateway REST (1.0), HTTP API (2.0) and ALB events. Each must reach the
+ * Node's HTTP server, Bun.serve and Deno.serve, the Lambda handler with
+ * API Gateway REST (1.0), HTTP API (2.0) and ALB events, and the Azure
+ * handler with a request shaped as Azure's. Each must reach the
  * handler once and refuse the tampered copy with 400 invalid_signature.
  * Expects a fresh build in dist/.
  */
@@ -98,8 +99,29 @@ async function lambdaHandler() {
   }
 }
 
+// Without @azure/functions installed: a Fetch Request reads as Azure's HttpRequest does (headers, body, bodyUsed).
+async function azureHandler() {
+  const { verifyWebhook: azureWebhook } = await import('svc-webhooks/azure');
+  const calls = [];
+  const handler = azureWebhook({ secret: SECRET }, (event, { id }) => void calls.push(id));
+  const id = 'evt_installed_azure';
+  const body = JSON.stringify({ id, type: 'call.missed', data: { object: { id: 'call_1' } } });
+  const headers = { ...sign(body, { id, timestamp: new Date(), secret: SECRET }), 'content-type': 'application/json' };
+  const request = (payload) => Object.assign(new Request('http://127.0.0.1/api/webhooks', { method: 'POST', body: payload, headers }), { params: {} });
+  const accepted = await handler(request(body), { invocationId: '1' });
+  check('Azure handler: a signed event is answered 204', accepted.status === 204, accepted.status);
+  const refused = await handler(request(body.replace('call_1', 'call_2')), { invocationId: '2' });
+  const code = JSON.parse(refused.body).error?.code;
+  check('Azure handler: a tampered event is answered 400 invalid_signature', refused.status === 400 && code === 'invalid_signature', \`\${refused.status} \${code}\`);
+  check('Azure handler: the handler ran once', calls.length === 1 && calls[0] === id, calls.join());
+}
+
 await fetchHandler();
-if (runtime === 'node') await lambdaHandler();
+// The Lambda and Azure handlers run on Node alone.
+if (runtime.startsWith('node')) {
+  await lambdaHandler();
+  await azureHandler();
+}
 for (const line of lines) console.log(line);
 console.log(\`\${runtime}: \${lines.length - failed} passed, \${failed} failed\`);
 `;
