@@ -101,6 +101,30 @@ describe('azure entry', () => {
     expect(String(onHandlerError.mock.calls[0]![0])).toContain('{ status, ... }');
   });
 
+  it('answers 500 when the handler returns a status that is no whole number', async () => {
+    const onHandlerError = vi.fn();
+    const handler = verifyWebhook({ ...options, onHandlerError }, (() => ({ status: '204' })) as never);
+    expect((await handler(requestOf(signedRequest()), context)).status).toBe(500);
+    expect(onHandlerError.mock.calls[0]![0]).toBeInstanceOf(TypeError);
+  });
+
+  it('answers 400, running nothing, when the body broke off mid-stream (Azure streams large bodies)', async () => {
+    const calls: string[] = [];
+    const handler = verifyWebhook(options, (_event, { id }) => void calls.push(id));
+    const { body, headers } = signedRequest();
+    const broken = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(body.slice(0, 10)));
+        controller.error(new Error('the connection was reset'));
+      },
+    });
+    const { 'content-length': _declared, ...streamed } = headers as Record<string, string>;
+    // A Fetch Request reads as Azure's HttpRequest does; Azure's own class takes no stream to build one from.
+    const request = Object.assign(new Request('https://receiver.test/api/webhooks', { method: 'POST', headers: streamed, body: broken, duplex: 'half' } as RequestInit), { params: {} });
+    expect(await handler(request as unknown as HttpRequest, context)).toEqual({ status: 400 });
+    expect(calls).toEqual([]);
+  });
+
   it("adds Retry-After to onError's answer for a delivery in progress, whatever form its headers take, and keeps its own", async () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));

@@ -19,6 +19,7 @@ import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/
 import type { Handoff } from '../../src/index.js';
 import { enqueue as bullmqEnqueue, work as bullmqWork } from '../../src/queues/bullmq/index.js';
 import { enqueue as pgBossEnqueue, work as pgBossWork } from '../../src/queues/pg-boss/index.js';
+import { queueDelivery, runQueuedJob } from '../../src/queues/queue-traces.js';
 import { BULLMQ_MAJORS, connectionTo, dropQueue, uniqueQueueName } from '../helpers/bullmq-majors.js';
 import { serveNode } from '../helpers/http-harness.js';
 import { PG_BOSS_MAJORS } from '../helpers/pg-boss-majors.js';
@@ -116,6 +117,18 @@ const pgBossEngines: EngineSetUp[] = PG_BOSS_MAJORS.map((major) => {
   };
 });
 
+/** The suite's code runs with the SDK's context manager and the W3C propagator as the globals, as a Node SDK sets them. */
+function usingGlobalContext(): void {
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+  afterAll(() => {
+    context.disable();
+    propagation.disable();
+  });
+}
+
 /** Spans by name, once `name` has ended. */
 async function finishedWith(name: string): Promise<Map<string, ReadableSpan>> {
   return vi.waitFor(
@@ -135,14 +148,7 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
   let engine: Engine;
   let instrumentation: WebhookInstrumentation | undefined;
 
-  beforeAll(() => {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  });
-  afterAll(() => {
-    context.disable();
-    propagation.disable();
-  });
+  usingGlobalContext();
   beforeEach(async () => {
     engine = await setUp();
     instrumentation = instrumentWebhooks({ tracerProvider });
@@ -208,6 +214,7 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
       'webhook.job.outcome': 'processed',
     });
     expect(process?.status.code).toBe(SpanStatusCode.UNSET);
+    expect(workerHandle?.status.code).toBe(SpanStatusCode.UNSET);
     // The job carries the send span's W3C context, and nothing of it the propagator did not write.
     expect(data?.trace).toEqual({ traceparent: `00-${server.spanContext().traceId}-${idOf(send)}-01` });
   });
@@ -224,8 +231,8 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
 
   it("names the job in the send span, and says when pg-boss's record found the event queued before", async () => {
     const delivery = deliveryOf({ id: 'evt_twice', type: 'call.missed' });
-    await engine.handoff.hand(delivery);
-    await engine.handoff.hand(delivery);
+    expect(await engine.handoff.hand(delivery)).toBeUndefined();
+    expect(await engine.handoff.hand(delivery)).toBe(engine.system === 'pg-boss' ? 'duplicate' : undefined);
     const sends = spans.getFinishedSpans().filter((span) => span.name === `send ${engine.queue}`);
     // BullMQ keeps the first job of an id and adds nothing; pg-boss's enqueue finds the record and sends nothing.
     expect(sends.map((span) => span.attributes['webhook.enqueue.outcome'])).toEqual(['queued', engine.system === 'pg-boss' ? 'duplicate' : 'queued']);
@@ -250,5 +257,58 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
     await vi.waitFor(() => expect(spans.getFinishedSpans().filter((span) => span.name === `process ${engine.queue}`)).toHaveLength(2), { timeout: 15_000, interval: 50 });
     expect(ran).toBe(2);
     for (const process of spans.getFinishedSpans().filter((span) => span.name === `process ${engine.queue}`)) expect(process.parentSpanContext).toBeUndefined();
+  });
+});
+
+describe('instrumentWebhooks on the queue channels themselves', () => {
+  let instrumentation: WebhookInstrumentation;
+  usingGlobalContext();
+  beforeEach(() => {
+    instrumentation = instrumentWebhooks({ tracerProvider });
+    spans.reset();
+  });
+  afterEach(() => instrumentation.stop());
+
+  const delivery = deliveryOf({ id: 'evt_channel', type: 'call.missed' });
+  const processSpan = (): ReadableSpan | undefined => spans.getFinishedSpans().find((span) => span.name === 'process webhooks');
+
+  it("runs the job's claim and settling with the process span active: a span the store starts is its child", async () => {
+    await runQueuedJob('bullmq', 'webhooks', 'job-1', { delivery }, async (run) => {
+      tracer.startSpan('EVALSHA begin').end();
+      run.ended('processed');
+    });
+    const claim = spans.getFinishedSpans().find((span) => span.name === 'EVALSHA begin');
+    expect(parentOf(claim)).toBe(idOf(processSpan()));
+  });
+
+  it('marks a job that failed, with what it threw, and not one BullMQ put back for another worker to finish', async () => {
+    const failure = new Error('handler down');
+    await expect(
+      runQueuedJob('bullmq', 'webhooks', 'job-2', { delivery }, async (run) => {
+        run.ended('failed');
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(processSpan()?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(processSpan()?.events.map((event) => event.name)).toEqual(['exception']);
+    spans.reset();
+    await expect(
+      runQueuedJob('bullmq', 'webhooks', 'job-3', { delivery }, async (run) => {
+        run.ended('postponed');
+        throw new Error('DelayedError');
+      }),
+    ).rejects.toThrow('DelayedError');
+    expect(processSpan()?.attributes['webhook.job.outcome']).toBe('postponed');
+    expect(processSpan()?.status.code).toBe(SpanStatusCode.UNSET);
+    expect(processSpan()?.events).toEqual([]);
+  });
+
+  it('marks the send span failed, with what the queue threw, when the job was not queued', async () => {
+    const down = new Error('Redis is down');
+    await expect(queueDelivery('bullmq', 'webhooks', delivery, () => Promise.reject(down))).rejects.toBe(down);
+    const send = spans.getFinishedSpans().find((span) => span.name === 'send webhooks');
+    expect(send?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(send?.events.map((event) => event.name)).toEqual(['exception']);
+    expect(send?.attributes['webhook.enqueue.outcome']).toBeUndefined();
   });
 });
