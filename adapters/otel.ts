@@ -29,7 +29,7 @@
  *   `messaging.operation.type` and, once known, `messaging.message.id`.
  * @packageDocumentation
  */
-import { context, metrics, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span, type TracerProvider } from '@opentelemetry/api';
+import { context, metrics, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type MeterProvider, type Span, type TracerProvider } from '@opentelemetry/api';
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import {
   DELIVERY_CHANNEL,
@@ -110,9 +110,8 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     end(): void {},
     asyncStart(): void {},
     asyncEnd(message: unknown): void {
-      const open = receiving.get(message as object);
+      const open = taken(receiving, message);
       if (open === undefined) return;
-      receiving.delete(message as object);
       const delivered = message as DeliveryTrace;
       const type = delivered.delivery?.event.type;
       if (type !== undefined) open.span.updateName(spanName(type));
@@ -128,13 +127,7 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       }
       open.span.end();
     },
-    error(message: unknown): void {
-      const open = receiving.get(message as object);
-      const { error } = message as { error?: unknown };
-      if (open === undefined) return;
-      if (error instanceof Error) open.span.recordException(error);
-      open.span.setStatus({ code: SpanStatusCode.ERROR });
-    },
+    error: (message: unknown) => failSpan(receiving.get(message as object)?.span, message),
   };
 
   const handlerEvents = {
@@ -147,20 +140,17 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       const span = tracer.startSpan(`webhook handle ${type}`, { kind: SpanKind.INTERNAL, attributes }, parentContext);
       handling.set(message as object, span);
       // The user's code runs with this span active, so the spans it starts (a query, a call) are its children.
-      const active = trace.setSpan(parentContext, span);
-      const outer = run.runWithin;
-      run.runWithin = (code) => context.with(active, outer === undefined ? code : () => outer(code));
+      runWithinSpan(run, trace.setSpan(parentContext, span));
     },
     end(): void {},
     asyncStart(): void {},
     asyncEnd(message: unknown): void {
-      const span = handling.get(message as object);
+      const span = taken(handling, message);
       if (span === undefined) return;
-      handling.delete(message as object);
       if ((message as HandlerTrace).failed === true) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     },
-    error: (message: unknown) => failSpan(handling, message),
+    error: (message: unknown) => failSpan(handling.get(message as object), message),
   };
 
   const enqueueEvents = {
@@ -175,15 +165,14 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     end(): void {},
     asyncStart(): void {},
     asyncEnd(message: unknown): void {
-      const span = sending.get(message as object);
+      const span = taken(sending, message);
       if (span === undefined) return;
-      sending.delete(message as object);
       const { jobId, outcome } = message as EnqueueTrace;
       if (jobId !== undefined) span.setAttribute('messaging.message.id', jobId);
       if (outcome !== undefined) span.setAttribute('webhook.enqueue.outcome', outcome);
       span.end();
     },
-    error: (message: unknown) => failSpan(sending, message),
+    error: (message: unknown) => failSpan(sending.get(message as object), message),
   };
 
   const jobEvents = {
@@ -200,16 +189,13 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       };
       const span = tracer.startSpan(`process ${job.queue}`, { kind: SpanKind.CONSUMER, attributes }, parentContext);
       processing.set(message as object, span);
-      const active = trace.setSpan(parentContext, span);
-      const outer = job.runWithin;
-      job.runWithin = (code) => context.with(active, outer === undefined ? code : () => outer(code));
+      runWithinSpan(job, trace.setSpan(parentContext, span));
     },
     end(): void {},
     asyncStart(): void {},
     asyncEnd(message: unknown): void {
-      const span = processing.get(message as object);
+      const span = taken(processing, message);
       if (span === undefined) return;
-      processing.delete(message as object);
       const { outcome } = message as JobTrace;
       if (outcome !== undefined) span.setAttribute('webhook.job.outcome', outcome);
       if (outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR });
@@ -217,7 +203,7 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     },
     error(message: unknown): void {
       // BullMQ's worker postpones a job by throwing its DelayedError: no failure.
-      if ((message as JobTrace).outcome !== 'postponed') failSpan(processing, message);
+      if ((message as JobTrace).outcome !== 'postponed') failSpan(processing.get(message as object), message);
     },
   };
 
@@ -251,12 +237,27 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
 }
 
 /** Records a channel's error on the span open for its context, if any. */
-function failSpan(open: WeakMap<object, Span>, message: unknown): void {
-  const span = open.get(message as object);
+function failSpan(span: Span | undefined, message: unknown): void {
   const { error } = message as { error?: unknown };
   if (span === undefined) return;
   if (error instanceof Error) span.recordException(error);
   span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** What `open` holds for a channel's context, removed from it: the context's run has ended. */
+function taken<T>(open: WeakMap<object, T>, message: unknown): T | undefined {
+  const value = open.get(message as object);
+  open.delete(message as object);
+  return value;
+}
+
+/**
+ * Has the code a trace's publisher runs with `runWithin` run with `active`
+ * as its context, inside whatever `runWithin` an earlier subscriber set.
+ */
+function runWithinSpan(target: HandlerTrace | JobTrace, active: Context): void {
+  const outer = target.runWithin;
+  target.runWithin = (code) => context.with(active, outer === undefined ? code : () => outer(code));
 }
 
 /** The messaging conventions' attributes of a job's span. */

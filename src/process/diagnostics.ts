@@ -175,6 +175,15 @@ export interface Tracer<C extends object> {
   tracePromise<T>(run: () => Promise<T>, context: C): Promise<T>;
 }
 
+/**
+ * Runs `code` within the context the subscribers of a trace gave it with
+ * `runWithin` at `start` (`HandlerTrace`, `JobTrace`), or as it is when none did.
+ */
+export function runWithinTrace<T>(trace: { readonly runWithin?: <U>(code: () => U) => U }, code: () => T): T {
+  const { runWithin } = trace;
+  return runWithin === undefined ? code() : runWithin(code);
+}
+
 function publisher<T>(name: string): Publisher<T> | undefined {
   return typeof diagnostics.channel === 'function' ? (diagnostics.channel(name) as Publisher<T>) : undefined;
 }

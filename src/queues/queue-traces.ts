@@ -10,6 +10,7 @@ import {
   enqueueRuns,
   handlerRuns,
   jobRuns,
+  runWithinTrace,
   type EnqueueTrace,
   type HandlerTrace,
   type JobOutcome,
@@ -77,18 +78,14 @@ export function runQueuedJob<T>(system: QueueSystem, queue: string, jobId: strin
   };
   // Stryker disable next-line ConditionalExpression,OptionalChaining
   if (!jobRuns?.hasSubscribers) return process(run);
-  return jobRuns.tracePromise(() => {
-    const { runWithin } = job;
-    return runWithin === undefined ? process(run) : runWithin(() => process(run));
-  }, job);
+  return jobRuns.tracePromise(() => runWithinTrace(job, () => process(run)), job);
 }
 
 /** Runs the handler of the job's delivery on the handler channel, which learns whether it failed. */
 function traceHandler(job: JobTrace, dispatcher: Dispatcher): Promise<HandlerOutcome> {
   const run: Writable<HandlerTrace> = { entry: job.system, delivery: job.delivery, trace: job };
   return handlerRuns!.tracePromise(async () => {
-    const { runWithin } = run;
-    const outcome = await (runWithin === undefined ? dispatcher.dispatch(job.delivery) : runWithin(() => dispatcher.dispatch(job.delivery)));
+    const outcome = await runWithinTrace(run, () => dispatcher.dispatch(job.delivery));
     run.failed = outcome.kind === 'failed';
     return outcome;
   }, run);

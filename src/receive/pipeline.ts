@@ -13,7 +13,7 @@ import { isThenable, reasonOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookError } from '../core/errors.js';
 import type { WebhookPayload } from '../core/payload.js';
-import { deliveryTraces, handlerRuns, type DeliveryOutcome, type DeliveryTrace, type HandlerTrace } from '../process/diagnostics.js';
+import { deliveryTraces, handlerRuns, runWithinTrace, type DeliveryOutcome, type DeliveryTrace, type HandlerTrace } from '../process/diagnostics.js';
 import type { EventSchemas, HandlerErrorCallback, HandlerOptions } from '../process/handler-types.js';
 import { bodyRefusal, SenderGoneError } from './body-limits.js';
 import { checkOnErrorOptions, runOnError, type OnErrorOptions } from './on-error.js';
@@ -149,8 +149,7 @@ export function createPipeline<R, A>(
     const run: { -readonly [K in keyof HandlerTrace]: HandlerTrace[K] } = { entry, delivery, trace };
     return handlerRuns!.tracePromise(async () => {
       // A subscriber's start may have given the code a context of its own to run in.
-      const { runWithin } = run;
-      const outcome = await (runWithin === undefined ? runs.run(request, delivery) : runWithin(() => runs.run(request, delivery)));
+      const outcome = await runWithinTrace(run, () => runs.run(request, delivery));
       run.status = statusOf(outcome);
       run.failed = run.status >= 500;
       return outcome;
