@@ -356,6 +356,7 @@ const sameIdEntries: Array<[EntryName, ServeOn]> = [
   ['fastify', (on) => serveFastifyHandlers({ secret: SECRET, now, dedup: false, on, ...quietHandlers })],
   ['fetch', (on) => serveFetch(fetchWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
   ['lambda', (on) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
+  ['azure', (on) => serveAzure(azureWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
 ];
 
 describe.each(sameIdEntries)('instrumentWebhooks on the %s entry, for deliveries that overlap, over HTTP', (entry, serve) => {
@@ -741,5 +742,38 @@ describe.each(nodeEntries)('instrumentWebhooks on the %s entry, for a sender tha
     expect(receive?.status.code).toBe(SpanStatusCode.UNSET);
     expect(spans.getFinishedSpans()).toHaveLength(1);
     expect([await counted({ 'webhook.entry': entry }), await timed()]).toEqual(before);
+  });
+});
+
+describe('instrumentWebhooks instruments', () => {
+  it("describes each delivery's instruments with their units, and records durations and skews in seconds", async () => {
+    const instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    const app = await serveFetch(fetchWebhook({ secret: SECRET, now, dedup: false, on: { 'call.missed': () => undefined } }));
+    try {
+      const before = await durationsOf('fetch', 'processed');
+      // Signed 30 s before the receiver's clock: a skew of 30 s.
+      const { body, headers } = signedRequest({ id: 'evt_units', type: 'call.missed', timestamp: NOW_SECONDS - 30 });
+      expect((await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers })).status).toBe(204);
+      const after = await durationsOf('fetch', 'processed');
+      expect(after.count - before.count).toBe(1);
+      // A request on this machine takes milliseconds: well under the 10 s a sender waits, as seconds.
+      expect(after.sum - before.sum).toBeGreaterThan(0);
+      expect(after.sum - before.sum).toBeLessThan(10);
+      const skew = (await points('webhook.timestamp.skew')).find((point) => point.attributes['webhook.entry'] === 'fetch' && point.attributes['webhook.outcome'] === 'processed');
+      expect((skew?.value as Histogram).max).toBe(30);
+      expect(skew?.attributes['webhook.timestamp.direction']).toBe('behind');
+    } finally {
+      instrumentation.stop();
+      await app.close();
+    }
+    const { resourceMetrics } = await reader.collect();
+    const descriptors = Object.fromEntries(
+      resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).map(({ descriptor }) => [descriptor.name, { description: descriptor.description, unit: descriptor.unit }]),
+    );
+    expect(descriptors).toMatchObject({
+      'webhook.deliveries': { description: 'Webhook deliveries answered, by outcome', unit: '' },
+      'webhook.delivery.duration': { description: 'From the start of handling a delivery to its answer', unit: 's' },
+      'webhook.timestamp.skew': { description: 'The local clock minus webhook-timestamp', unit: 's' },
+    });
   });
 });
