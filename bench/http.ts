@@ -4,7 +4,8 @@
  * reads the raw body and answers 204, and against the bare route plus the
  * least verification work done inline with raw node:crypto (the limit). The
  * Express route is also measured with each dedup store; the Fetch adapter is
- * served by Node through @hono/node-server, as its bare Fetch route is. Each
+ * served by Node through @hono/node-server, as its bare Fetch route is, and
+ * the h3 entry on an app of each h3 major, as its bare routes are. Each
  * server runs in its own child process (`bench/http.ts serve <case>`) so the
  * load generator does not share its event loop, and reports its own CPU time
  * (process.cpuUsage) around each run. Every request is a 1 KiB envelope with
@@ -22,11 +23,14 @@ import { serve as serveHono } from '@hono/node-server';
 import autocannon from 'autocannon';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { H3, toNodeHandler, type H3Event } from 'h3';
+import { createApp, createRouter, defineEventHandler, readRawBody, toNodeListener, type EventHandler } from 'h3-v1';
 import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import { verifyWebhook as expressWebhook } from '../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../adapters/fetch.js';
+import { verifyWebhook as h3Webhook } from '../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../adapters/hono.js';
 import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
 import { RedisDedupStore } from '../src/stores/redis/index.js';
@@ -137,6 +141,35 @@ function honoBare(verify: boolean): Start {
   );
 }
 
+/** h3 2's app with `route` at POST /webhooks, behind Node's HTTP server. */
+function h3Server(route: (event: H3Event) => Promise<Response>): Start {
+  return () => listenNode(createServer(toNodeHandler(new H3().post('/webhooks', route))));
+}
+
+function h3Bare(verify: boolean): Start {
+  return h3Server(async (event) => {
+    const body = Buffer.from(await event.req.arrayBuffer());
+    if (verify) verifyInline((name) => event.req.headers.get(name) ?? undefined, body);
+    return new Response(null, { status: 204 });
+  });
+}
+
+/** h3 1's app and router with `route` at POST /webhooks, behind Node's HTTP server. */
+function h3v1Server(route: EventHandler): Start {
+  return () => listenNode(createServer(toNodeListener(createApp().use(createRouter().post('/webhooks', route)))));
+}
+
+function h3v1Bare(verify: boolean): Start {
+  return h3v1Server(
+    defineEventHandler(async (event) => {
+      const body = (await readRawBody(event, false)) ?? Buffer.alloc(0);
+      if (verify) verifyInline((name) => event.node.req.headers[name] as string | undefined, body);
+      // h3 1 answers null with 204.
+      return null;
+    }),
+  );
+}
+
 // Built in the server's own process, when its case starts.
 function redisDedup(): ReceiverOptions {
   const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -170,6 +203,13 @@ const cases: readonly BenchCase[] = [
   { framework: 'fetch', variant: 'bare', start: fetchBare(false) },
   { framework: 'fetch', variant: 'limit', start: fetchBare(true) },
   { framework: 'fetch', variant: 'verifyWebhook', start: fetchServer(fetchWebhook(receiverOptions, () => undefined)) },
+  { framework: 'h3 2', variant: 'bare', start: h3Bare(false) },
+  { framework: 'h3 2', variant: 'limit', start: h3Bare(true) },
+  { framework: 'h3 2', variant: 'verifyWebhook', start: h3Server(h3Webhook(receiverOptions, () => undefined)) },
+  { framework: 'h3 1', variant: 'bare', start: h3v1Bare(false) },
+  { framework: 'h3 1', variant: 'limit', start: h3v1Bare(true) },
+  // h3 1's events are of its own H3Event class, which the entry's types (of h3 2 here) do not name.
+  { framework: 'h3 1', variant: 'verifyWebhook', start: h3v1Server(h3Webhook(receiverOptions, () => undefined) as unknown as EventHandler) },
   { framework: 'fastify', variant: 'bare', start: fastifyBare(false) },
   { framework: 'fastify', variant: 'limit', start: fastifyBare(true) },
   {

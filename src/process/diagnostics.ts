@@ -26,7 +26,7 @@ export const STORE_CHANNEL = 'svc-webhooks:store';
 export const SECRET_LOOKUP_CHANNEL = 'svc-webhooks:secret-lookup';
 
 /** The entry that received a delivery. */
-export type EntryName = 'express' | 'hono' | 'fastify' | 'fetch' | 'lambda' | 'azure';
+export type EntryName = 'express' | 'hono' | 'fastify' | 'fetch' | 'lambda' | 'azure' | 'h3';
 
 /** The queue engine of a handoff or a worker. */
 export type QueueSystem = 'bullmq' | 'pg-boss';

@@ -4,18 +4,22 @@
  * each handler receives exactly its event or its schema's output and a
  * misspelled key does not compile; and what runs for each delivery is said
  * exactly once: `on`, `handoff`, or the route (Express, Hono, Fastify's
- * `routes`) or a handler (Fetch, Lambda), never two of them, and never the
+ * `routes`) or a handler (Fetch, Lambda, Azure, h3), never two of them, and never the
  * options of `on` without it. Fastify takes `path` with `on` or `handoff`
  * and `routes` without them. A `@ts-expect-error` that stops erroring fails too.
  */
 import { type } from 'arktype';
+import type { HttpResponseInit } from '@azure/functions';
 import type { FastifyInstance } from 'fastify';
+import { getRouterParam, type H3Event } from 'h3';
 import * as v from 'valibot';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
+import { verifyWebhook as azureWebhook, type AzureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook, type FetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as h3Webhook, type H3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhook } from '../../adapters/lambda.js';
 import type { CallMissedEvent, EventHandlers, Handoff, WebhookDelivery, WebhookEvent } from '../../src/index.js';
@@ -297,5 +301,63 @@ describe('lambda options: what runs is said once', () => {
     lambdaWebhook({ secret, unknownEvents: 'reject' }, () => undefined);
     // @ts-expect-error onUnknownEvent takes effect only with on, not with handoff
     lambdaWebhook({ secret, handoff, onUnknownEvent: onAny });
+  });
+});
+
+describe('azure options: what runs is said once', () => {
+  it('take on, handoff, or a handler', () => {
+    expectTypeOf(azureWebhook({ secret, on })).toEqualTypeOf<AzureWebhook>();
+    expectTypeOf(azureWebhook({ secret, handoff })).toEqualTypeOf<AzureWebhook>();
+    expectTypeOf(
+      azureWebhook({ secret, tenant: (request) => request.params.tenant }, (event, context): HttpResponseInit => {
+        expectTypeOf(context.context.invocationId).toEqualTypeOf<string>();
+        return { status: 200, body: event.type };
+      }),
+    ).toEqualTypeOf<AzureWebhook>();
+  });
+
+  it('refuse two of them, or none', () => {
+    // @ts-expect-error on or handoff, not both
+    azureWebhook({ secret, on, handoff });
+    // @ts-expect-error on and a handler: one of them answers
+    azureWebhook({ secret, on }, () => undefined);
+    // @ts-expect-error handoff and a handler: one of them answers
+    azureWebhook({ secret, handoff }, () => undefined);
+    // @ts-expect-error neither on nor handoff nor a handler
+    azureWebhook({ secret });
+    // @ts-expect-error schemas take effect only with on
+    azureWebhook({ secret, schemas }, () => undefined);
+  });
+});
+
+describe('h3 options: what runs is said once', () => {
+  it('take on, handoff, or a handler, with the tenant read by h3\'s own helpers', () => {
+    h3Webhook({ secret, on: { 'call.missed': (missed) => expectTypeOf(missed).toEqualTypeOf<CallMissedOutput>() }, schemas });
+    expectTypeOf(h3Webhook({ secret, on })).toEqualTypeOf<H3Webhook>();
+    expectTypeOf(h3Webhook({ secret, handoff })).toEqualTypeOf<H3Webhook>();
+    expectTypeOf(
+      h3Webhook({ secret: () => secret, tenant: (event) => getRouterParam(event, 'tenant') }, (event, context) => {
+        expectTypeOf(context.h3Event).toEqualTypeOf<H3Event>();
+        expectTypeOf(context.h3Event.context.webhook).toEqualTypeOf<WebhookDelivery | undefined>();
+        return Response.json({ type: event.type });
+      }),
+    ).toEqualTypeOf<H3Webhook>();
+  });
+
+  it('refuse two of them, or none, and an answer that is no Response', () => {
+    // @ts-expect-error 'call.mised' is not a known event type
+    h3Webhook({ secret, on: { 'call.mised': onMissed } });
+    // @ts-expect-error on or handoff, not both
+    h3Webhook({ secret, on, handoff });
+    // @ts-expect-error on and a handler: one of them answers
+    h3Webhook({ secret, on }, () => undefined);
+    // @ts-expect-error handoff and a handler: one of them answers
+    h3Webhook({ secret, handoff }, () => undefined);
+    // @ts-expect-error neither on nor handoff nor a handler
+    h3Webhook({ secret });
+    // @ts-expect-error unknownEvents takes effect only with on
+    h3Webhook({ secret, unknownEvents: 'reject' }, () => undefined);
+    // @ts-expect-error the handler answers a Response or nothing
+    h3Webhook({ secret }, () => ({ ok: true }));
   });
 });

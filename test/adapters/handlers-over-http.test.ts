@@ -8,11 +8,12 @@ import Fastify from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { WebhookError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from '../helpers/adapter-contract.js';
-import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
+import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveH3, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
 import { handlerContract } from '../helpers/handler-contract.js';
 import { LAMBDA_SOURCES } from '../helpers/lambda-events.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
@@ -77,6 +78,18 @@ describe('azure entry with on, behind a bridge that builds Azure HttpRequests', 
         ...options,
         on: options.on!,
         onError: onError === 'custom' ? (error) => ({ status: CUSTOM_ERROR_STATUS, jsonBody: customBody(error) }) : onError && broken,
+      }),
+    ),
+  );
+});
+
+describe('h3 entry with on, on h3 2 over HTTP', () => {
+  handlerContract((options, onError) =>
+    serveH3(
+      h3Webhook({
+        ...options,
+        on: options.on!,
+        onError: onError === 'custom' ? (error) => Response.json(customBody(error), { status: CUSTOM_ERROR_STATUS }) : onError && broken,
       }),
     ),
   );

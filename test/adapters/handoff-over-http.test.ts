@@ -6,10 +6,11 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { Handoff } from '../../src/index.js';
-import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
+import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveH3, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 type Serve = (handoff: Handoff) => Promise<ServedApp>;
@@ -21,6 +22,7 @@ const ENTRIES: ReadonlyArray<readonly [string, Serve]> = [
   ['fetch', (handoff) => serveFetch(fetchWebhook({ secret: SECRET, now, handoff }))],
   ['lambda', (handoff) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, handoff }))],
   ['azure', (handoff) => serveAzure(azureWebhook({ secret: SECRET, now, handoff }))],
+  ['h3', (handoff) => serveH3(h3Webhook({ secret: SECRET, now, handoff }))],
 ];
 
 afterEach(() => {

@@ -15,9 +15,11 @@ import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
+import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import type { ReceiverOptions } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
+import { h3Route, H3_MAJORS, serveH3 } from '../helpers/adapter-servers.js';
 import { serveNode } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
@@ -77,6 +79,14 @@ const adapters: ReadonlyArray<[string, () => Promise<Served>]> = [
       return serveWith(createAdaptorServer({ fetch: app.fetch }) as Server, route);
     },
   ],
+  ...H3_MAJORS.map((major): [string, () => Promise<Served>] => [
+    major,
+    async () => {
+      const route = new RouteSpy();
+      const { url, close } = await serveH3(h3Webhook(options, h3Route(route)), major);
+      return { port: Number(new URL(url).port), route, close };
+    },
+  ]),
 ];
 
 interface Answer {

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhookResult } from '../../adapters/lambda.js';
@@ -17,11 +18,13 @@ import { CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy } from '../helpers/adapt
 import {
   azureRoute,
   fetchRoute,
+  h3Route,
   lambdaRoute,
   serveAzure,
   serveExpress,
   serveFastify,
   serveFetch,
+  serveH3,
   serveHono,
   serveLambda,
   type ServedApp,
@@ -146,6 +149,13 @@ const adapters: readonly Adapter[] = [
     serve(options, behaviour, late, route) {
       const onErrors = returningOnErrors((error: WebhookError) => ({ status: CUSTOM_ERROR_STATUS, jsonBody: customErrorBody(error.code) }), late);
       return serveAzure(azureWebhook({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, azureRoute(route)));
+    },
+  },
+  {
+    name: 'h3',
+    serve(options, behaviour, late, route) {
+      const onErrors = returningOnErrors(jsonResponse, late);
+      return serveH3(h3Webhook({ ...options, onError: onErrors[behaviour], onErrorTimeoutMs: ON_ERROR_TIMEOUT_MS }, h3Route(route)));
     },
   },
 ];

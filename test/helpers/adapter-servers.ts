@@ -6,12 +6,15 @@
  * served through @hono/node-server's bridge, the Lambda entry through a
  * bridge that turns each request into the event of a Lambda HTTP source,
  * the Azure entry through one that builds Azure's own `HttpRequest` and
- * `InvocationContext`, as the Functions host hands them over.
+ * `InvocationContext`, as the Functions host hands them over, the h3 entry
+ * on an h3 app of either major behind Node's HTTP server.
  */
 import { HttpRequest, InvocationContext, type HttpResponseInit } from '@azure/functions';
 import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { H3, toNodeHandler } from 'h3';
+import { createApp, createRouter, toNodeListener } from 'h3-v1';
 import { Hono } from 'hono';
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -19,6 +22,7 @@ import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from '../
 import { verifyWebhook as fastifyWebhook, type FastifyEntryOptions } from '../../adapters/fastify.js';
 import type { AzureWebhook, AzureWebhookContext } from '../../adapters/azure.js';
 import type { FetchWebhook, FetchWebhookContext } from '../../adapters/fetch.js';
+import type { H3Webhook, H3WebhookContext } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
 import type { LambdaWebhook, LambdaWebhookContext, LambdaWebhookEvent } from '../../adapters/lambda.js';
 import type { EventSchemas, HandlersMode, HandoffMode, WebhookEvent } from '../../src/index.js';
@@ -121,6 +125,29 @@ export function serveAzure(webhook: AzureWebhook, params: (path: string) => Reco
   });
   return serveNode(server);
 }
+
+/** The h3 majors the entry is served on. */
+export const H3_MAJORS = ['h3 1', 'h3 2'] as const;
+export type H3Major = (typeof H3_MAJORS)[number];
+
+/**
+ * An h3 entry as the route `POST /webhooks`, and `/webhooks/:tenant`, of an
+ * app of h3 `major`, behind Node's HTTP server: h3 2's `H3` with
+ * `toNodeHandler`, or h3 1's app and router with `toNodeListener`.
+ */
+export function serveH3(webhook: H3Webhook, major: H3Major = 'h3 2'): Promise<ServedApp> {
+  if (major === 'h3 2') {
+    const app = new H3().post('/webhooks', webhook).post('/webhooks/:tenant', webhook);
+    return serveNode(createServer(toNodeHandler(app)));
+  }
+  // h3 1's events are of its own H3Event class, which the entry's types (of h3 2 here) do not name.
+  const v1 = webhook as unknown as Parameters<ReturnType<typeof createRouter>['post']>[1];
+  const app = createApp().use(createRouter().post('/webhooks', v1).post('/webhooks/:tenant', v1));
+  return serveNode(createServer(toNodeListener(app)));
+}
+
+/** An h3 entry answering the status `route` gives. */
+export const h3Route = (route: RouteSpy) => async (event: WebhookEvent, { id }: H3WebhookContext) => new Response(null, { status: await route.handle(event, id) });
 
 /** An Azure entry answering the status `route` gives. */
 export const azureRoute = (route: RouteSpy) => async (event: WebhookEvent, { id }: AzureWebhookContext) => ({ status: await route.handle(event, id) });

@@ -4,21 +4,24 @@
  * the route the way that host offers it. The Lambda entry gets an HTTP API
  * event whose `pathParameters` carry the tenant, as API Gateway fills them
  * for a route `/webhooks/{tenant}`; the Azure entry a request whose `params`
- * do, as the Functions host fills them for a route `webhooks/{tenant}`.
+ * do, as the Functions host fills them for a route `webhooks/{tenant}`; the
+ * h3 entry reads h3's router param, decoded.
  */
 import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
+import { getRouterParam } from 'h3';
 import { Hono } from 'hono';
 import { createServer, type Server } from 'node:http';
 import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhookEvent } from '../../adapters/lambda.js';
 import type { EntryOptions, HandlerOptions } from '../../src/index.js';
-import { serveAzure, serveLambda } from './adapter-servers.js';
+import { serveAzure, serveH3, serveLambda } from './adapter-servers.js';
 import { serveNode, type ServedApp } from './http-harness.js';
 
 /** What every tenant server takes: the receiver's options with `on` and its options. */
@@ -26,7 +29,7 @@ export type TenantServerOptions = EntryOptions & HandlerOptions;
 
 export type TenantServer = (options: TenantServerOptions) => Promise<ServedApp>;
 
-export const TENANT_SERVERS: Readonly<Record<'express' | 'hono' | 'fastify' | 'fetch' | 'lambda' | 'azure', TenantServer>> = {
+export const TENANT_SERVERS: Readonly<Record<'express' | 'hono' | 'fastify' | 'fetch' | 'lambda' | 'azure' | 'h3', TenantServer>> = {
   express: (options) =>
     serveNode(createServer(express().post('/webhooks/:tenant', expressWebhook({ ...options, tenant: (req) => req.params.tenant })))),
   hono: (options) => {
@@ -58,4 +61,5 @@ export const TENANT_SERVERS: Readonly<Record<'express' | 'hono' | 'fastify' | 'f
       return tenant === undefined ? {} : { tenant: decodeURIComponent(tenant) };
     });
   },
+  h3: (options) => serveH3(h3Webhook({ ...options, tenant: (event) => getRouterParam(event, 'tenant', { decode: true }) })),
 };

@@ -14,6 +14,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import express from 'express';
 import Fastify, { type FastifyPluginAsync } from 'fastify';
+import { H3, toNodeHandler } from 'h3';
 import { Hono } from 'hono';
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -21,6 +22,7 @@ import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
+import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/otel.js';
@@ -33,6 +35,7 @@ import {
   serveFastify,
   serveFastifyHandlers,
   serveFetch,
+  serveH3,
   serveHono,
   serveHonoHandlers,
   serveLambda,
@@ -85,6 +88,7 @@ const entries: Array<[EntryName, Serve]> = [
   ['fetch', (dedup) => serveFetch(fetchWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
   ['lambda', (dedup) => serveLambda('http-api', lambdaWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
   ['azure', (dedup) => serveAzure(azureWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
+  ['h3', (dedup) => serveH3(h3Webhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
 ];
 
 describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, serve) => {
@@ -357,6 +361,7 @@ const sameIdEntries: Array<[EntryName, ServeOn]> = [
   ['fetch', (on) => serveFetch(fetchWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
   ['lambda', (on) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
   ['azure', (on) => serveAzure(azureWebhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
+  ['h3', (on) => serveH3(h3Webhook({ secret: SECRET, now, dedup: false, on, ...quietHandlers }))],
 ];
 
 describe.each(sameIdEntries)('instrumentWebhooks on the %s entry, for deliveries that overlap, over HTTP', (entry, serve) => {
@@ -506,6 +511,16 @@ const parentedEntries: Array<[string, EntryName, RunUnder]> = [
       const webhook = azureWebhook({ secret: SECRET, now, dedup: false }, () => work());
       return (await inSpan(() => webhook(azureRequest(signedRequest({ id: 'evt_parented' })), new InvocationContext()))).status!;
     },
+  ],
+  [
+    'h3 with on',
+    'h3',
+    (inSpan, work) => postUnder(toNodeHandler(new H3().post('/webhooks', h3Webhook({ secret: SECRET, now, dedup: false, on: { 'call.missed': work } }))), inSpan),
+  ],
+  [
+    'h3 with a single handler',
+    'h3',
+    (inSpan, work) => postUnder(toNodeHandler(new H3().post('/webhooks', h3Webhook({ secret: SECRET, now, dedup: false }, () => work()))), inSpan),
   ],
   [
     'lambda with a single handler',

@@ -1,7 +1,7 @@
 /**
  * Installs the packed tarball next to each framework a receiver runs on,
  * with a plain `npm install` (no peer-dependency flags), as a user would:
- * Express 4 and 5, Fastify 4 and 5, NestJS, Azure Functions. In each project
+ * Express 4 and 5, Fastify 4 and 5, NestJS, h3 2, Azure Functions. In each project
  * it compiles the host's example from examples/ with tsc against the
  * installed types, starts it, and sends it one signed event and one tampered
  * copy: the event must reach the handler once and the copy be refused 400
@@ -67,6 +67,7 @@ const HOSTS: readonly Host[] = [
     examples: ['nest.ts'],
     decorators: true,
   },
+  { name: 'h3 2', packages: ['h3@2', NODE_TYPES], examples: ['h3.ts'] },
   { name: 'azure functions 4', packages: ['@azure/functions@4', NODE_TYPES], examples: ['azure.ts'], driver: AZURE_DRIVER },
 ];
 

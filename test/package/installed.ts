@@ -3,8 +3,9 @@
  * types) into a temporary project, then sends a signed event and a tampered
  * one through the handler entries as installed: the Fetch handler served by
  * Node's HTTP server, Bun.serve and Deno.serve, the Lambda handler with
- * API Gateway REST (1.0), HTTP API (2.0) and ALB events, and the Azure
- * handler with a request shaped as Azure's. Each must reach the
+ * API Gateway REST (1.0), HTTP API (2.0) and ALB events, the Azure
+ * handler with a request shaped as Azure's, and the h3 handler with an event
+ * shaped as h3 2's, on every runtime. Each must reach the
  * handler once and refuse the tampered copy with 400 invalid_signature.
  * Expects a fresh build in dist/.
  */
@@ -116,7 +117,25 @@ async function azureHandler() {
   check('Azure handler: the handler ran once', calls.length === 1 && calls[0] === id, calls.join());
 }
 
+// Without h3 installed: an event shaped as h3 2's, its Web request in req.
+async function h3Handler() {
+  const { verifyWebhook: h3Webhook } = await import('svc-webhooks/h3');
+  const calls = [];
+  const handler = h3Webhook({ secret: SECRET }, (_event, { h3Event }) => void calls.push(h3Event.context.webhook?.id ?? 'none'));
+  const id = 'evt_installed_h3';
+  const body = JSON.stringify({ id, type: 'call.missed', data: { object: { id: 'call_1' } } });
+  const headers = { ...sign(body, { id, timestamp: new Date(), secret: SECRET }), 'content-type': 'application/json' };
+  const event = (payload) => ({ req: new Request('http://127.0.0.1/webhooks', { method: 'POST', body: payload, headers }), context: {} });
+  const accepted = await handler(event(body));
+  check('h3 handler: a signed event is answered 204', accepted.status === 204, accepted.status);
+  const refused = await handler(event(body.replace('call_1', 'call_2')));
+  const code = (await refused.json()).error?.code;
+  check('h3 handler: a tampered event is answered 400 invalid_signature', refused.status === 400 && code === 'invalid_signature', \`\${refused.status} \${code}\`);
+  check('h3 handler: the handler ran once, with the delivery on event.context.webhook', calls.length === 1 && calls[0] === id, calls.join());
+}
+
 await fetchHandler();
+await h3Handler();
 // The Lambda and Azure handlers run on Node alone.
 if (runtime.startsWith('node')) {
   await lambdaHandler();

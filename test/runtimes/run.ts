@@ -136,8 +136,9 @@ try {
     runProcess(`node${process.versions.node.split('.')[0]}`, process.execPath, [cli], workdir),
     ...nodes.map(([major, binary]) => runProcess(`node${major}`, binary, [cli], workdir)),
     runProcess('bun', join(BIN, 'bun'), [cli], workdir),
-    // Deno reads package.json here to find packages in node_modules.
-    runProcess('deno', join(BIN, 'deno'), ['run', '--quiet', '--no-lock', '--allow-net=127.0.0.1', cli], PACKAGE_ROOT),
+    // Deno reads package.json here to find packages in node_modules. h3 2's server layer (srvx) reads
+    // whether to color its output at import: the only environment the cases need.
+    runProcess('deno', join(BIN, 'deno'), ['run', '--quiet', '--no-lock', '--allow-net=127.0.0.1', '--allow-env=FORCE_COLOR,NO_COLOR,TERM', cli], PACKAGE_ROOT),
     runWorkerd(worker),
   ]);
   let passed = 0;
