@@ -5,13 +5,16 @@
  * least verification work done inline with raw node:crypto (the limit). The
  * Express route is also measured with each dedup store; the Fetch adapter is
  * served by Node through @hono/node-server, as its bare Fetch route is, and
- * the h3 entry on an app of each h3 major, as its bare routes are. Each
+ * the h3 entry on an app of each h3 major, as its bare routes are, and the
+ * NestJS module on platform-express beside a bare Nest controller that reads
+ * the raw body Nest keeps (`rawBody: true`). Each
  * server runs in its own child process (`bench/http.ts serve <case>`) so the
  * load generator does not share its event loop, and reports its own CPU time
  * (process.cpuUsage) around each run. Every request is a 1 KiB envelope with
  * an event id of its own, so dedup stores see new events, signed at a fixed
  * time that the receivers' clock (`now`) is pinned to.
  */
+import 'reflect-metadata';
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +23,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { serve as serveHono } from '@hono/node-server';
+import { Controller, HttpCode, Injectable, Module, Post, Req, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import autocannon from 'autocannon';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -32,6 +37,7 @@ import { verifyWebhook as fastifyWebhook } from '../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../adapters/fetch.js';
 import { verifyWebhook as h3Webhook } from '../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../adapters/hono.js';
+import { OnWebhook, WebhooksModule } from '../adapters/nestjs.js';
 import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
 import { RedisDedupStore } from '../src/stores/redis/index.js';
 import { rawVerify } from './limit.js';
@@ -170,6 +176,40 @@ function h3v1Bare(verify: boolean): Start {
   );
 }
 
+/** A Nest app of `module` on platform-express, keeping the raw body as the bare controller needs. */
+function nestServer(module: Type): Start {
+  return async () => {
+    const app = await NestFactory.create(module, { logger: false, rawBody: true });
+    await app.listen(0, '127.0.0.1');
+    return (app.getHttpServer().address() as AddressInfo).port;
+  };
+}
+
+function nestBare(verify: boolean): Start {
+  @Controller('webhooks')
+  class BareController {
+    @Post()
+    @HttpCode(204)
+    receive(@Req() req: express.Request & { rawBody: Buffer }): void {
+      if (verify) verifyInline((name) => req.get(name), req.rawBody);
+    }
+  }
+  @Module({ controllers: [BareController] })
+  class BareModule {}
+  return nestServer(BareModule);
+}
+
+function nestModule(): Start {
+  @Injectable()
+  class Messages {
+    @OnWebhook('message.received')
+    received(): void {}
+  }
+  @Module({ imports: [WebhooksModule.forRoot(receiverOptions)], providers: [Messages] })
+  class WebhooksAppModule {}
+  return nestServer(WebhooksAppModule);
+}
+
 // Built in the server's own process, when its case starts.
 function redisDedup(): ReceiverOptions {
   const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -210,6 +250,9 @@ const cases: readonly BenchCase[] = [
   { framework: 'h3 1', variant: 'limit', start: h3v1Bare(true) },
   // h3 1's events are of its own H3Event class, which the entry's types (of h3 2 here) do not name.
   { framework: 'h3 1', variant: 'verifyWebhook', start: h3v1Server(h3Webhook(receiverOptions, () => undefined) as unknown as EventHandler) },
+  { framework: 'nestjs', variant: 'bare', start: nestBare(false) },
+  { framework: 'nestjs', variant: 'limit', start: nestBare(true) },
+  { framework: 'nestjs', variant: 'WebhooksModule', start: nestModule() },
   { framework: 'fastify', variant: 'bare', start: fastifyBare(false) },
   { framework: 'fastify', variant: 'limit', start: fastifyBare(true) },
   {

@@ -1,9 +1,8 @@
-import { tracingChannel } from 'node:diagnostics_channel';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { DELIVERY_CHANNEL, type DeliveryTrace } from '../../src/process/diagnostics.js';
 import { verifyWebhook, type LambdaWebhookContext, type LambdaWebhookOptions, type LambdaWebhookResult } from '../../adapters/lambda.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { hearDeliveries } from '../helpers/delivery-traces.js';
 import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { deliveryOf, envelope, keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
@@ -268,27 +267,14 @@ describe('lambda adapter', () => {
     ['an event that is a string', 'warmer'],
     ['an event that is a number', 42],
   ])('answers 400 invalid_payload for %s while someone listens on the delivery channel', async (_name, event) => {
-    const heard: DeliveryTrace[] = [];
-    const channel = tracingChannel(DELIVERY_CHANNEL);
-    const listen = {
-      start: () => {},
-      end: () => {},
-      asyncStart: () => {},
-      // The context also carries tracePromise's own result: keep the trace's fields.
-      asyncEnd: (message: unknown) => {
-        const { entry, delivery, status, outcome, skewMs } = message as DeliveryTrace;
-        heard.push({ entry, delivery, status, outcome, skewMs });
-      },
-      error: () => {},
-    };
-    channel.subscribe(listen);
+    const heard = hearDeliveries();
     try {
       const result = await verifyWebhook(options, () => undefined)(event as never, lambdaContext);
       expect(result.statusCode).toBe(400);
       expect(JSON.parse(result.body!).error.code).toBe('invalid_payload');
-      expect(heard).toEqual([{ entry: 'lambda', status: 400, outcome: 'invalid_payload' }]);
+      expect(heard.traces).toEqual([{ entry: 'lambda', status: 400, outcome: 'invalid_payload' }]);
     } finally {
-      channel.unsubscribe(listen);
+      heard.stop();
     }
   });
 

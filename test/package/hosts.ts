@@ -1,15 +1,17 @@
 /**
  * Installs the packed tarball next to each framework a receiver runs on,
  * with a plain `npm install` (no peer-dependency flags), as a user would:
- * Express 4 and 5, Fastify 4 and 5, NestJS, h3 2, Azure Functions. In each project
- * it compiles the host's example from examples/ with tsc against the
- * installed types, starts it, and sends it one signed event and one tampered
- * copy: the event must reach the handler once and the copy be refused 400
- * invalid_signature. The Azure example has no server of its own (the
- * Functions host serves it, which does not run here): a driver hands its
- * handler each request as Azure's own HttpRequest, with an InvocationContext.
- * Each compiled example runs on the Node running this and on Node 22 and 24.
- * Expects a fresh build in dist/.
+ * Express 4 and 5, Fastify 4 and 5, NestJS 10, 11 and 12 (the Express
+ * middleware, and svc-webhooks/nestjs on both platforms), h3 2, Azure
+ * Functions. In each project it compiles the host's example from examples/
+ * with tsc against the installed types, starts it, and sends it a signed
+ * event twice, a tampered copy, a stale event and three copies of another
+ * event at once: each event must reach the handler once, the tampered copy be
+ * refused 400 invalid_signature and the stale one 400 timestamp_too_old. The
+ * Azure example has no server of its own (the Functions host serves it, which
+ * does not run here): a driver hands its handler each request as Azure's own
+ * HttpRequest, with an InvocationContext. Each compiled example runs on the
+ * Node running this and on Node 22 and 24. Expects a fresh build in dist/.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +30,8 @@ interface Host {
   readonly packages: readonly string[];
   /** Files of examples/ that run on this host. */
   readonly examples: readonly string[];
+  /** Files of examples/ that those import, compiled beside them. */
+  readonly modules?: readonly string[];
   /** Compile with the decorator options NestJS projects use. */
   readonly decorators?: boolean;
   /** Run this driver (with the example compiled beside it) instead of serving the example: it prints what the example answered. */
@@ -53,20 +57,25 @@ const HOSTS: readonly Host[] = [
   { name: 'express 5', packages: ['express@5', '@types/express@5', NODE_TYPES], examples: ['express.ts', 'express-global-parser.ts'] },
   { name: 'fastify 4', packages: ['fastify@4', NODE_TYPES], examples: ['fastify.ts'] },
   { name: 'fastify 5', packages: ['fastify@5', NODE_TYPES], examples: ['fastify.ts'] },
-  {
-    name: 'nestjs',
-    packages: [
-      '@nestjs/core@12',
-      '@nestjs/common@12',
-      '@nestjs/platform-express@12',
-      'reflect-metadata',
-      'rxjs',
-      '@types/express@5',
-      NODE_TYPES,
-    ],
-    examples: ['nest.ts'],
-    decorators: true,
-  },
+  ...(['10', '11', '12'] as const).map(
+    (major): Host => ({
+      name: `nestjs ${major}`,
+      packages: [
+        `@nestjs/core@${major}`,
+        `@nestjs/common@${major}`,
+        `@nestjs/platform-express@${major}`,
+        `@nestjs/platform-fastify@${major}`,
+        'reflect-metadata',
+        'rxjs',
+        // Nest 10 runs on Express 4, 11 and 12 on Express 5.
+        major === '10' ? '@types/express@4' : '@types/express@5',
+        NODE_TYPES,
+      ],
+      examples: ['nest.ts', 'nest-module.ts', 'nest-module-fastify.ts'],
+      modules: ['nest-module-app.ts'],
+      decorators: true,
+    }),
+  ),
   { name: 'h3 2', packages: ['h3@2', NODE_TYPES], examples: ['h3.ts'] },
   { name: 'azure functions 4', packages: ['@azure/functions@4', NODE_TYPES], examples: ['azure.ts'], driver: AZURE_DRIVER },
 ];
@@ -114,13 +123,14 @@ function installedVersion(project: string, spec: string): string {
 
 /** Compiles the examples with the project's own types; the output goes beside them as .js. */
 async function compile(host: Host, project: string): Promise<boolean> {
-  for (const example of host.examples) copyFileSync(join(PACKAGE_ROOT, 'examples', example), join(project, example));
+  const files = [...host.examples, ...(host.modules ?? [])];
+  for (const file of files) copyFileSync(join(PACKAGE_ROOT, 'examples', file), join(project, file));
   const tsc = join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc');
   const options = ['--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--types', 'node'];
   if (host.decorators) options.push('--experimentalDecorators', '--emitDecoratorMetadata');
   const started = performance.now();
-  const { ok, output } = await attempt(process.execPath, [tsc, ...options, ...host.examples], project, 180_000);
-  return check(`${host.name}: tsc ${host.examples.join(' ')} (${seconds(started)})`, ok, output);
+  const { ok, output } = await attempt(process.execPath, [tsc, ...options, ...files], project, 180_000);
+  return check(`${host.name}: tsc ${files.join(' ')} (${seconds(started)})`, ok, output);
 }
 
 /** Starts a compiled example on a free port; answers its URL and a way to stop it that yields all it printed. */
@@ -144,11 +154,21 @@ async function start(project: string, file: string, node: string): Promise<{ url
   }
 }
 
-/** Starts the example on the `node` binary and sends it one signed event and one tampered copy. */
-async function exercise(label: string, project: string, example: string, node: string): Promise<void> {
+/** A signed call.missed event of a new id, signed `ageSeconds` ago. */
+function delivery(ageSeconds = 0): { id: string; body: string; headers: Record<string, string> } {
   const id = `evt_${randomBytes(6).toString('hex')}`;
   const body = JSON.stringify({ id, type: 'call.missed', created_at: new Date().toISOString(), data: { object: { id: 'call_1' } } });
-  const headers = { 'content-type': 'application/json', ...sign(body, { id, timestamp: Math.floor(Date.now() / 1000), secret }) };
+  return { id, body, headers: { 'content-type': 'application/json', ...sign(body, { id, timestamp: Math.floor(Date.now() / 1000) - ageSeconds, secret }) } };
+}
+
+/**
+ * Starts the example on the `node` binary and sends it a signed event, the
+ * same again, a tampered copy, a stale one, and three copies of another event
+ * at once: each event's handler must run once.
+ */
+async function exercise(label: string, project: string, example: string, node: string): Promise<void> {
+  const { id, body, headers } = delivery();
+  const copied = delivery();
   let receiver: Awaited<ReturnType<typeof start>>;
   try {
     receiver = await start(project, example.replace(/\.ts$/, '.js'), node);
@@ -162,14 +182,23 @@ async function exercise(label: string, project: string, example: string, node: s
       fetch(receiver.url, { method: 'POST', body: sent, headers, signal: AbortSignal.timeout(10_000) });
     const signed = await post(body);
     check(`${label}: signed event answered ${signed.status}`, signed.status >= 200 && signed.status < 300);
+    const again = await post(body);
+    check(`${label}: the same event again answered ${again.status}`, again.status === 200);
     const tampered = await post(body.replace('call_1', 'call_2'));
-    const { error } = (await tampered.json().catch(() => ({}))) as { error?: { code?: string } };
-    const refused = tampered.status === 400 && error?.code === 'invalid_signature';
-    check(`${label}: tampered copy answered ${tampered.status} ${error?.code}`, refused);
+    const code = async (response: Response): Promise<string | undefined> => ((await response.json().catch(() => ({}))) as { error?: { code?: string } }).error?.code;
+    const tamperedCode = await code(tampered);
+    check(`${label}: tampered copy answered ${tampered.status} ${tamperedCode}`, tampered.status === 400 && tamperedCode === 'invalid_signature');
+    const stale = delivery(600);
+    const late = await fetch(receiver.url, { method: 'POST', body: stale.body, headers: stale.headers, signal: AbortSignal.timeout(10_000) });
+    const lateCode = await code(late);
+    check(`${label}: an event signed 10 minutes ago answered ${late.status} ${lateCode}`, late.status === 400 && lateCode === 'timestamp_too_old');
+    const send = (): Promise<number> => fetch(receiver.url, { method: 'POST', body: copied.body, headers: copied.headers, signal: AbortSignal.timeout(10_000) }).then((response) => response.status);
+    const statuses = await Promise.all([send(), send(), send()]);
+    check(`${label}: three copies at once answered ${statuses.join(', ')}`, statuses.every((status) => (status >= 200 && status < 300) || status === 409));
   } finally {
     const output = await receiver.stop();
-    const handled = output.split('\n').filter((line) => line.includes(`received call.missed ${id}`)).length;
-    check(`${label}: handler ran ${handled} time(s)`, handled === 1, output);
+    const runs = (of: string): number => output.split('\n').filter((line) => line.includes(`received call.missed ${of}`)).length;
+    check(`${label}: handler ran ${runs(id)} time(s) for the event sent twice, ${runs(copied.id)} for the copies`, runs(id) === 1 && runs(copied.id) === 1, output);
   }
 }
 

@@ -2,12 +2,13 @@
 import { Buffer } from 'node:buffer';
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DELIVERY_CHANNEL, SECRET_LOOKUP_CHANNEL, type DeliveryTrace, type SecretLookupMessage } from '../../src/process/diagnostics.js';
+import { SECRET_LOOKUP_CHANNEL, type SecretLookupMessage } from '../../src/process/diagnostics.js';
 import type { StoreErrorContext } from '../../src/process/store-failures.js';
 import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
+import { hearDeliveries } from '../helpers/delivery-traces.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
@@ -251,17 +252,13 @@ describe('a receiver of many tenants', () => {
   });
 
   it('names the tenant in the delivery trace', async () => {
-    const traced: DeliveryTrace[] = [];
-    const none = (): void => undefined;
-    const handlers = { start: none, end: none, asyncStart: none, asyncEnd: (trace: unknown) => void traced.push({ ...(trace as DeliveryTrace) }), error: none };
-    const channel = diagnostics.tracingChannel(DELIVERY_CHANNEL);
-    channel.subscribe(handlers);
+    const heard = hearDeliveries();
     try {
       const { receive } = tenantPipeline({});
       await receive(toTenant('known-a', 'evt_3'));
-      expect(traced).toMatchObject([{ status: 204, outcome: 'processed', delivery: deliveryOf({ id: 'evt_3', secret: secretOf('known-a'), tenant: 'known-a' }) }]);
+      expect(heard.traces).toMatchObject([{ status: 204, outcome: 'processed', delivery: deliveryOf({ id: 'evt_3', secret: secretOf('known-a'), tenant: 'known-a' }) }]);
     } finally {
-      channel.unsubscribe(handlers);
+      heard.stop();
     }
   });
 
