@@ -16,7 +16,7 @@ import express from 'express';
 import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
 import { OnWebhook, WebhooksModule, WebhooksRoute, type WebhooksModuleOptions } from '../../adapters/nestjs.js';
-import type { CallMissedEvent, DedupStore, Handoff, MessageReceivedEvent, WebhookDelivery } from '../../src/index.js';
+import type { CallMissedEvent, DedupStore, Handoff, MessageReceivedEvent, StandardSchema, WebhookDelivery } from '../../src/index.js';
 import { hearDeliveries } from '../helpers/delivery-traces.js';
 import { refusalOf } from '../helpers/refusal.js';
 import { keyOf, NOW_SECONDS, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
@@ -94,6 +94,20 @@ async function bootstrapError(platform: PlatformName, webhooks: DynamicModule, p
   }
   expect(app).toBeInstanceOf(TypeError);
   return app.message;
+}
+
+/** A Standard Schema that passes a value through, or fails at the path `failing` gives. */
+function standardSchema(failing: (value: unknown) => readonly string[] | undefined): StandardSchema {
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      validate: (value) => {
+        const path = failing(value);
+        return path === undefined ? { value } : { issues: [{ message: 'no', path }] };
+      },
+    },
+  };
 }
 
 const post = (url: string, { body, headers }: SignedRequest): Promise<Response> => fetch(url, { method: 'POST', body, headers });
@@ -181,6 +195,20 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
     try {
       expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(204);
       expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('checks events against schemas and refuses unknown types as unknownEvents says, as with on', async () => {
+    calls.seen.length = 0;
+    const schemas = { 'call.missed': standardSchema((value) => ((value as CallMissedEvent).data.object.id === 'obj_evt_1' ? undefined : ['data', 'object', 'id'])) };
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, schemas, unknownEvents: 'reject', onHandlerError: () => undefined }));
+    try {
+      expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(204);
+      expect(await refusalOf(await post(`${url}/webhooks`, signedRequest({ id: 'evt_2' })))).toEqual({ status: 422, code: 'invalid_event_data' });
+      expect(await refusalOf(await post(`${url}/webhooks`, signedRequest({ id: 'evt_3', type: 'voicemail.received' })))).toEqual({ status: 422, code: 'unknown_event_type' });
+      expect(calls.seen.map(([, id]) => id)).toEqual(['evt_1']);
     } finally {
       await app.close();
     }
