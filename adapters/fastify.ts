@@ -11,10 +11,11 @@
  * and the route never runs.
  * @packageDocumentation
  */
+// First: the file's comment goes with its first import into the declarations, and these stay there.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Buffer } from 'node:buffer';
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookDelivery } from '../src/core/delivery.js';
 import type { WebhookError } from '../src/core/errors.js';
 import { handlerRuns } from '../src/process/diagnostics.js';

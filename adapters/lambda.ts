@@ -14,36 +14,17 @@
  * function returns, since Lambda freezes whatever runs after.
  * @packageDocumentation
  */
-import { Buffer } from 'node:buffer';
-import type {
-  ALBEvent,
-  ALBResult,
-  APIGatewayProxyEvent,
-  APIGatewayProxyEventV2,
-  APIGatewayProxyResult,
-  APIGatewayProxyStructuredResultV2,
-  Context,
-} from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type { WebhookDelivery } from '../src/core/delivery.js';
-import { WebhookVerificationError, type WebhookError } from '../src/core/errors.js';
+import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
-import type { HeaderGetter } from '../src/core/headers.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { TenantOf } from '../src/receive/tenants.js';
 import type { HandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
+import { bodyOf, headersOf, isResult, result, withMissingHeaders, type LambdaWebhookEvent, type LambdaWebhookResult } from './lambda-http.js';
 
-/** The HTTP events a webhook reaches Lambda by. A Function URL sends the HTTP API (2.0) shape. */
-export type LambdaWebhookEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
-
-/** An HTTP answer to any of those sources: `statusCode` is required, since it settles the dedup claim. */
-export type LambdaWebhookResult =
-  | APIGatewayProxyResult
-  | ALBResult
-  | (APIGatewayProxyStructuredResultV2 & {
-      /** The HTTP status, which settles the dedup claim. */
-      statusCode: number;
-    });
+export type { LambdaWebhookEvent, LambdaWebhookResult } from './lambda-http.js';
 
 /** What the handler gets besides the webhook event: the verified delivery, the Lambda event and its context. */
 export interface LambdaWebhookContext extends WebhookDelivery {
@@ -136,97 +117,4 @@ export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas> | Lamb
   );
   // Never undefined: there is no route.
   return (request, context) => receive({ request, context }) as Promise<LambdaWebhookResult>;
-}
-
-/**
- * The raw body. Only a boolean `isBase64Encoded: true` decodes it: AWS sends
- * a boolean, and a string `"false"` must not turn a body into bytes.
- */
-function bodyOf(request: LambdaWebhookEvent | null): string | Buffer {
-  if (typeof request !== 'object' || request === null) throw notHttp('the Lambda event is no HTTP request');
-  const { body, isBase64Encoded } = request;
-  if (body === undefined || body === null) return '';
-  if (typeof body !== 'string') throw notHttp('the Lambda event\'s body is no string');
-  return isBase64Encoded === true ? Buffer.from(body, 'base64') : body;
-}
-
-function notHttp(message: string): WebhookVerificationError {
-  return new WebhookVerificationError('invalid_payload', message);
-}
-
-const NO_HEADERS: HeaderGetter = { get: () => null };
-
-/**
- * Headers read in any letter case, every value of a repeated one joined.
- * `multiValueHeaders` (REST APIs, and ALBs that enable them) holds every
- * value, where `headers` holds only the last; an HTTP API already joined
- * them. Only own keys count: a header named `constructor` is just a header.
- */
-function headersOf(request: LambdaWebhookEvent | null): HeaderGetter {
-  // An event that is no object (a warmer's ping) has no headers: the body check refuses it.
-  if (typeof request !== 'object' || request === null) return NO_HEADERS;
-  const source: Readonly<Record<string, unknown>> = ('multiValueHeaders' in request ? request.multiValueHeaders : undefined) ?? request.headers ?? {};
-  return {
-    get(name) {
-      // Most headers come once: the first value as it is, a list only from a second one on. The
-      // names asked for are lower case, so a key equal to one needs no lower-casing.
-      let first: string | null = null;
-      let values: string[] | undefined;
-      const add = (value: unknown): void => {
-        if (typeof value !== 'string') return;
-        if (first === null) first = value;
-        else (values ??= [first]).push(value);
-      };
-      for (const key of Object.keys(source)) {
-        if (key.length !== name.length || (key !== name && key.toLowerCase() !== name)) continue;
-        const value = source[key];
-        if (Array.isArray(value)) value.forEach(add);
-        else add(value);
-      }
-      return values === undefined ? first : values.join(', ');
-    },
-  };
-}
-
-/** The result of `status`, `headers` and `body`, as a literal: a spread of the headers field makes a hidden class per answer. */
-function result(statusCode: number, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent, body: string): LambdaWebhookResult {
-  const field = headersField(headers, request);
-  return 'headers' in field
-    ? { statusCode, headers: field.headers, body, isBase64Encoded: false }
-    : { statusCode, multiValueHeaders: field.multiValueHeaders, body, isBase64Encoded: false };
-}
-
-function isResult(value: unknown): value is LambdaWebhookResult {
-  const result = value as Partial<LambdaWebhookResult> | null;
-  return typeof result === 'object' && result !== null && Number.isInteger(result.statusCode);
-}
-
-/** An ALB that sends `multiValueHeaders` takes only those back; every other source takes `headers`. */
-function usesMultiValueHeaders(request: LambdaWebhookEvent | null): boolean {
-  // A hand-made test event may lack the requestContext that AWS always sends, or be no object at all.
-  if (typeof request !== 'object' || request === null || typeof request.requestContext !== 'object' || request.requestContext === null) return false;
-  return 'elb' in request.requestContext && 'multiValueHeaders' in request && request.multiValueHeaders !== undefined;
-}
-
-function headersField(
-  headers: Readonly<Record<string, string>>,
-  request: LambdaWebhookEvent,
-): { headers: Record<string, string> } | { multiValueHeaders: Record<string, string[]> } {
-  if (!usesMultiValueHeaders(request)) return { headers: { ...headers } };
-  return { multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])) };
-}
-
-/**
- * `answer` with those of `headers` it lacks, whatever the letter case it
- * gave its own in: Retry-After and the like apply whoever wrote the body.
- */
-function withMissingHeaders(answer: LambdaWebhookResult, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent): LambdaWebhookResult {
-  const own = new Set(
-    [...Object.keys(answer.headers ?? {}), ...Object.keys((answer as ALBResult).multiValueHeaders ?? {})].map((name) => name.toLowerCase()),
-  );
-  const missing = Object.fromEntries(Object.entries(headers).filter(([name]) => !own.has(name)));
-  if (Object.keys(missing).length === 0) return answer;
-  const field = headersField(missing, request);
-  if ('headers' in field) return { ...answer, headers: { ...field.headers, ...answer.headers } };
-  return { ...answer, multiValueHeaders: { ...field.multiValueHeaders, ...(answer as ALBResult).multiValueHeaders } };
 }

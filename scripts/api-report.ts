@@ -11,7 +11,8 @@
  * it (ae-forgotten-export) is fine when another entry exports it, as the root
  * exports the types every adapter's options are built from; one that no
  * entry exports fails the run. So does a declaration the report marks
- * "(undocumented)": every export and every member carries a doc comment.
+ * "(undocumented)": every export and every member carries a doc comment,
+ * and every entry's declarations their @packageDocumentation.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -134,6 +135,11 @@ for (const entry of entries) {
   for (const name of exportedNames(text)) exported.add(name);
   for (const declaration of undocumented(text)) {
     console.error(`${entry.specifier}: ${declaration} has no doc comment`);
+    ok = false;
+  }
+  // The file's comment reaches the declarations only with a first statement that is kept there.
+  if (text.includes('(No @packageDocumentation comment for this package)')) {
+    console.error(`${entry.specifier}: its declarations have no @packageDocumentation: start its file with a type import or an export`);
     ok = false;
   }
 }
