@@ -59,7 +59,7 @@ export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'import
 /** The token of the options. */
 const OPTIONS = Symbol('svc-webhooks options');
 
-/** The webhook route, for `app.get()`: nothing to call on it. */
+/** The webhook route the module registered: a provider it exports, for `app.get(WebhooksRoute)` or to inject. */
 export class WebhooksRoute {
   /** The path the route answers at. */
   readonly path: string;
@@ -131,7 +131,7 @@ interface ExpressApp {
   post(path: string, handler: unknown): unknown;
   /** Express 4's, which makes `_router`; Express 5 has none. */
   readonly lazyrouter?: unknown;
-  /** Express 4's router, which Nest's adapter has made by now. */
+  /** Express 4's router, once it is made. */
   readonly _router?: Router;
   /** Express 5's router; Express 4's getter throws. */
   readonly router: Router;
@@ -146,7 +146,8 @@ const PARSERS = new Set(['jsonParser', 'urlencodedParser', 'textParser', 'rawPar
 
 /** Fails the bootstrap where a body parser already runs on the Express app, before the route could read the body. */
 function refuseParsersBefore(app: ExpressApp): void {
-  const { stack } = typeof app.lazyrouter === 'function' ? app._router! : app.router;
+  // Express 4 makes its router on first use, which may be this route's (NestJS 10 makes none before).
+  const stack = typeof app.lazyrouter === 'function' ? (app._router?.stack ?? []) : app.router.stack;
   const parser = stack.find((layer) => PARSERS.has(layer.name));
   if (parser === undefined) return;
   throw new TypeError(

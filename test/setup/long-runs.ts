@@ -1,7 +1,8 @@
 /**
  * The long runs: half a minute to three minutes each, they hold the receivers
  * and the queues to exactly once under load, outages and crashes, run the
- * pg-boss majors again on another Node, and run the packed bin. Each loads
+ * pg-boss majors again on another Node and the NestJS spec on its other
+ * majors, and run the packed bin. Each loads
  * the machine on its own, so `npm run test:long` runs them one at a time,
  * and `npm test`, the contributor's loop, leaves them out.
  */
@@ -13,4 +14,5 @@ export const LONG_RUNS = [
   'test/queues/bullmq/redis-crash.test.ts',
   'test/cli/packed-cli.test.ts',
   'test/queues/pg-boss/exactly-once-crash.test.ts',
+  'test/adapters/nestjs-majors.test.ts',
 ];
