@@ -214,6 +214,7 @@ describe('fastify adapter options', () => {
     ['a path without on or handoff', { path: '/webhooks' }, 'svc-webhooks: say what runs for each delivery with exactly one of on and handoff; given: none'],
     ['a path with both on and handoff', { path: '/webhooks', on, handoff: { hand: async () => {} } }, 'svc-webhooks: say what runs for each delivery with exactly one of on and handoff; given: on and handoff'],
     ['on without path', { on }, mount],
+    ['routes with on', { routes, on }, 'svc-webhooks: routes take neither on nor handoff: with them, give path, where the plugin answers itself'],
     ['routes that is no function', { routes: '/webhooks' }, 'svc-webhooks: routes must be a function that registers the webhook routes'],
     ['schemas with routes', { routes, schemas: {} }, 'svc-webhooks: schemas takes effect only with on'],
     ['onHandlerError with routes', { routes, onHandlerError: () => {} }, 'svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'],

@@ -278,6 +278,18 @@ describe('lambda adapter', () => {
     }
   });
 
+  it('verifies an event without a body as an empty body (400 invalid_signature), not as a malformed event', async () => {
+    const { body: _body, ...bodiless } = lambdaEvent('http-api', signedRequest()) as unknown as Record<string, unknown>;
+    const result = await verifyWebhook(options, () => undefined)(bodiless as never, lambdaContext);
+    expect([result.statusCode, JSON.parse(result.body!).error.code]).toEqual([400, 'invalid_signature']);
+  });
+
+  it('answers an event whose requestContext is null, as a hand-made one may be, in headers', async () => {
+    const event = { ...lambdaEvent('http-api', signedRequest()), requestContext: null } as never;
+    const result = await verifyWebhook(options, () => undefined)(event, lambdaContext);
+    expect(result).toMatchObject({ statusCode: 204, headers: {} });
+  });
+
   it('answers 404 unknown_tenant for a lone surrogate in pathParameters, with no lookup', async () => {
     const lookups: string[] = [];
     const handler = verifyWebhook(
