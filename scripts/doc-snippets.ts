@@ -4,6 +4,9 @@
  * package's sources (tsconfig.json's paths map `svc-webhooks` and its
  * subpaths), with the placeholders of docs/snippets.d.ts (`app`, `queue`,
  * `db`, …) in scope. A diagnostic is reported at its line in the Markdown file.
+ * A block whose info string says more than the language (```ts after
+ * generating webhook-types.ts) is left alone: it needs a file the reader
+ * generates; the specs of that command compile what it writes instead.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

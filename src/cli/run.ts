@@ -5,14 +5,16 @@ import { EXIT, type Command } from './shared/command.js';
 import type { CliIO } from './shared/io.js';
 import { sendCommand } from './send/send.js';
 import { signCommand } from './sign/sign.js';
+import { typesCommand } from './types/types.js';
 import { verifyCommand } from './verify/verify.js';
 
-const COMMANDS: readonly Command[] = [sendCommand, checkCommand, signCommand, verifyCommand];
+const COMMANDS: readonly Command[] = [sendCommand, checkCommand, signCommand, verifyCommand, typesCommand];
 
 const HELP = `Usage: svc-webhooks <command> [options]
 
 Test a receiver of the Messaging and Calling Service's webhooks (Standard
-Webhooks signatures, spec sections 5 and 6).
+Webhooks signatures, spec sections 5 and 6), and type their events from the
+service's OpenAPI contract.
 
 Commands:
 ${COMMANDS.map((command) => `  ${command.name.padEnd(8)}${command.summary}`).join('\n')}

@@ -29,30 +29,57 @@ export interface WebhookEventOf<T extends string> {
   readonly [field: string]: unknown;
 }
 
+/**
+ * Each event type the spec names (section 6) with its envelope. The spec
+ * shows no field of `data.object` but its `id`.
+ */
+export interface SpecEventMap {
+  /** A call was recorded as missed. */
+  'call.missed': WebhookEventOf<'call.missed'>;
+  /** An inbound text arrived. */
+  'message.received': WebhookEventOf<'message.received'>;
+  /** `POST /webhook-endpoints/{id}/test` was called. */
+  'webhook.test': WebhookEventOf<'webhook.test'>;
+  /** A requested call transcript is ready. */
+  'transcript.ready': WebhookEventOf<'transcript.ready'>;
+  /** An AI summary of a call is ready. */
+  'ai_summary.ready': WebhookEventOf<'ai_summary.ready'>;
+}
+
+/**
+ * Each event type the service's OpenAPI contract describes, with its whole
+ * payload. Empty here: the module `svc-webhooks types` writes from the
+ * contract augments it, and its types then take the place of the spec's
+ * envelopes and add the types the spec does not name.
+ */
+export interface ContractEventMap {}
+
+/**
+ * Each known event type with its event: the contract's payload where a
+ * generated module describes the type, else the spec's envelope.
+ * `KnownEventMap['call.missed']` is `CallMissedEvent`.
+ */
+export type KnownEventMap = Omit<SpecEventMap, keyof ContractEventMap> & ContractEventMap;
+
 /** A call was recorded as missed. */
-export type CallMissedEvent = WebhookEventOf<'call.missed'>;
+export type CallMissedEvent = KnownEventMap['call.missed'];
 /** An inbound text arrived. */
-export type MessageReceivedEvent = WebhookEventOf<'message.received'>;
+export type MessageReceivedEvent = KnownEventMap['message.received'];
 /** `POST /webhook-endpoints/{id}/test` was called. */
-export type WebhookTestEvent = WebhookEventOf<'webhook.test'>;
+export type WebhookTestEvent = KnownEventMap['webhook.test'];
 /** A requested call transcript is ready. */
-export type TranscriptReadyEvent = WebhookEventOf<'transcript.ready'>;
+export type TranscriptReadyEvent = KnownEventMap['transcript.ready'];
 /** An AI summary of a call is ready. */
-export type AiSummaryReadyEvent = WebhookEventOf<'ai_summary.ready'>;
+export type AiSummaryReadyEvent = KnownEventMap['ai_summary.ready'];
 
-/** An event of one of the types the spec names. */
-export type KnownWebhookEvent =
-  | CallMissedEvent
-  | MessageReceivedEvent
-  | WebhookTestEvent
-  | TranscriptReadyEvent
-  | AiSummaryReadyEvent;
+/** The known event types: the spec's, and those a generated contract module adds. */
+export type KnownEventType = keyof KnownEventMap & string;
 
-/** The event types the spec names: `'call.missed' | 'message.received' | …`. */
-export type KnownEventType = KnownWebhookEvent['type'];
+/** An event of one of the known types. */
+export type KnownWebhookEvent = KnownEventMap[KnownEventType];
 
 /** The event types the spec names. It says the list is not complete. */
-export const KNOWN_EVENT_TYPES: readonly KnownEventType[] = Object.freeze([
+export const KNOWN_EVENT_TYPES: readonly (keyof SpecEventMap)[] = Object.freeze([
   'call.missed',
   'message.received',
   'webhook.test',
@@ -62,10 +89,26 @@ export const KNOWN_EVENT_TYPES: readonly KnownEventType[] = Object.freeze([
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);
 
-/** Whether this version knows `type`; a set lookup, so `'toString'` or `'__proto__'` are not types. */
-export function isKnownEventType(type: string): type is KnownEventType {
+/**
+ * Whether `type` is one the spec names; a set lookup, so `'toString'` or
+ * `'__proto__'` are not types. A type only a contract adds is not: the
+ * generated module is types alone.
+ */
+export function isKnownEventType(type: string): type is keyof SpecEventMap {
   return KNOWN_TYPES.has(type);
 }
+
+/**
+ * Whether `type` is written as the service writes event types: lower-case
+ * words joined by dots, as `call.missed` or `ai_summary.ready`. A key of
+ * `on` or `schemas` must be one, so a type a contract adds is taken, and a
+ * key such as `'Call.Missed'` or `'toString'` is a mistake.
+ */
+export function isEventTypeName(type: string): boolean {
+  return EVENT_TYPE_NAME.test(type);
+}
+
+const EVENT_TYPE_NAME = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$/;
 
 /** An event of a type this version does not know, passed through as is. */
 export type UnknownWebhookEvent = WebhookEventOf<string>;
@@ -73,8 +116,6 @@ export type UnknownWebhookEvent = WebhookEventOf<string>;
 /** What `verify()` returns. Switch on `type` to reach a known event. */
 export type WebhookEvent = KnownWebhookEvent | UnknownWebhookEvent;
 
-/** Each known event type with its event: `KnownEventMap['call.missed']` is `CallMissedEvent`. */
-export type KnownEventMap = { [E in KnownWebhookEvent as E['type']]: E };
 
 /**
  * Parses a verified body into an envelope. Throws `invalid_payload` unless it

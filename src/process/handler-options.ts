@@ -4,7 +4,7 @@ import { checkCallback, checkPolicy } from '../base/option-checks.js';
 import { kindOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookHandlerError } from '../core/errors.js';
-import { isKnownEventType, KNOWN_EVENT_TYPES } from '../core/event.js';
+import { isEventTypeName } from '../core/event.js';
 import type { EventHandler, HandlerErrorCallback, HandlerOptions, UnknownEventPolicy } from './handler-types.js';
 import type { StandardSchema } from './standard-schema.js';
 
@@ -16,7 +16,7 @@ export interface HandlerRoute {
 
 /** The handler options, checked. */
 export interface CheckedHandlers {
-  /** By event type; only known types, only those with a handler. */
+  /** By event type; only types with a handler. */
   readonly routes: ReadonlyMap<string, HandlerRoute>;
   /** The handler of unknown types, if `onUnknownEvent` gave one. */
   readonly unknown: HandlerRoute | undefined;
@@ -29,8 +29,8 @@ export const ONLY_WITH_ON = ['schemas', 'unknownEvents', 'onUnknownEvent'] as co
 
 /**
  * The checked options. Throws `TypeError` for a caller mistake: `on` that is
- * no object, a handler that is no function, a key of `on` or `schemas` that
- * is not a known event type, a schema without `~standard`, a schema whose
+ * no object, a handler that is no function, a key of `on` or `schemas` not
+ * written as an event type, a schema without `~standard`, a schema whose
  * type has no handler, `onUnknownEvent` beside `unknownEvents`.
  */
 export function checkHandlerOptions(options: HandlerOptions<{}>, byDefault?: HandlerErrorCallback): CheckedHandlers {
@@ -63,17 +63,21 @@ export function checkHandlerOptions(options: HandlerOptions<{}>, byDefault?: Han
   };
 }
 
-/** The entries of `on` or `schemas`, each key a known event type; values read once. */
+/**
+ * The entries of `on` or `schemas`, values read once. Each key must be written
+ * as an event type, not be one the spec names: a type a generated contract
+ * module adds is known to TypeScript alone, which is what catches a misspelled one.
+ */
 function eventTypeEntries(name: string, record: unknown): Array<[string, unknown]> {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new TypeError(`svc-webhooks: ${name} must be an object keyed by event type`);
   }
   return Reflect.ownKeys(record).map((key) => {
     if (typeof key !== 'string') throw new TypeError(`svc-webhooks: the keys of ${name} must be event type strings`);
-    if (!isKnownEventType(key)) {
+    if (!isEventTypeName(key)) {
       throw new TypeError(
-        `svc-webhooks: ${name} has the key '${key}', which is not a known event type (${KNOWN_EVENT_TYPES.join(', ')}); ` +
-          'events of other types go to onUnknownEvent',
+        `svc-webhooks: ${name} has the key '${JSON.stringify(key).slice(1, -1)}', which is not an event type: ` +
+          "lower-case words joined by dots, as 'call.missed'",
       );
     }
     return [key, (record as Record<string, unknown>)[key]];

@@ -1,5 +1,5 @@
 /** Valid envelopes of the known event types, for tests. */
-import type { KnownEventMap, KnownEventType } from '../core/event.js';
+import { isEventTypeName, type KnownEventMap, type KnownEventType, type SpecEventMap } from '../core/event.js';
 import type { EventSchemas } from '../process/handler-types.js';
 import { newId } from './envelope.js';
 
@@ -22,7 +22,7 @@ export interface TestEventOptions {
 }
 
 // The prefix of data.object's id, by type: what the service's ids of that kind start with.
-const OBJECT_PREFIX: Readonly<Record<KnownEventType, string>> = {
+const OBJECT_PREFIX: Readonly<Record<keyof SpecEventMap, string>> = {
   'call.missed': 'call',
   'message.received': 'msg',
   'webhook.test': 'we',
@@ -33,16 +33,19 @@ const OBJECT_PREFIX: Readonly<Record<KnownEventType, string>> = {
 /**
  * A valid envelope of `type`: a fresh `id` of the service's form (`evt_`
  * and a ULID), `type`, `timestamp`, and `data.object` with an `id`, then
- * `overrides` merged in, deeply. Typed as that type's event.
+ * `overrides` merged in, deeply. Typed as that type's event: where a
+ * generated contract module describes the type, the fields past the
+ * envelope are yours to give in `overrides`. A type the spec does not name
+ * gets a `data.object.id` starting `obj_`.
  */
 export function testEvent<T extends KnownEventType>(type: T, overrides?: TestEventOverrides<KnownEventMap[T]>, options: TestEventOptions = {}): KnownEventMap[T] {
-  if (!Object.hasOwn(OBJECT_PREFIX, type)) throw new TypeError(`svc-webhooks: testEvent takes a known event type, not ${JSON.stringify(type)}`);
+  if (!isEventTypeName(type)) throw new TypeError(`svc-webhooks: testEvent takes an event type, as 'call.missed', not ${JSON.stringify(type)}`);
   const nowMs = (options.now ?? Date.now)();
   const base = {
     id: newId('evt', nowMs),
     type,
     timestamp: new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z'),
-    data: { object: { id: newId(OBJECT_PREFIX[type], nowMs) } },
+    data: { object: { id: newId(Object.hasOwn(OBJECT_PREFIX, type) ? OBJECT_PREFIX[type as keyof SpecEventMap] : 'obj', nowMs) } },
   };
   const event = merged(base, overrides) as KnownEventMap[T];
   const schema = options.schemas?.[type];

@@ -7,7 +7,7 @@
  * Tests run concurrently: the slow ones wait out the 10 s answer window.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -27,7 +27,8 @@ import {
   SEND_SCENARIOS,
 } from './delivery-scenarios.js';
 import { EXAMPLES } from './example-receivers.js';
-import { installPackedCli, type PackedCli } from './packed-cli.js';
+import { installPackedCli, runProcess, type PackedCli } from './packed-cli.js';
+import { CONTRACTS } from '../helpers/contract-types.js';
 
 // Most tests wait on a subprocess or a receiver's clock, not the CPU: let them all run at once.
 vi.setConfig({ maxConcurrency: 10 });
@@ -146,17 +147,72 @@ describe.concurrent('svc-webhooks verify', () => {
   });
 });
 
+describe('types, its optional peers installed beside the package', () => {
+  it('names what to install while they are missing, exit 2', async () => {
+    const run = await bin(['types', join(CONTRACTS, 'rich.yaml'), '-o', join(scratch, 'webhook-types.ts')]);
+    expect(run).toMatchObject({
+      code: 2,
+      stderr: 'svc-webhooks types: this needs @redocly/openapi-core, an optional peer: npm install --save-dev openapi-typescript @redocly/openapi-core\n',
+    });
+  });
+
+  it("writes modules a project compiles with its own tsc against the installed package, and whose validators run compiled", async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-types-'));
+    try {
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'typed-receiver', private: true, type: 'module' }));
+      // The versions this repository tests with, from its own install.
+      const pinned = ['openapi-typescript', '@redocly/openapi-core', '@exodus/schemasafe', 'typescript', '@types/node'].map(
+        (name) => `${name}@${(JSON.parse(readFileSync(join(import.meta.dirname, '../../node_modules', name, 'package.json'), 'utf8')) as { version: string }).version}`,
+      );
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', cli.tarball, ...pinned], { cwd: project });
+      const svcWebhooks = join(project, 'node_modules/.bin/svc-webhooks');
+      const generated = await runProcess(svcWebhooks, ['types', join(CONTRACTS, 'rich.yaml'), '-o', 'src/webhook-types.ts', '--schemas'], project);
+      expect(generated).toMatchObject({ code: 0, stderr: '' });
+      writeFileSync(
+        join(project, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { strict: true, exactOptionalPropertyTypes: true, module: 'nodenext', target: 'es2022', outDir: 'dist', types: ['node'] }, include: ['src'] }),
+      );
+      writeFileSync(
+        join(project, 'src/receiver.ts'),
+        [
+          "import './webhook-types.js';",
+          "import type { EventHandlers } from 'svc-webhooks';",
+          "import { verifyWebhook } from 'svc-webhooks/fetch';",
+          "import { schemas, schemasFor } from './webhook-types.schemas.js';",
+          "const on = { 'voicemail.received': (event) => event.data.object.durationMs } satisfies EventHandlers;",
+          "export const receiver = verifyWebhook({ secret: 'whsec_c2VjcmV0', on, schemas: schemasFor(on) });",
+          "const event = { id: 'evt_1', type: 'voicemail.received', data: { object: { id: 'vm_1', durationMs: 'long' } } };",
+          "console.log(JSON.stringify(await schemas['voicemail.received']['~standard'].validate(event)));",
+        ].join('\n'),
+      );
+      const tsc = join(project, 'node_modules/.bin/tsc');
+      expect(await runProcess(tsc, ['-p', '.'], project)).toMatchObject({ code: 0, stdout: '' });
+      const ran = await runProcess(process.execPath, ['dist/receiver.js'], project);
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout)).toMatchObject({ issues: expect.arrayContaining([{ message: 'fails "required"', path: ['data', 'object', 'call'] }]) });
+
+      mkdirSync(join(project, 'src'), { recursive: true });
+      writeFileSync(join(project, 'src/misspelled.ts'), "import type { KnownEventMap } from 'svc-webhooks';\nexport const f = (e: KnownEventMap['voicemail.received']) => e.data.object.durationSeconds;\n");
+      const refused = await runProcess(tsc, ['-p', '.', '--noEmit'], project);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stdout).toMatch(/^src\/misspelled\.ts\(2,\d+\): error TS2339: Property 'durationSeconds' does not exist/);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
+
 it('npx svc-webhooks prints help for each command and exits 2 on a usage mistake', async () => {
   const runs = await Promise.all([
     cli.npx(['--help']),
-    ...['send', 'check', 'sign', 'verify'].map((command) => cli.npx([command, '--help'])),
+    ...['send', 'check', 'sign', 'verify', 'types'].map((command) => cli.npx([command, '--help'])),
     cli.npx(['send', '--secret', SECRET]),
   ]);
   expect(runs[0]!.stdout).toMatch(/^Usage: svc-webhooks <command>/);
-  for (const [i, command] of ['send', 'check', 'sign', 'verify'].entries()) {
+  for (const [i, command] of ['send', 'check', 'sign', 'verify', 'types'].entries()) {
     expect(runs[i + 1]!.stdout).toMatch(new RegExp(`^Usage: svc-webhooks ${command} `));
     expect(runs[i + 1]!.code).toBe(0);
   }
-  expect(runs[5]!.stderr).toContain('<url> is missing');
-  expect(runs[5]!.code).toBe(2);
+  expect(runs[6]!.stderr).toContain('<url> is missing');
+  expect(runs[6]!.code).toBe(2);
 }, 30_000);

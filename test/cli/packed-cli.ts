@@ -26,6 +26,8 @@ export interface PackedCli {
   run(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
   /** The same through `npx svc-webhooks …args`, which finds that link (and costs an npm start-up). */
   npx(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
+  /** The packed tarball, for another project to install. */
+  readonly tarball: string;
   /** Removes the temporary directories. */
   dispose(): void;
 }
@@ -34,11 +36,13 @@ export async function installPackedCli(): Promise<PackedCli> {
   const stage = mkdtempSync(join(tmpdir(), 'svc-webhooks-stage-'));
   const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-cli-'));
   const dirs = [stage, project];
+  let packed: string;
   try {
     for (const source of SOURCES) cpSync(join(PACKAGE_ROOT, source), join(stage, source), { recursive: true });
     symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
     await promisify(execFile)('npm', ['run', 'build'], { cwd: stage });
     const { tarball } = packTarball(stage);
+    packed = tarball;
     dirs.push(dirname(tarball));
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'receiver-ci', private: true }));
     await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: project });
@@ -50,13 +54,14 @@ export async function installPackedCli(): Promise<PackedCli> {
     run: (args, input) => runProcess(join(project, 'node_modules/.bin/svc-webhooks'), args, project, input),
     // --no: never fetch a package of that name from the registry if the bin were missing.
     npx: (args, input) => runProcess('npx', ['--no', '--', 'svc-webhooks', ...args], project, input),
+    tarball: packed,
     dispose() {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-function runProcess(command: string, args: readonly string[], cwd: string, input: string | Buffer = ''): Promise<CliRun> {
+export function runProcess(command: string, args: readonly string[], cwd: string, input: string | Buffer = ''): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

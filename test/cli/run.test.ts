@@ -38,6 +38,7 @@ describe('runCli', () => {
       expect(out).toContain(
         '\n  sign    print the three signature headers for a body' +
           '\n  verify  verify a received request, and say why it fails' +
+          '\n  types   write the types of every event from the OpenAPI contract' +
           '\n\nRun "svc-webhooks <command> --help" for a command\'s options.',
       );
     }

@@ -60,7 +60,7 @@ describe('on', () => {
   it('gives every known type its own event', () => {
     expectTypeOf<Parameters<NonNullable<EventHandlers['message.received']>>[0]>().toEqualTypeOf<MessageReceivedEvent>();
     type Received<T extends KnownEventType> = Parameters<NonNullable<EventHandlers[T]>>[0];
-    expectTypeOf<{ [T in KnownEventType]: Received<T> }>().toEqualTypeOf<KnownEventMap>();
+    expectTypeOf<{ [T in KnownEventType]: Received<T> }>().toEqualTypeOf<{ [T in KnownEventType]: KnownEventMap[T] }>();
   });
 
   it('refuses a misspelled or unknown type as a key', () => {

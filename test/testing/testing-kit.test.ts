@@ -33,8 +33,15 @@ describe('testEvent', () => {
     expect(testEvent('call.missed', { data: { object: { from: '+15550100' } } }, { schemas }).type).toBe('call.missed');
   });
 
-  it('refuses a type it does not know, at run time too', () => {
-    expect(() => testEvent('call.mised' as never)).toThrow(TypeError);
+  it('refuses what is no event type, at run time too', () => {
+    expect(() => testEvent('Call.Missed' as never)).toThrow(new TypeError(`svc-webhooks: testEvent takes an event type, as 'call.missed', not "Call.Missed"`));
+    expect(() => testEvent('toString' as never)).toThrow(TypeError);
+  });
+
+  it('makes an envelope of a type the spec does not name, as a contract adds them', () => {
+    const event = testEvent('voicemail.received' as never);
+    expect(event).toMatchObject({ type: 'voicemail.received', data: { object: { id: expect.stringMatching(/^obj_/) } } });
+    expect(testEvent('call.missed').data.object.id).toMatch(/^call_/);
   });
 });
 

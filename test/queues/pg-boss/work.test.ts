@@ -333,7 +333,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       ['options that are null', () => work(boss, 'q', null as never), 'svc-webhooks: work options must be an object'],
       ['no on', () => work(boss, 'q', {} as never), 'svc-webhooks: work needs on, an object of handlers by event type'],
       ['the 0.x onUnknown', () => work(boss, 'q', { on: {}, onUnknown: 'reject' } as never), "svc-webhooks: the option onUnknown is now unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)"],
-      ['a misspelled type', () => work(boss, 'q', { on: { 'call.mised': () => {} } as never }), /not a known event type/],
+      ['a key that is no event type', () => work(boss, 'q', { on: { 'Call.Missed': () => {} } as never }), /not an event type/],
     ])('throws TypeError at once for %s', (_name, start, message) => {
       expect(start).toThrow(message instanceof RegExp ? message : new TypeError(message));
       expect(start).toThrow(TypeError);

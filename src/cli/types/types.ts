@@ -1,0 +1,125 @@
+/** `svc-webhooks types`: TypeScript types, and optionally validators, from the service's OpenAPI contract. */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { onePositional, parseCommandArgs, UsageError } from '../shared/args.js';
+import { EXIT, type Command } from '../shared/command.js';
+import type { CliIO } from '../shared/io.js';
+import { printable } from '../../testing/printable.js';
+import { nameOf, readContract } from './contract.js';
+import { ContractError } from './contract-error.js';
+import { schemaModule } from './schema-module.js';
+import { typeModule } from './type-module.js';
+
+const options = {
+  out: { type: 'string', short: 'o' },
+  schemas: { type: 'boolean' },
+  check: { type: 'boolean' },
+} as const;
+
+const DEFAULT_OUT = 'webhook-types.ts';
+// Lines of each side a --check diff shows at most.
+const DIFF_LINES = 6;
+// The most characters of one printed line that comes from the contract or a file.
+const LINE_CHARS = 400;
+
+export const typesCommand = {
+  name: 'types',
+  summary: 'write the types of every event from the OpenAPI contract',
+  help: `Usage: svc-webhooks types <contract.yaml|contract.json|file: URL> [-o ${DEFAULT_OUT}] [--schemas] [--check]
+
+Reads the webhooks section of the service's OpenAPI 3.1 contract and writes a
+TypeScript module that gives svc-webhooks the full payload of each event type
+it describes: on handlers, dispatch, testEvent, the queue workers and
+WebhookEvent narrow to it, and the types it adds become known types. Import it
+once (import './${DEFAULT_OUT.replace(/\.ts$/, '.js')}') or include it in your tsconfig; it is types only.
+
+Options:
+  -o, --out FILE  the module to write (default: ${DEFAULT_OUT})
+  --schemas       also write FILE's .schemas.ts beside it: a Standard Schema
+                  validator per event type, to pass as schemas
+  --check         write nothing; exit 1 with a short diff when the files
+                  differ from what the contract gives (for CI)
+
+Needs openapi-typescript and @redocly/openapi-core (and @exodus/schemasafe for
+--schemas) as development dependencies:
+  npm install --save-dev openapi-typescript @redocly/openapi-core @exodus/schemasafe
+
+Exit status: 0 written or current, 1 --check found a difference, 2 bad
+arguments or a contract it cannot use.`,
+
+  async run(args: readonly string[], io: CliIO): Promise<number> {
+    const { values, positionals } = parseCommandArgs(args, options);
+    const location = contractPath(onePositional(positionals, '<contract>'));
+    const out = values.out ?? DEFAULT_OUT;
+    if (!out.endsWith('.ts') || out.endsWith('.d.ts')) throw new UsageError('--out must name a .ts module (not .d.ts): it augments svc-webhooks');
+    try {
+      const contract = await readContract(location);
+      // What comes from the contract is printed escaped: it is text from outside.
+      for (const warning of contract.warnings) io.err(`svc-webhooks types: warning: ${printable(warning, LINE_CHARS)}`);
+      const source = nameOf(location);
+      const files: Array<[string, string]> = [[out, await typeModule(contract, source)]];
+      if (values.schemas === true) {
+        const schemasOut = out.replace(/\.ts$/, '.schemas.ts');
+        files.push([schemasOut, await schemaModule(contract, source, `./${basename(out).replace(/\.ts$/, '.js')}`)]);
+      }
+      const types = printable(contract.events.map((event) => event.type).join(', '), LINE_CHARS);
+      if (values.check === true) return await check(files, io, types);
+      for (const [path, text] of files) {
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, text);
+        io.out(`wrote ${path}`);
+      }
+      io.out(`${contract.events.length} event type(s): ${types}`);
+      return EXIT.ok;
+    } catch (error) {
+      if (!(error instanceof ContractError)) throw error;
+      io.err(`svc-webhooks types: ${printable(error.message, LINE_CHARS)}`);
+      return EXIT.usage;
+    }
+  },
+} satisfies Command;
+
+/** The contract's path: a file path, or a `file:` URL. Another URL is a usage error: the command reads no network. */
+function contractPath(argument: string): string {
+  if (argument.startsWith('file:')) return fileURLToPath(argument);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(argument)) throw new UsageError('<contract> must be a local file or a file: URL; download the contract first');
+  return argument;
+}
+
+/** Compares each file with what it should hold; a difference is printed as a short diff, exit 1. */
+async function check(files: ReadonlyArray<[string, string]>, io: CliIO, types: string): Promise<number> {
+  let stale = false;
+  for (const [path, wanted] of files) {
+    const present = await readFile(path, 'utf8').catch(() => undefined);
+    if (present === wanted) continue;
+    stale = true;
+    if (present === undefined) io.err(`svc-webhooks types: ${path} is missing`);
+    else io.err(`svc-webhooks types: ${path} differs from the contract:\n${shortDiff(present, wanted)}`);
+  }
+  if (stale) {
+    io.err('svc-webhooks types: run the command without --check to write what the contract gives');
+    return EXIT.failed;
+  }
+  io.out(`up to date: ${files.map(([path]) => path).join(', ')} (${types})`);
+  return EXIT.ok;
+}
+
+/** The first changed stretch of `before` against `after`, as `-`/`+` lines under its line number. */
+export function shortDiff(before: string, after: string): string {
+  const old = before.split('\n');
+  const now = after.split('\n');
+  let start = 0;
+  while (start < old.length && start < now.length && old[start] === now[start]) start += 1;
+  let oldEnd = old.length;
+  let nowEnd = now.length;
+  while (oldEnd > start && nowEnd > start && old[oldEnd - 1] === now[nowEnd - 1]) {
+    oldEnd -= 1;
+    nowEnd -= 1;
+  }
+  const side = (lines: string[], sign: string): string[] => {
+    const shown = lines.slice(0, DIFF_LINES).map((line) => `${sign} ${printable(line, LINE_CHARS)}`);
+    return lines.length > DIFF_LINES ? [...shown, `${sign} … ${lines.length - DIFF_LINES} more line(s)`] : shown;
+  };
+  return [`@@ line ${start + 1} @@`, ...side(old.slice(start, oldEnd), '-'), ...side(now.slice(start, nowEnd), '+')].join('\n');
+}
