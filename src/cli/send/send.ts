@@ -5,6 +5,8 @@ import { deliver, delivered, describeAttempt, SERVICE_TIMING, type DeliveryTimin
 import { defaultData, eventEnvelope, newId } from '../../testing/envelope.js';
 import { readInput } from '../shared/input.js';
 import type { CliIO } from '../shared/io.js';
+import { printable } from '../../testing/printable.js';
+import { contractWarnings } from './contract-check.js';
 
 const options = {
   secret: { type: 'string', multiple: true },
@@ -12,6 +14,7 @@ const options = {
   data: { type: 'string' },
   id: { type: 'string' },
   retries: { type: 'string' },
+  contract: { type: 'string' },
 } as const;
 
 const BACKOFF_MS = 1000;
@@ -19,7 +22,7 @@ const BACKOFF_MS = 1000;
 export const sendCommand = {
   name: 'send',
   summary: 'sign and deliver one event to a receiver, as the service does',
-  help: `Usage: svc-webhooks send <url> --secret S [--type T] [--data JSON|@file] [--id ID] [--retries N]
+  help: `Usage: svc-webhooks send <url> --secret S [--type T] [--data JSON|@file] [--id ID] [--retries N] [--contract FILE]
 
 Signs one event and POSTs it to <url> the way the service does: the
 webhook-id, webhook-timestamp and webhook-signature headers, and a JSON
@@ -38,6 +41,9 @@ Options:
                 (default: {"object": {"id": "obj_…"}})
   --id ID       the event id and webhook-id (default: a new msg_… id)
   --retries N   how many times a failed attempt is retried (default: 0)
+  --contract F  the service's OpenAPI contract: warns, and still sends, when it
+                does not describe the type or the event does not fit its
+                schema (needs the peers of svc-webhooks types --schemas)
 
 Exit status: 0 delivered, 1 no 2xx after the last attempt, 2 bad arguments.`,
   /** `timing` is the service's unless a test shortens it. */
@@ -50,6 +56,9 @@ Exit status: 0 delivered, 1 no 2xx after the last attempt, 2 bad arguments.`,
     const retries = values.retries === undefined ? 0 : wholeNumber(values.retries, 'retries');
     const data = values.data === undefined ? defaultData() : await readData(values.data, io);
     const body = eventEnvelope(id, type, data);
+    if (values.contract !== undefined) {
+      for (const warning of await contractWarnings(values.contract, type, JSON.parse(body))) io.err(`svc-webhooks send: warning: ${printable(warning, 400)}`);
+    }
 
     io.out(`${type} ${id} -> ${url}`);
     const attempts = await deliver({

@@ -5,40 +5,15 @@
  * not even schemasafe.
  */
 import type { Contract } from './contract.js';
-import { ContractError } from './contract-error.js';
-import { loadPeer, SCHEMA_PEERS } from './peers.js';
 import { commentSafe, header, PACKAGE } from './type-module.js';
-
-type Schemasafe = typeof import('@exodus/schemasafe');
-
-// The base the contract gets as a schema, for the $refs into it.
-const CONTRACT_ID = 'urn:svc-webhooks:contract';
+import { compileChecks } from './validator.js';
 
 /** The module's text; `typesModule` is the types module's specifier relative to it (`./webhook-types.js`). */
 export async function schemaModule(contract: Contract, source: string, typesModule: string): Promise<string> {
-  const { validator } = await loadPeer<Schemasafe>('@exodus/schemasafe', () => import('@exodus/schemasafe'), SCHEMA_PEERS);
-  const document = { ...withNullable(contract.document), $id: CONTRACT_ID };
-  const entries = contract.events.map((event) => {
-    let check: ReturnType<typeof validator>;
-    try {
-      check = validator(
-        { $ref: `${CONTRACT_ID}${event.pointer}` },
-        {
-          schemas: { [CONTRACT_ID]: document as never },
-          includeErrors: true,
-          allErrors: true,
-          // An OpenAPI schema carries keywords JSON Schema does not know (discriminator, example, xml).
-          allowUnusedKeywords: true,
-          // OpenAPI 3.1's dialect; "format" annotates there, and a contract may name formats of its own.
-          $schemaDefault: 'https://json-schema.org/draft/2020-12/schema',
-          formatAssertion: false,
-        },
-      );
-    } catch (error) {
-      throw new ContractError(`${event.pointer}: its schema cannot be compiled: ${(error as Error).message.split('\n')[0]}`);
-    }
-    return [`  /** ${commentSafe(event.pointer)} */`, `  ${JSON.stringify(event.type)}: standard(${check.toModule().trim().replace(/;$/, '')}),`].join('\n');
-  });
+  const checks = await compileChecks(contract);
+  const entries = contract.events.map((event, n) =>
+    [`  /** ${commentSafe(event.pointer)} */`, `  ${JSON.stringify(event.type)}: standard(${checks[n]!.toModule().trim().replace(/;$/, '')}),`].join('\n'),
+  );
   const types = contract.events.map((event) => JSON.stringify(event.type)).join(' | ');
   return `// @ts-nocheck: the validators are generated code; the exports are typed.
 ${header(source, 'Standard Schema validators for the event types')}
@@ -89,15 +64,4 @@ export function schemasFor<O extends object>(on: O): Pick<ContractSchemas, keyof
   return picked;
 }
 `;
-}
-
-/** A copy of `document` where OpenAPI 3.0's `nullable: true` reads as JSON Schema's `type: [x, "null"]`. */
-function withNullable(document: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(document), (_key, value: unknown) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-    const schema = value as Record<string, unknown>;
-    if (schema.nullable !== true || typeof schema.type !== 'string') return value;
-    const { nullable: _nullable, ...rest } = schema;
-    return Array.isArray(schema.enum) ? { ...rest, type: [schema.type, 'null'], enum: [...schema.enum, null] } : { ...rest, type: [schema.type, 'null'] };
-  }) as Record<string, unknown>;
 }

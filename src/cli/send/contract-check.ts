@@ -1,0 +1,31 @@
+/**
+ * `send --contract`: the event checked against the service's contract before
+ * it is sent, so that a fixture the receiver's validators would refuse is
+ * not mistaken for a receiver fault. It is still sent: testing a refusal is
+ * one reason to send it.
+ */
+import { isKnownEventType } from '../../core/event.js';
+import { UsageError } from '../shared/args.js';
+import { readContract } from '../types/contract.js';
+import { ContractError } from '../types/contract-error.js';
+import { compileChecks, failedPaths } from '../types/validator.js';
+import { printable } from '../../testing/printable.js';
+
+/** What the user should hear before the event is sent: nothing when the contract describes `type` and `event` fits it. Throws `UsageError` for a contract it cannot use. */
+export async function contractWarnings(location: string, type: string, event: unknown): Promise<string[]> {
+  try {
+    const contract = await readContract(location);
+    const described = contract.events.find((one) => one.type === type);
+    if (described === undefined) {
+      const known = isKnownEventType(type) ? 'the spec names it, but the contract does not describe it' : 'neither the spec nor the contract names it';
+      return [`--type ${type}: ${known}`];
+    }
+    const [check] = await compileChecks(contract, [described]);
+    if (check!(event as never)) return [];
+    return [`the event does not fit the contract's ${type} at ${[...new Set(failedPaths(check!))].join(', ')}: a receiver with its schemas answers 422`];
+  } catch (error) {
+    // Escaped: the message quotes the contract, text from outside.
+    if (error instanceof ContractError) throw new UsageError(`--contract: ${printable(error.message, 400)}`);
+    throw error;
+  }
+}

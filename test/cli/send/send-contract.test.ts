@@ -1,0 +1,52 @@
+/** `svc-webhooks send --contract`: the event checked against the service's contract, warned about, and sent all the same. */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SECRET, withRecordingReceiver } from '../delivery-scenarios.js';
+import { inProcessCli, recordedTiming } from '../in-process-cli.js';
+import { CONTRACTS } from '../../helpers/contract-types.js';
+
+const RICH = join(CONTRACTS, 'rich.yaml');
+const send = (url: string, ...args: string[]) => inProcessCli(recordedTiming())(['send', url, '--secret', SECRET, '--contract', RICH, ...args]);
+const voicemail = { object: { id: 'vm_1', durationMs: 1200, call: { id: 'call_1', from: { number: '+15550100' }, to: { number: '+15550199' }, direction: 'inbound' } } };
+
+describe('svc-webhooks send --contract', () => {
+  it('says nothing more for an event of a type the contract adds that fits its schema', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const run = await send(url, '--type', 'voicemail.received', '--data', JSON.stringify(voicemail));
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expect(received).toHaveLength(1);
+    });
+  });
+
+  it("warns with the failing paths, never the values, and still sends an event that does not fit", async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const data = { object: { ...voicemail.object, durationMs: 'secret-looking value', call: undefined } };
+      const run = await send(url, '--type', 'voicemail.received', '--data', JSON.stringify(data));
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe(
+        "svc-webhooks send: warning: the event does not fit the contract's voicemail.received at data.object.call, data.object.durationMs: a receiver with its schemas answers 422\n",
+      );
+      expect(received).toHaveLength(1);
+    });
+  });
+
+  it.each([
+    ['a type the spec names that the contract leaves out', 'transcript.ready', 'the spec names it, but the contract does not describe it'],
+    ['a type neither names', 'voicemail.recieved', 'neither the spec nor the contract names it'],
+  ])('warns about %s, and still sends it', async (_name, type, why) => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const run = await send(url, '--type', type);
+      expect(run).toMatchObject({ code: 0, stderr: `svc-webhooks send: warning: --type ${type}: ${why}\n` });
+      expect(received).toHaveLength(1);
+    });
+  });
+
+  it('refuses a contract it cannot use as a usage error, before sending anything', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const run = await inProcessCli()(['send', url, '--secret', SECRET, '--contract', join(CONTRACTS, 'broken-ref.yaml')]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^svc-webhooks send: --contract: broken-ref\.yaml: Can't resolve \$ref at #\/webhooks\/call\.missed\//);
+      expect(received).toHaveLength(0);
+    });
+  });
+});
