@@ -9,9 +9,11 @@
  */
 import { DeadlineQueue, withinDeadline } from '../base/deadlines.js';
 import { errorFields, writeLog } from '../base/logger.js';
+import { checkPolicy } from '../base/option-checks.js';
 import { isThenable, reasonOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookError } from '../core/errors.js';
+import { formatOutcome, OUTCOME_HEADER } from '../core/outcome-header.js';
 import type { WebhookPayload } from '../core/payload.js';
 import { deliveryTraces, handlerRuns, runWithinTrace, type DeliveryOutcome, type DeliveryTrace, type HandlerTrace } from '../process/diagnostics.js';
 import type { EventSchemas, HandlerErrorCallback, HandlerOptions } from '../process/handler-types.js';
@@ -24,7 +26,19 @@ import type { TenantOf } from './tenants.js';
 import { whatRuns, type EntryRunner, type Outcome } from './what-runs.js';
 
 /** The options every entry takes, besides its own `tenant`, its `onError` and what runs. */
-export interface EntryOptions extends ReceiverOptions, OnErrorOptions {}
+export interface EntryOptions extends ReceiverOptions, OnErrorOptions {
+  /**
+   * `'on'` adds the `svc-webhooks-outcome` header to every answer the entry
+   * makes itself (not one of your route or handler): the receiver's verdict
+   * (`processed`, `queued`, `duplicate`, `in_progress`, `unhandled`, or a
+   * refusal's code), how long the handlers ran, and the key id and tenant
+   * that verified the delivery, as `processed; handler-ms=12; key-id=k2025`.
+   * For development, where `svc-webhooks send` prints it; the sender learns
+   * which key verified its deliveries.
+   * @default 'off'
+   */
+  readonly outcomeHeader?: 'off' | 'on';
+}
 
 /** What the pipeline reads of an entry's options: the shared ones, what runs, and the entry's `tenant` function. */
 export type PipelineOptions = EntryOptions &
@@ -66,9 +80,10 @@ export function createPipeline<R, A>(
 ): (request: R) => Promise<A | undefined> {
   const receiver = createReceiver(options);
   const onErrorTimeoutMs = checkOnErrorOptions(options);
-  const { logger } = receiver;
+  const { logger, now } = receiver;
   const runs = whatRuns(options, runner, logger);
   const settleWaits = new DeadlineQueue(SETTLE_WAIT_MS);
+  const outcomeHeader = checkPolicy('outcomeHeader', options.outcomeHeader, ['off', 'on'] as const) === 'on';
   const { tenant } = options;
   const { entry } = platform;
 
@@ -82,8 +97,8 @@ export function createPipeline<R, A>(
   };
 
   /** Answers a refusal (or the claim's duplicate), finishing the trace where there is one. */
-  const refuse = (request: R, trace: Trace | undefined, decided: DecidedResponse): A | Promise<A | undefined> => {
-    const answering = answer(request, decided);
+  const refuse = (request: R, trace: Trace | undefined, decided: DecidedResponse, delivery?: WebhookDelivery): A | Promise<A | undefined> => {
+    const answering = answer(request, outcomeHeader ? described(decided, refusalOutcome(decided), delivery) : decided);
     return trace === undefined ? answering : finish(request, trace, answering, refusalOutcome(decided));
   };
 
@@ -120,9 +135,10 @@ export function createPipeline<R, A>(
     // 3. Claim its event: a duplicate, one in progress or a failing store is answered here.
     const claiming = receiver.claim(delivery);
     const claim = isThenable(claiming) ? await claiming : claiming;
-    if (typeof claim === 'object') return refuse(request, trace, claim);
+    if (typeof claim === 'object') return refuse(request, trace, claim, delivery);
 
     // 4. Run the user's code, in a span of the handler channel while someone listens there and code of theirs runs.
+    const startedMs = outcomeHeader ? now() : 0;
     const running =
       trace !== undefined && handlerRuns?.hasSubscribers && runs.runsFor(delivery.event.type) ? traced(request, delivery, trace) : runs.run(request, delivery);
     const outcome = isThenable(running) ? await running : running;
@@ -139,9 +155,16 @@ export function createPipeline<R, A>(
     }
 
     // 6. Answer, unless the route did.
-    const answering = outcome.kind === 'routed' ? undefined : outcome.kind === 'answered' ? outcome.answer : answer(request, outcome.response);
+    const decided = outcome.kind === 'decided' && outcomeHeader ? described(outcome.response, outcome.outcome, delivery, now() - startedMs) : undefined;
+    const answering = outcome.kind === 'routed' ? undefined : outcome.kind === 'answered' ? outcome.answer : answer(request, decided ?? outcome.response);
     if (trace === undefined) return answering;
     return finish(request, trace, answering, outcomeOf(outcome, status));
+  }
+
+  /** `decided` with the outcome header. */
+  function described(decided: DecidedResponse, outcome: DeliveryOutcome, delivery?: WebhookDelivery, handlerMs?: number): DecidedResponse {
+    const report = { outcome, handlerMs: handlerMs === undefined ? undefined : Math.round(handlerMs), keyId: delivery?.keyId, tenant: delivery?.tenant };
+    return { ...decided, headers: { ...decided.headers, [OUTCOME_HEADER]: formatOutcome(report) } };
   }
 
   /** Runs the user's code on the handler channel, which learns the status it led to. */

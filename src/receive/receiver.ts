@@ -142,6 +142,8 @@ export interface Receiver {
   claim(delivery: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome>;
   /** Where the receiver's lines go: the `logger` option, checked, or the console. */
   readonly logger: WebhookLogger;
+  /** The receiver's clock, in milliseconds: the `now` option, or `Date.now`. */
+  readonly now: () => number;
 }
 
 /**
@@ -197,6 +199,7 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
     },
     claim: claim ?? (() => undefined),
     logger,
+    now,
   };
 
   /** Claims on the store: a duplicate, one in progress and a failing store are answers. */

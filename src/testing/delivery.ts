@@ -7,6 +7,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { printable } from './printable.js';
+import { OUTCOME_HEADER } from '../core/outcome-header.js';
 
 const MAX_BACKOFF_MS = 30_000;
 /** The most of an answer's body read, for its error code: an error envelope is far smaller. */
@@ -40,6 +41,8 @@ export interface Attempt {
   readonly duplicate?: true;
   /** Why no answer came: the window ran out, or the connection failed (its reason made `printable`). */
   readonly failure?: string;
+  /** The receiver's own verdict, when it sends the `svc-webhooks-outcome` header (`outcomeHeader: 'on'`), made `printable`. */
+  readonly outcome?: string;
 }
 
 /** Whether the sender counts the attempt as delivered. */
@@ -69,12 +72,14 @@ export async function post(
     const answer = parsedAnswer(await answerText(response));
     const errorCode = errorCodeOf(answer);
     const retryAfter = response.headers.get('retry-after');
+    const outcome = response.headers.get(OUTCOME_HEADER);
     return {
       ms: elapsed(),
       status: response.status,
       ...(errorCode !== undefined && { errorCode }),
       ...(retryAfter !== null && /^\d{1,9}$/.test(retryAfter) && { retryAfterSeconds: Number(retryAfter) }),
       ...((answer as { duplicate?: unknown } | undefined)?.duplicate === true && { duplicate: true as const }),
+      ...(outcome !== null && { outcome: printable(outcome) }),
     };
   } catch (error) {
     if (controller.signal.aborted) return { ms: elapsed(), failure: `no answer within ${answerWindowMs / 1000} s` };
@@ -154,7 +159,8 @@ function parsedAnswer(text: string): unknown {
 /** What an attempt got, in a few words, on one line: `503 service_unavailable (8 ms)`. */
 export function describeAttempt(attempt: Attempt): string {
   if (attempt.status === undefined) return `${attempt.failure} (${attempt.ms} ms)`;
-  return `${attempt.status}${attempt.errorCode === undefined ? '' : ` ${attempt.errorCode}`} (${attempt.ms} ms)`;
+  const answered = `${attempt.status}${attempt.errorCode === undefined ? '' : ` ${attempt.errorCode}`} (${attempt.ms} ms)`;
+  return attempt.outcome === undefined ? answered : `${answered}, receiver: ${attempt.outcome}`;
 }
 
 /** A delivery to make, attempt after attempt. */

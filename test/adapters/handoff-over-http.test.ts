@@ -12,17 +12,18 @@ import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { Handoff } from '../../src/index.js';
 import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveH3, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
 import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
+import { OUTCOME_HEADER } from '../../src/core/outcome-header.js';
 
-type Serve = (handoff: Handoff) => Promise<ServedApp>;
+type Serve = (handoff: Handoff, outcomeHeader?: 'on') => Promise<ServedApp>;
 
 const ENTRIES: ReadonlyArray<readonly [string, Serve]> = [
-  ['express', (handoff) => serveExpressHandlers({ secret: SECRET, now, handoff })],
-  ['hono', (handoff) => serveHonoHandlers({ secret: SECRET, now, handoff })],
-  ['fastify', (handoff) => serveFastifyHandlers({ secret: SECRET, now, handoff } as never)],
-  ['fetch', (handoff) => serveFetch(fetchWebhook({ secret: SECRET, now, handoff }))],
-  ['lambda', (handoff) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, handoff }))],
-  ['azure', (handoff) => serveAzure(azureWebhook({ secret: SECRET, now, handoff }))],
-  ['h3', (handoff) => serveH3(h3Webhook({ secret: SECRET, now, handoff }))],
+  ['express', (handoff, outcomeHeader) => serveExpressHandlers({ secret: SECRET, now, handoff, outcomeHeader })],
+  ['hono', (handoff, outcomeHeader) => serveHonoHandlers({ secret: SECRET, now, handoff, outcomeHeader })],
+  ['fastify', (handoff, outcomeHeader) => serveFastifyHandlers({ secret: SECRET, now, handoff, outcomeHeader } as never)],
+  ['fetch', (handoff, outcomeHeader) => serveFetch(fetchWebhook({ secret: SECRET, now, handoff, outcomeHeader }))],
+  ['lambda', (handoff, outcomeHeader) => serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, handoff, outcomeHeader }))],
+  ['azure', (handoff, outcomeHeader) => serveAzure(azureWebhook({ secret: SECRET, now, handoff, outcomeHeader }))],
+  ['h3', (handoff, outcomeHeader) => serveH3(h3Webhook({ secret: SECRET, now, handoff, outcomeHeader }))],
 ];
 
 afterEach(() => {
@@ -30,8 +31,8 @@ afterEach(() => {
 });
 
 describe.each(ENTRIES)('handoff on %s, over HTTP', (_entry, serve) => {
-  async function post(handoff: Handoff): Promise<Response> {
-    const app = await serve(handoff);
+  async function post(handoff: Handoff, outcomeHeader?: 'on'): Promise<Response> {
+    const app = await serve(handoff, outcomeHeader);
     try {
       const response = await fetch(`${app.url}/webhooks`, { method: 'POST', ...signedRequest() });
       await response.clone().arrayBuffer();
@@ -46,6 +47,12 @@ describe.each(ENTRIES)('handoff on %s, over HTTP', (_entry, serve) => {
     expect(response.status).toBe(202);
     expect(response.headers.get('content-type')).toBeNull();
     expect(await response.text()).toBe('');
+  });
+
+  it("says queued, or handoff_failed, in the outcome header with outcomeHeader 'on'", async () => {
+    expect((await post({ hand: async () => undefined }, 'on')).headers.get(OUTCOME_HEADER)).toBe('queued; handler-ms=0; key-id=0');
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    expect((await post({ hand: () => Promise.reject(new Error('down')) }, 'on')).headers.get(OUTCOME_HEADER)).toBe('handoff_failed; handler-ms=0; key-id=0');
   });
 
   it('answers 503 handoff_failed with Retry-After, and logs one line naming the queue, not a handler, when the queue failed', async () => {

@@ -9,14 +9,16 @@ import * as v from 'valibot';
 import { afterEach, beforeEach, expect, it, vi, type MockInstance } from 'vitest';
 import { z } from 'zod';
 import type { EventSchemas, HandlerOptions, ReceiverOptions, StandardSchema } from '../../src/index.js';
+import { OUTCOME_HEADER, parseOutcome } from '../../src/core/outcome-header.js';
+import type { EntryOptions } from '../../src/receive/pipeline.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from './adapter-contract.js';
 import type { ServedApp } from './adapter-servers.js';
 import { failingBothWays } from './failing-callbacks.js';
-import { deliveryOf, keyOf, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
+import { deliveryOf, keyOf, NOW_SECONDS, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
 import { errorOf } from './refusal.js';
 
-export type HandlerServeOptions = ReceiverOptions & HandlerOptions<EventSchemas> & { readonly secret: string };
+export type HandlerServeOptions = ReceiverOptions & HandlerOptions<EventSchemas> & Pick<EntryOptions, 'outcomeHeader'> & { readonly secret: string };
 
 /**
  * Serves the adapter with `options` at /webhooks. `onError: 'custom'` adds
@@ -204,5 +206,39 @@ export function handlerContract(serve: ServeHandlers): void {
     expect(response.status).toBe(422);
     expect(await errorOf(response)).toMatchObject({ code: 'invalid_event_data', paths: ['$.data.object.from'] });
     expect(log).toHaveBeenCalledWith(expect.stringContaining('svc-webhooks: onError failed'));
+  });
+
+  it("adds the outcome header to each answer it makes itself with outcomeHeader 'on': processed and how long the handler ran, the duplicate, a refusal's code, a failed handler", async () => {
+    let clockMs = NOW_SECONDS * 1000;
+    const on = {
+      'call.missed': () => void (clockMs += 25),
+      'message.received': () => {
+        clockMs += 7;
+        throw new Error('down');
+      },
+    };
+    await start({ on, now: () => clockMs, outcomeHeader: 'on', ...quiet });
+    const reportOf = (response: Response) => parseOutcome(response.headers.get(OUTCOME_HEADER) ?? 'absent;');
+    const processed = await post();
+    expect([processed.status, reportOf(processed)]).toEqual([204, { outcome: 'processed', handlerMs: 25, keyId: '0' }]);
+    const again = await post();
+    expect([again.status, reportOf(again)]).toEqual([200, { outcome: 'duplicate', keyId: '0' }]);
+    const tampered = signedRequest({ id: 'evt_t' });
+    const refused = await post({ ...tampered, body: tampered.body.replace('obj_', 'obj_x') });
+    expect([refused.status, reportOf(refused)]).toEqual([400, { outcome: 'invalid_signature' }]);
+    const failed = await post(signedRequest({ id: 'evt_f', type: 'message.received' }));
+    expect([failed.status, reportOf(failed)]).toEqual([500, { outcome: 'handler_failed', handlerMs: 7, keyId: '0' }]);
+    const unhandled = await post(signedRequest({ id: 'evt_u', type: 'webhook.test' }));
+    expect([unhandled.status, reportOf(unhandled)]).toEqual([204, { outcome: 'unhandled', handlerMs: 0, keyId: '0' }]);
+  });
+
+  it('adds no outcome header by default', async () => {
+    await start({ on: { 'call.missed': () => {} } });
+    const answers = [await post(), await post(), await post(signedRequest({ secret: OLD_SECRET }))];
+    expect(answers.map((answer) => [answer.status, answer.headers.get(OUTCOME_HEADER)])).toEqual([
+      [204, null],
+      [200, null],
+      [400, null],
+    ]);
   });
 }

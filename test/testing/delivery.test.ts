@@ -35,6 +35,8 @@ const server = createServer(async (req, res) => {
   requests.push({ path: req.url!, method: req.method!, body, headers: req.headers });
   if (req.url === '/hang') return;
   if (req.url === '/redirect') return res.writeHead(307, { location: '/error-code' }).end();
+  if (req.url === '/outcome') return res.writeHead(204, { 'svc-webhooks-outcome': 'processed; handler-ms=3; key-id=0' }).end();
+  if (req.url === '/long-outcome') return res.writeHead(204, { 'svc-webhooks-outcome': `processed; tenant=${'t'.repeat(1000)}` }).end();
   const retryAfter = RETRY_AFTER[req.url!];
   if (retryAfter !== undefined) return res.writeHead(409, { 'retry-after': retryAfter }).end();
   const [status, text] = ANSWERS[req.url!]!;
@@ -65,6 +67,10 @@ describe('describeAttempt', () => {
     expect(describeAttempt({ ms: 8, status: 503, errorCode: 'dedup_unavailable' })).toBe('503 dedup_unavailable (8 ms)');
     expect(describeAttempt({ ms: 3, status: 204 })).toBe('204 (3 ms)');
     expect(describeAttempt({ ms: 10_001, failure: 'no answer within 10 s' })).toBe('no answer within 10 s (10001 ms)');
+  });
+
+  it("adds the receiver's own verdict when it sent one", () => {
+    expect(describeAttempt({ ms: 3, status: 200, outcome: 'duplicate; key-id=0' })).toBe('200 (3 ms), receiver: duplicate; key-id=0');
   });
 });
 
@@ -101,6 +107,12 @@ describe('post', () => {
     expect(withoutMs(await post(`${base}/forged-line`, '{}', {}))).toStrictEqual({ ms: 0, status: 400, errorCode: 'x\\x1b[2J\\r\\nattempt 2: 204' });
     const { errorCode } = await post(`${base}/long-code`, '{}', {});
     expect(errorCode).toBe(`${'x'.repeat(200)}…`);
+  });
+
+  it("reads the receiver's outcome header, printable and cut short", async () => {
+    expect(withoutMs(await post(`${base}/outcome`, '{}', {}))).toStrictEqual({ ms: 0, status: 204, outcome: 'processed; handler-ms=3; key-id=0' });
+    const { outcome } = await post(`${base}/long-outcome`, '{}', {});
+    expect(outcome).toBe(`processed; tenant=${'t'.repeat(182)}…`);
   });
 
   it('reports a redirect as it is, without following it', async () => {

@@ -17,6 +17,8 @@ import {
   withRecordingReceiver,
 } from '../delivery-scenarios.js';
 import { inProcessCli, recordedTiming } from '../in-process-cli.js';
+import { verifyWebhook } from '../../../adapters/fetch.js';
+import { serveFetch } from '../../helpers/adapter-servers.js';
 
 const envelopeOf = (body: Buffer): { id: string; type: string; timestamp: string; data: unknown } => JSON.parse(body.toString());
 
@@ -99,6 +101,17 @@ describe('svc-webhooks send, in process', () => {
       }
       expect(received.map((request) => envelopeOf(request.body).data)).toEqual([{}, { object: { id: 5 } }, { object: null }]);
     });
+  });
+
+  it("prints the receiver's own verdict beside each attempt when it sends one (outcomeHeader: 'on')", async () => {
+    const receiver = await serveFetch(verifyWebhook({ secret: SECRET, on: { 'webhook.test': () => {} }, outcomeHeader: 'on' }));
+    try {
+      const send = () => inProcessCli(recordedTiming())(['send', `${receiver.url}/webhooks`, '--secret', SECRET, '--id', 'msg_outcome']);
+      expect((await send()).stdout).toMatch(/\nattempt 1: 204 \(\d+ ms\), receiver: processed; handler-ms=\d+; key-id=0\n$/);
+      expect((await send()).stdout).toMatch(/\nattempt 1: 200 \(\d+ ms\), receiver: duplicate; key-id=0\n$/);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('puts the event timestamp of the sending second in the envelope', async () => {
