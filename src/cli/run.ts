@@ -6,9 +6,11 @@ import type { CliIO } from './shared/io.js';
 import { sendCommand } from './send/send.js';
 import { signCommand } from './sign/sign.js';
 import { typesCommand } from './types/types.js';
+import { devCommand } from './dev/dev.js';
+import { replayCommand } from './replay/replay.js';
 import { verifyCommand } from './verify/verify.js';
 
-const COMMANDS: readonly Command[] = [sendCommand, checkCommand, signCommand, verifyCommand, typesCommand];
+const COMMANDS: readonly Command[] = [sendCommand, checkCommand, signCommand, verifyCommand, devCommand, replayCommand, typesCommand];
 
 const HELP = `Usage: svc-webhooks <command> [options]
 

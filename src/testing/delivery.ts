@@ -41,13 +41,23 @@ export interface Attempt {
   readonly duplicate?: true;
   /** Why no answer came: the window ran out, or the connection failed (its reason made `printable`). */
   readonly failure?: string;
-  /** The receiver's own verdict, when it sends the `svc-webhooks-outcome` header (`outcomeHeader: 'on'`), made `printable`. */
+  /** The receiver's own verdict, its `svc-webhooks-outcome` header as sent (`outcomeHeader: 'on'`); `describeAttempt` prints it escaped. */
   readonly outcome?: string;
 }
 
 /** Whether the sender counts the attempt as delivered. */
 export function delivered(attempt: Attempt): boolean {
   return attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
+}
+
+/** One attempt, as `postWithAnswer` makes it, without the answer's text. */
+export async function post(
+  target: DeliveryTarget,
+  body: string | Uint8Array,
+  headers: Readonly<Record<string, string>>,
+  answerWindowMs = SERVICE_TIMING.answerWindowMs,
+): Promise<Attempt> {
+  return (await postWithAnswer(target, body, headers, answerWindowMs)).attempt;
 }
 
 /**
@@ -57,36 +67,38 @@ export function delivered(attempt: Attempt): boolean {
  * that answers 200 and then streams for ever costs neither memory nor the
  * delivery.
  */
-export async function post(
+export async function postWithAnswer(
   target: DeliveryTarget,
-  body: string,
+  body: string | Uint8Array,
   headers: Readonly<Record<string, string>>,
   answerWindowMs = SERVICE_TIMING.answerWindowMs,
-): Promise<Attempt> {
+): Promise<{ readonly attempt: Attempt; readonly answer?: string }> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), answerWindowMs);
   try {
     const response = await send(target, { method: 'POST', body, headers, redirect: 'manual', signal: controller.signal });
-    const answer = parsedAnswer(await answerText(response));
+    const text = await answerText(response);
+    const answer = parsedAnswer(text);
     const errorCode = errorCodeOf(answer);
     const retryAfter = response.headers.get('retry-after');
     const outcome = response.headers.get(OUTCOME_HEADER);
-    return {
+    const attempt: Attempt = {
       ms: elapsed(),
       status: response.status,
       ...(errorCode !== undefined && { errorCode }),
       ...(retryAfter !== null && /^\d{1,9}$/.test(retryAfter) && { retryAfterSeconds: Number(retryAfter) }),
       ...((answer as { duplicate?: unknown } | undefined)?.duplicate === true && { duplicate: true as const }),
-      ...(outcome !== null && { outcome: printable(outcome) }),
+      ...(outcome !== null && { outcome }),
     };
+    return { attempt, answer: text };
   } catch (error) {
-    if (controller.signal.aborted) return { ms: elapsed(), failure: `no answer within ${answerWindowMs / 1000} s` };
+    if (controller.signal.aborted) return { attempt: { ms: elapsed(), failure: `no answer within ${answerWindowMs / 1000} s` } };
     const cause = (error as { cause?: { code?: unknown } }).cause;
     const code = typeof cause?.code === 'string' ? cause.code : (error as Error).message;
     // A handler in this process may throw anything, and the HTTP client's messages may quote the answer.
-    return { ms: elapsed(), failure: `connection failed (${printable(String(code))})` };
+    return { attempt: { ms: elapsed(), failure: `connection failed (${printable(String(code))})` } };
   } finally {
     clearTimeout(timer);
   }
@@ -160,7 +172,7 @@ function parsedAnswer(text: string): unknown {
 export function describeAttempt(attempt: Attempt): string {
   if (attempt.status === undefined) return `${attempt.failure} (${attempt.ms} ms)`;
   const answered = `${attempt.status}${attempt.errorCode === undefined ? '' : ` ${attempt.errorCode}`} (${attempt.ms} ms)`;
-  return attempt.outcome === undefined ? answered : `${answered}, receiver: ${attempt.outcome}`;
+  return attempt.outcome === undefined ? answered : `${answered}, receiver: ${printable(attempt.outcome)}`;
 }
 
 /** A delivery to make, attempt after attempt. */

@@ -7,6 +7,9 @@
  * Tests run concurrently: the slow ones wait out the 10 s answer window.
  */
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,6 +150,37 @@ describe.concurrent('svc-webhooks verify', () => {
   });
 });
 
+describe('dev, from the tarball', () => {
+  it('relays a delivery to the receiver, lists it on its API, and stops on Ctrl-C', async () => {
+    const receiver = createServer((_req, res) => void res.writeHead(204, { 'svc-webhooks-outcome': 'processed; handler-ms=1; key-id=0' }).end());
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = receiver.address() as AddressInfo;
+    const dev = cli.start(['dev', '--forward', `http://127.0.0.1:${port}/webhooks`, '--port', '0', '--secret', SECRET]);
+    try {
+      let out = '';
+      dev.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+      await vi.waitFor(() => expect(out.split('\n').length).toBeGreaterThan(2), { timeout: 20_000 });
+      const [inspector, webhooks] = out.split('\n');
+      const page = new URL(inspector!.replace('Inspector: ', ''));
+      const relay = webhooks!.replace('Webhooks: ', '').split(' -> ')[0]!;
+      expect((await fetch(page)).status).toBe(200);
+      const body = JSON.stringify({ id: 'msg_packed_dev', type: 'webhook.test', data: { object: { id: 'obj_1' } } });
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const signature = `v1,${hmac(SECRET, 'msg_packed_dev', timestamp, body)}`;
+      const answer = await fetch(relay, { method: 'POST', body, headers: { 'webhook-id': 'msg_packed_dev', 'webhook-timestamp': timestamp, 'webhook-signature': signature } });
+      expect(answer.status).toBe(204);
+      const listed = (await (await fetch(new URL('/api/deliveries', page), { headers: { authorization: `Bearer ${page.searchParams.get('token')}` } })).json()) as { deliveries: unknown[] };
+      expect(listed.deliveries).toEqual([expect.objectContaining({ n: 1, valid: true, status: 204, outcome: { outcome: 'processed', handlerMs: 1, keyId: '0' } })]);
+      dev.kill('SIGINT');
+      const [code] = (await once(dev, 'exit')) as [number | null];
+      expect(code).toBe(0);
+    } finally {
+      dev.kill();
+      receiver.close();
+    }
+  }, 60_000);
+});
+
 describe('types, its optional peers installed beside the package', () => {
   it('names what to install while they are missing, exit 2', async () => {
     const run = await bin(['types', join(CONTRACTS, 'rich.yaml'), '-o', join(scratch, 'webhook-types.ts')]);
@@ -205,14 +239,14 @@ describe('types, its optional peers installed beside the package', () => {
 it('npx svc-webhooks prints help for each command and exits 2 on a usage mistake', async () => {
   const runs = await Promise.all([
     cli.npx(['--help']),
-    ...['send', 'check', 'sign', 'verify', 'types'].map((command) => cli.npx([command, '--help'])),
+    ...['send', 'check', 'sign', 'verify', 'types', 'dev', 'replay'].map((command) => cli.npx([command, '--help'])),
     cli.npx(['send', '--secret', SECRET]),
   ]);
   expect(runs[0]!.stdout).toMatch(/^Usage: svc-webhooks <command>/);
-  for (const [i, command] of ['send', 'check', 'sign', 'verify', 'types'].entries()) {
+  for (const [i, command] of ['send', 'check', 'sign', 'verify', 'types', 'dev', 'replay'].entries()) {
     expect(runs[i + 1]!.stdout).toMatch(new RegExp(`^Usage: svc-webhooks ${command} `));
     expect(runs[i + 1]!.code).toBe(0);
   }
-  expect(runs[6]!.stderr).toContain('<url> is missing');
-  expect(runs[6]!.code).toBe(2);
+  expect(runs[8]!.stderr).toContain('<url> is missing');
+  expect(runs[8]!.code).toBe(2);
 }, 30_000);

@@ -3,7 +3,7 @@
  * its own build script, packed, installed from the tarball into a new project,
  * and run there as npm linked its bin. The work tree's dist/ is left alone.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,6 +26,8 @@ export interface PackedCli {
   run(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
   /** The same through `npx svc-webhooks …args`, which finds that link (and costs an npm start-up). */
   npx(args: readonly string[], input?: string | Buffer): Promise<CliRun>;
+  /** Starts the bin with `args` and leaves it running, for a command that runs until stopped (dev). */
+  start(args: readonly string[]): ChildProcessWithoutNullStreams;
   /** The packed tarball, for another project to install. */
   readonly tarball: string;
   /** Removes the temporary directories. */
@@ -54,6 +56,7 @@ export async function installPackedCli(): Promise<PackedCli> {
     run: (args, input) => runProcess(join(project, 'node_modules/.bin/svc-webhooks'), args, project, input),
     // --no: never fetch a package of that name from the registry if the bin were missing.
     npx: (args, input) => runProcess('npx', ['--no', '--', 'svc-webhooks', ...args], project, input),
+    start: (args) => spawn(join(project, 'node_modules/.bin/svc-webhooks'), args, { cwd: project }),
     tarball: packed,
     dispose() {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });

@@ -38,6 +38,8 @@ describe('runCli', () => {
       expect(out).toContain(
         '\n  sign    print the three signature headers for a body' +
           '\n  verify  verify a received request, and say why it fails' +
+          '\n  dev     relay deliveries to a receiver, and show, diagnose and replay each on a local page' +
+          '\n  replay  send the deliveries a saved file holds again' +
           '\n  types   write the types of every event from the OpenAPI contract' +
           '\n\nRun "svc-webhooks <command> --help" for a command\'s options.',
       );

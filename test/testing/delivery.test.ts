@@ -109,10 +109,12 @@ describe('post', () => {
     expect(errorCode).toBe(`${'x'.repeat(200)}…`);
   });
 
-  it("reads the receiver's outcome header, printable and cut short", async () => {
+  it("reads the receiver's outcome header as sent, and describeAttempt prints it escaped and cut short", async () => {
     expect(withoutMs(await post(`${base}/outcome`, '{}', {}))).toStrictEqual({ ms: 0, status: 204, outcome: 'processed; handler-ms=3; key-id=0' });
-    const { outcome } = await post(`${base}/long-outcome`, '{}', {});
-    expect(outcome).toBe(`processed; tenant=${'t'.repeat(182)}…`);
+    const long = await post(`${base}/long-outcome`, '{}', {});
+    expect(long.outcome).toBe(`processed; tenant=${'t'.repeat(1000)}`);
+    expect(describeAttempt({ ...long, ms: 1 })).toBe(`204 (1 ms), receiver: processed; tenant=${'t'.repeat(182)}…`);
+    expect(describeAttempt({ ms: 1, status: 204, outcome: 'processed\u001b[2J' })).toBe('204 (1 ms), receiver: processed\\x1b[2J');
   });
 
   it('reports a redirect as it is, without following it', async () => {

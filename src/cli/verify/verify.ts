@@ -1,8 +1,8 @@
 import { parseCommandArgs, noPositionals, secrets, UsageError, wholeNumber } from '../shared/args.js';
 import { parseCapturedRequest, type CapturedRequest } from './captured-request.js';
 import { EXIT, type Command } from '../shared/command.js';
-import { diagnose } from './diagnose.js';
-import { explain } from './explain.js';
+import { diagnose } from '../shared/diagnose.js';
+import { explain } from '../shared/explain.js';
 import { parseHeaderText } from '../shared/header-lines.js';
 import { readInput } from '../shared/input.js';
 import type { CliIO } from '../shared/io.js';

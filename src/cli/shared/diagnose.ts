@@ -8,7 +8,7 @@ import { WebhookVerificationError } from '../../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../../core/headers.js';
 import { computeSignature, hasMatchingSignature } from '../../core/signature.js';
 import { verifyDelivery } from '../../core/verify.js';
-import { HEADER_NAMES } from '../shared/header-lines.js';
+import { HEADER_NAMES } from './header-lines.js';
 import { bodyVariants, keyVariants, type BodyChange, type KeyMistake } from './variants.js';
 
 export const TOLERANCE_SECONDS = 300;

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildCliFixtures, CLI_FIXTURES_DIR, type CliCase } from '../../../fixtures/cli/cases.js';
 import { parseCapturedRequest } from '../../../src/cli/verify/captured-request.js';
-import { diagnose, type Diagnosis } from '../../../src/cli/verify/diagnose.js';
+import { diagnose, type Diagnosis } from '../../../src/cli/shared/diagnose.js';
 import { parseHeaderText } from '../../../src/cli/shared/header-lines.js';
 
 const read = (path: string): Buffer => readFileSync(new URL(path, CLI_FIXTURES_DIR));

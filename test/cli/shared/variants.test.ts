@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { bodyVariants, keyVariants } from '../../../src/cli/verify/variants.js';
+import { bodyVariants, keyVariants } from '../../../src/cli/shared/variants.js';
 
 const text = (variants: { change?: string; bytes: Buffer }[]) => variants.map(({ change, bytes }) => [change ?? 'as given', bytes.toString('latin1')]);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WebhookVerificationError, type VerificationErrorCode } from '../../../src/core/errors.js';
-import type { Diagnosis, SignatureFinding } from '../../../src/cli/verify/diagnose.js';
-import { explain } from '../../../src/cli/verify/explain.js';
+import type { Diagnosis, SignatureFinding } from '../../../src/cli/shared/diagnose.js';
+import { explain } from '../../../src/cli/shared/explain.js';
 
 const NOW = 1_795_000_000;
 const ON_TIME = { timestampHeader: String(NOW), behindSeconds: 0 } as const;

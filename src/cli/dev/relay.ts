@@ -1,0 +1,234 @@
+/**
+ * The relay of `svc-webhooks dev`, on 127.0.0.1: deliveries come in at
+ * /webhooks (no token: the tunnel or `svc-webhooks send` must reach it), are
+ * recorded, verified and diagnosed here, forwarded byte for byte to the
+ * receiver, and answered with the receiver's answer. The page and /api need
+ * the run's token and the relay's own Host: a page elsewhere in the
+ * browser can neither read them nor reach them by DNS rebinding.
+ */
+import { Buffer } from 'node:buffer';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { appendFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sign } from '../../core/sign.js';
+import { testEvent } from '../../testing/test-event.js';
+import { readCapped } from '../shared/capped-read.js';
+import { diagnose } from '../shared/diagnose.js';
+import { explain } from '../shared/explain.js';
+import { endToEndHeaders, REPLAY_MODES, replayedRequest, type OutgoingRequest, type ReplayMode } from '../shared/replayed-request.js';
+import { DEFAULT_BOUNDS, DeliveryLog, summaryOf, type DeliveryRecord, type LogBounds, type RelayVerdict } from './delivery-log.js';
+import { forward } from './forward.js';
+import { PAGE_HTML } from './page.js';
+import { OUTCOME_HEADER, formatOutcome } from '../../core/outcome-header.js';
+
+/** What the relay is started with. */
+export interface RelayOptions {
+  /** The receiver's URL. */
+  readonly forward: string;
+  /** The endpoint's secrets: for the verdict, `resign`, `new-id` and the page's send. Never shown. */
+  readonly secrets: readonly string[];
+  /** The port on 127.0.0.1; 0 for any free one. */
+  readonly port: number;
+  /** A file each record is appended to, one JSON object a line. */
+  readonly save?: string;
+  /** How long the receiver has to answer: the service's 10 s unless a test shortens it. */
+  readonly answerWindowMs?: number;
+  readonly bounds?: LogBounds;
+  /** The clock, in milliseconds. */
+  readonly now?: () => number;
+  /** Told of what went wrong in the relay itself: a request it failed on, a save that failed. */
+  readonly onProblem?: (message: string) => void;
+}
+
+/** A running relay. */
+export interface Relay {
+  /** The page's address, with the run's token. */
+  readonly inspectorUrl: string;
+  /** Where deliveries go in. */
+  readonly webhookUrl: string;
+  readonly token: string;
+  readonly log: DeliveryLog;
+  close(): Promise<void>;
+}
+
+const ANSWER_WINDOW_MS = 10_000;
+
+/** Starts the relay; resolves once it listens. */
+export async function startRelay(options: RelayOptions): Promise<Relay> {
+  const { secrets, answerWindowMs = ANSWER_WINDOW_MS, now = Date.now, onProblem = () => {} } = options;
+  const token = randomBytes(24).toString('base64url');
+  const log = new DeliveryLog(options.bounds ?? DEFAULT_BOUNDS);
+  const streams = new Set<ServerResponse>();
+  let port = 0;
+
+  /** Records, verifies, forwards and keeps one delivery; tells the page. */
+  async function relay(request: OutgoingRequest, source: DeliveryRecord['source'], replay?: { of: number; mode: ReplayMode }): Promise<DeliveryRecord> {
+    const n = log.take();
+    const receivedAt = new Date(now()).toISOString();
+    const verdict = verdictOf(request, secrets, now());
+    const answer = await forward(options.forward, { headers: endToEndHeaders(request.headers), body: request.body }, answerWindowMs);
+    const event = envelopeOf(request.body);
+    const record: DeliveryRecord = {
+      n,
+      receivedAt,
+      source,
+      ...(replay !== undefined && { replayOf: replay.of, mode: replay.mode }),
+      ...(event !== undefined && { event }),
+      request: { headers: request.headers, bodyBase64: request.body.toString('base64') },
+      verdict,
+      answer,
+    };
+    log.add(record);
+    const message = `event: delivery\ndata: ${JSON.stringify({ delivery: summaryOf(record), dropped: log.dropped })}\n\n`;
+    for (const stream of streams) stream.write(message);
+    if (options.save !== undefined) await appendFile(options.save, `${JSON.stringify(record)}\n`).catch((error: unknown) => onProblem(`could not append to ${options.save}: ${(error as Error).message}`));
+    return record;
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://relay.invalid');
+    if (url.pathname === '/webhooks') {
+      if (req.method !== 'POST') return json(res, 405, problem('method_not_allowed', 'deliveries are POSTed to /webhooks'));
+      return answerSender(res, await relay({ headers: headersOf(req), body: await readCapped(req, 'the request') }, 'sender'));
+    }
+    // Everything else is the page's: its own Host, and the run's token.
+    if (!ownHost(req.headers.host, port) || !hasToken(req, url, token)) return json(res, 403, problem('forbidden', 'this needs the address the relay printed, with its token'));
+    if (url.pathname === '/' && req.method === 'GET') return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
+    if (url.pathname === '/api/deliveries' && req.method === 'GET') return json(res, 200, { deliveries: log.summaries(), dropped: log.dropped });
+    if (url.pathname === '/api/events' && req.method === 'GET') return openStream(res);
+    if (url.pathname === '/api/send' && req.method === 'POST') return json(res, 201, await relay(await sentRequest(req), 'send'));
+    const match = /^\/api\/deliveries\/(\d{1,9})(\/replay)?$/.exec(url.pathname);
+    const record = match === null ? undefined : log.get(Number(match[1]));
+    if (match === null || (match[2] === undefined ? req.method !== 'GET' : req.method !== 'POST')) return json(res, 404, problem('not_found', 'no such page or operation'));
+    if (record === undefined) return json(res, 404, problem('not_found', `no delivery ${match[1]}: it was never recorded, or dropped past the bounds`));
+    if (match[2] === undefined) return json(res, 200, record);
+    const mode = (await jsonBody(req)).mode;
+    if (!REPLAY_MODES.includes(mode as ReplayMode)) return json(res, 400, problem('bad_request', `mode must be one of ${REPLAY_MODES.join(', ')}`));
+    const recorded = { headers: record.request.headers, body: Buffer.from(record.request.bodyBase64, 'base64') };
+    return json(res, 201, await relay(replayedRequest(recorded, mode as ReplayMode, secrets, now()), 'replay', { of: record.n, mode: mode as ReplayMode }));
+  }
+
+  /** The page's send: an event of `type` as testEvent makes it, `data` merged in, signed now. */
+  async function sentRequest(req: IncomingMessage): Promise<OutgoingRequest> {
+    const { type, data } = await jsonBody(req);
+    if (typeof type !== 'string') throw new RelayRequestError('type must be an event type string');
+    if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) throw new RelayRequestError('data must be a JSON object');
+    let event: { id: string };
+    try {
+      event = testEvent(type as never, (data === undefined ? undefined : { data }) as never, { now });
+    } catch (error) {
+      throw new RelayRequestError((error as Error).message.replace(/^svc-webhooks: /, ''));
+    }
+    const body = Buffer.from(JSON.stringify(event));
+    return { headers: { 'content-type': 'application/json', ...sign(body, { id: event.id, timestamp: Math.floor(now() / 1000), secret: [...secrets] }) }, body };
+  }
+
+  function openStream(res: ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+    res.write(': connected\n\n');
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+  }
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      if (error instanceof RelayRequestError) return json(res, 400, problem('bad_request', error.message));
+      if ((error as Error).name === 'UsageError') return json(res, 413, problem('too_large', (error as Error).message));
+      onProblem(`a request to ${req.url ?? '/'} failed: ${(error as Error).message}`);
+      if (res.headersSent) res.destroy();
+      else json(res, 500, problem('relay_failed', 'the relay failed on this request'));
+    });
+  });
+  // A malformed request is the client's problem: drop its connection, never the relay.
+  server.on('clientError', (_error, socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  return {
+    inspectorUrl: `http://127.0.0.1:${port}/?token=${token}`,
+    webhookUrl: `http://127.0.0.1:${port}/webhooks`,
+    token,
+    log,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const stream of streams) stream.end();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A mistake in a request to the API: 400 with its message. */
+class RelayRequestError extends Error {}
+
+/** The sender gets the receiver's answer, or 502 when none came. */
+function answerSender(res: ServerResponse, record: DeliveryRecord): void {
+  const { answer } = record;
+  if (answer.status === undefined) return json(res, 502, problem('receiver_unreachable', `the receiver gave no answer: ${answer.failure}`));
+  const headers: Record<string, string> = {};
+  if (answer.outcome !== undefined) headers[OUTCOME_HEADER] = formatOutcome(answer.outcome);
+  res.writeHead(answer.status, headers).end(answer.body);
+}
+
+/** The relay's own verdict on a request, as `svc-webhooks verify` gives it. */
+function verdictOf(request: OutgoingRequest, secrets: readonly string[], nowMs: number): RelayVerdict {
+  const diagnosis = diagnose({ body: request.body, headers: request.headers, secrets, nowMs });
+  const lines = explain(diagnosis);
+  return diagnosis.error === undefined ? { valid: true, lines } : { valid: false, code: diagnosis.error.code, lines };
+}
+
+/** The envelope's id and type, when the body has them. */
+function envelopeOf(body: Buffer): DeliveryRecord['event'] {
+  try {
+    const { id, type } = JSON.parse(body.toString('utf8')) as { id?: unknown; type?: unknown };
+    return typeof id === 'string' && typeof type === 'string' ? { id, type } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function headersOf(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  return headers;
+}
+
+/** Whether `host` names the relay itself: a page on another name that resolves here (DNS rebinding) does not. */
+function ownHost(host: string | undefined, port: number): boolean {
+  return host === `127.0.0.1:${port}` || host === `localhost:${port}`;
+}
+
+function hasToken(req: IncomingMessage, url: URL, token: string): boolean {
+  const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+  const given = Buffer.from(url.searchParams.get('token') ?? bearer ?? '');
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = (await readCapped(req, 'the request')).toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text === '' ? '{}' : text);
+  } catch {
+    throw new RelayRequestError('the body is not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new RelayRequestError('the body must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+function problem(code: string, message: string): { error: { code: string; message: string } } {
+  return { error: { code, message } };
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  send(res, status, 'application/json', JSON.stringify(value));
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  // No CORS headers: no other origin may read what the relay holds.
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }).end(body);
+}

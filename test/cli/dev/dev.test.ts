@@ -1,0 +1,49 @@
+/** `svc-webhooks dev` as a user starts it: the two lines it prints first, its stop, and its mistakes. */
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { devCommand } from '../../../src/cli/dev/dev.js';
+import type { CliIO } from '../../../src/cli/shared/io.js';
+import { inProcessCli } from '../in-process-cli.js';
+import { RELAY_SECRET } from '../../helpers/dev-relay.js';
+
+describe('svc-webhooks dev', () => {
+  it("prints the page's address with its token first, then the webhook address, and stops on the signal", async () => {
+    const lines: string[] = [];
+    const io: CliIO = { out: (line) => lines.push(line), err: (line) => lines.push(`err: ${line}`), stdin: async () => Buffer.alloc(0) };
+    let stop!: () => void;
+    const running = devCommand.run(['--forward', 'http://127.0.0.1:9/webhooks', '--port', '0', '--secret', RELAY_SECRET], io, (resolve) => (stop = resolve));
+    await expect.poll(() => lines.length).toBe(2);
+    expect(lines[0]).toMatch(/^Inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32}$/);
+    const port = /:(\d+)\//.exec(lines[0]!)![1];
+    expect(lines[1]).toBe(`Webhooks: http://127.0.0.1:${port}/webhooks -> http://127.0.0.1:9/webhooks`);
+    const page = await fetch(lines[0]!.slice('Inspector: '.length));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>svc-webhooks dev</title>');
+    stop();
+    expect(await running).toBe(0);
+    await expect(fetch(page.url)).rejects.toThrow();
+    expect(lines.join('\n')).not.toContain(RELAY_SECRET.slice(6));
+  });
+
+  it('says which port is in use, exit 2', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = taken.address() as { port: number };
+    try {
+      const run = await inProcessCli()(['dev', '--forward', 'http://127.0.0.1:9/webhooks', '--port', String(port), '--secret', RELAY_SECRET]);
+      expect(run).toMatchObject({ code: 2, stderr: expect.stringContaining(`svc-webhooks dev: port ${port} is in use: give another with --port`) });
+    } finally {
+      taken.close();
+    }
+  });
+
+  it.each([
+    ['no --forward', ['--secret', RELAY_SECRET], '--forward is required'],
+    ['no secret', ['--forward', 'http://127.0.0.1:9/'], '--secret is required'],
+    ['a port past 65535', ['--forward', 'http://127.0.0.1:9/', '--secret', RELAY_SECRET, '--port', '70000'], '--port must be at most 65535'],
+  ])('refuses %s as a usage error', async (_name, args, message) => {
+    const run = await inProcessCli()(['dev', ...args]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+  });
+});

@@ -1,0 +1,226 @@
+/**
+ * The relay of `svc-webhooks dev` over HTTP, in front of an Express
+ * receiver built with svc-webhooks: each delivery recorded, verified,
+ * forwarded and listed; replays and sends; the token, the Host and the
+ * bounds; a receiver down or slow.
+ */
+import { Buffer } from 'node:buffer';
+import { readFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DeliveryRecord, RecordSummary } from '../../../src/cli/dev/delivery-log.js';
+import { startRelay } from '../../../src/cli/dev/relay.js';
+import { KNOWN_EVENT_TYPES } from '../../../src/index.js';
+import { testEvent } from '../../../src/testing/index.js';
+import { typesFolder } from '../../helpers/contract-types.js';
+import { RELAY_SECRET, startRelayRig, type RelayRig } from '../../helpers/dev-relay.js';
+
+/** Sends `text` as it is to the port on 127.0.0.1, and answers all that comes back before the connection closes. */
+async function rawRequest(port: number, text: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  // Not ended: a server may close a half-closed connection before it answers. Each request says Connection: close.
+  socket.write(text);
+  let answer = '';
+  for await (const chunk of socket) answer += String(chunk);
+  return answer;
+}
+
+let rig: RelayRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+const list = async (): Promise<{ deliveries: RecordSummary[]; dropped: number }> => (await rig!.api('/api/deliveries')).json() as never;
+const detail = async (n: number): Promise<DeliveryRecord> => (await rig!.api(`/api/deliveries/${n}`)).json() as never;
+const replay = async (n: number, mode: string): Promise<DeliveryRecord> => {
+  const answer = await rig!.api(`/api/deliveries/${n}/replay`, { mode });
+  expect(answer.status).toBe(201);
+  return answer.json() as never;
+};
+
+describe('svc-webhooks dev: the relay', () => {
+  it("forwards each delivery byte for byte and answers the sender with the receiver's answer, its outcome included", async () => {
+    rig = await startRelayRig();
+    const events = KNOWN_EVENT_TYPES.map((type) => testEvent(type));
+    for (const event of events) {
+      const answer = await rig.deliver(event);
+      expect(answer.status).toBe(204);
+      expect(answer.headers.get('svc-webhooks-outcome')).toMatch(/^processed; handler-ms=\d+; key-id=0$/);
+    }
+    expect(rig.handled).toEqual(events.map((event) => event.id));
+    const { deliveries, dropped } = await list();
+    expect(dropped).toBe(0);
+    expect(deliveries.map((one) => [one.n, one.event?.type, one.valid, one.status, one.outcome?.outcome])).toEqual(
+      events.map((event, i) => [i + 1, event.type, true, 204, 'processed']).reverse(),
+    );
+    const first = await detail(1);
+    expect(Buffer.from(first.request.bodyBase64, 'base64').toString()).toBe(JSON.stringify(events[0]));
+    expect(first.request.headers).toMatchObject({ 'webhook-id': events[0]!.id, 'content-type': 'application/json' });
+    expect(first.verdict).toEqual({ valid: true, lines: [`valid: ${events[0]!.type} ${events[0]!.id}`, expect.stringMatching(/^timestamp: /)] });
+  });
+
+  it("diagnoses a tampered delivery as verify does, and still forwards it: the receiver's refusal is shown beside", async () => {
+    rig = await startRelayRig();
+    const answer = await rig.deliver(testEvent('call.missed'), new Date(), true);
+    expect(answer.status).toBe(400);
+    const record = await detail(1);
+    expect(record.verdict).toMatchObject({ valid: false, code: 'invalid_signature' });
+    expect(record.verdict.lines[1]).toMatch(/^cause: /);
+    expect(record.answer).toMatchObject({ status: 400, outcome: { outcome: 'invalid_signature' } });
+    expect(JSON.parse(record.answer.body!)).toMatchObject({ error: { code: 'invalid_signature' } });
+  });
+
+  it('replays in three modes: exact and re-signed are duplicates to a receiver that deduplicates, a new id runs the handler again', async () => {
+    // The relay's clock runs 2 s ahead, so that a re-signed delivery differs from the first even within its second.
+    rig = await startRelayRig({ now: () => Date.now() + 2000 });
+    const event = testEvent('message.received');
+    await rig.deliver(event);
+    const exact = await replay(1, 'exact');
+    expect(exact).toMatchObject({ n: 2, source: 'replay', replayOf: 1, mode: 'exact', answer: { status: 200, outcome: { outcome: 'duplicate' } } });
+    expect(exact.request.bodyBase64).toBe((await detail(1)).request.bodyBase64);
+    const resigned = await replay(1, 'resign');
+    expect(resigned).toMatchObject({ event: { id: event.id }, verdict: { valid: true }, answer: { status: 200, outcome: { outcome: 'duplicate' } } });
+    expect(resigned.request.headers['webhook-signature']).not.toBe((await detail(1)).request.headers['webhook-signature']);
+    const renamed = await replay(1, 'new-id');
+    expect(renamed).toMatchObject({ verdict: { valid: true }, answer: { status: 204, outcome: { outcome: 'processed' } } });
+    expect(renamed.event!.id).not.toBe(event.id);
+    expect(renamed.request.headers['webhook-id']).toBe(renamed.event!.id);
+    expect(rig.handled).toEqual([event.id, renamed.event!.id]);
+  });
+
+  it('replays exact bytes that are older than the 5 minutes of tolerance to a refusal, as the receiver would, and says why', async () => {
+    rig = await startRelayRig();
+    await rig.deliver(testEvent('call.missed'), new Date(Date.now() - 6 * 60_000));
+    const exact = await replay(1, 'exact');
+    expect(exact.verdict).toMatchObject({ valid: false, code: 'timestamp_too_old' });
+    expect(exact.answer).toMatchObject({ status: 400, outcome: { outcome: 'timestamp_too_old' } });
+    expect((await replay(1, 'resign')).answer).toMatchObject({ status: 204, outcome: { outcome: 'processed' } });
+  });
+
+  it('sends an event built as testEvent builds it, signed, through the relay, so that it is recorded', async () => {
+    rig = await startRelayRig();
+    const sent = await rig.api('/api/send', { type: 'call.missed', data: { object: { id: 'call_9' }, from: '+15550100' } });
+    expect(sent.status).toBe(201);
+    const record = (await sent.json()) as DeliveryRecord;
+    expect(record).toMatchObject({ n: 1, source: 'send', event: { type: 'call.missed' }, verdict: { valid: true }, answer: { status: 204 } });
+    expect(JSON.parse(Buffer.from(record.request.bodyBase64, 'base64').toString())).toMatchObject({ data: { object: { id: 'call_9' }, from: '+15550100' } });
+    expect(rig.handled).toEqual([record.event!.id]);
+    expect((await rig.api('/api/send', { type: 'Call.Missed' })).status).toBe(400);
+    expect((await rig.api('/api/send', { type: 'call.missed', data: [1] })).status).toBe(400);
+  });
+
+  it('streams each new delivery to the page as it is answered', async () => {
+    rig = await startRelayRig();
+    const stream = await fetch(`${new URL('/api/events', rig.relay.webhookUrl)}?token=${rig.relay.token}`);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream');
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const event = testEvent('webhook.test');
+    await rig.deliver(event);
+    let text = '';
+    while (!text.includes('\n\nevent: delivery') && !text.startsWith('event: delivery')) text += (await reader.read()).value ?? '';
+    while (!text.endsWith('\n\n')) text += (await reader.read()).value ?? '';
+    const data = JSON.parse(/data: (.*)\n/.exec(text)![1]!) as { delivery: RecordSummary; dropped: number };
+    expect(data).toMatchObject({ delivery: { n: 1, event: { id: event.id }, status: 204 }, dropped: 0 });
+    await reader.cancel();
+  });
+});
+
+describe('svc-webhooks dev: who may read it', () => {
+  it.each([
+    ['no token', (url: string) => fetch(new URL('/api/deliveries', url))],
+    ['a wrong token', (url: string, token: string) => fetch(`${new URL('/api/deliveries', url)}?token=${token.slice(1)}x`)],
+    ['a wrong bearer', (url: string) => fetch(new URL('/api/deliveries', url), { headers: { authorization: 'Bearer nope' } })],
+    ['the page without its token', (url: string) => fetch(new URL('/', url))],
+  ])('answers 403 to %s', async (_name, call) => {
+    rig = await startRelayRig();
+    const answer = await call(rig.relay.webhookUrl, rig.relay.token);
+    expect(answer.status).toBe(403);
+    expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('answers 403 to a Host that is not its own, token or not (DNS rebinding), and takes deliveries under any Host', async () => {
+    rig = await startRelayRig();
+    const { port } = new URL(rig.relay.webhookUrl);
+    const foreign = await rawRequest(Number(port), `GET /api/deliveries?token=${rig.relay.token} HTTP/1.1\r\nHost: rebind.example:${port}\r\nConnection: close\r\n\r\n`);
+    expect(foreign).toMatch(/^HTTP\/1\.1 403 /);
+    const own = await rawRequest(Number(port), `GET /api/deliveries?token=${rig.relay.token} HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`);
+    expect(own).toMatch(/^HTTP\/1\.1 200 /);
+    const body = JSON.stringify(testEvent('webhook.test'));
+    const delivery = await rawRequest(Number(port), `POST /webhooks HTTP/1.1\r\nHost: tunnel.example\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    expect(delivery).toMatch(/^HTTP\/1\.1 400 /);
+  });
+
+  it('never shows the secret: not in the page, nor an API answer, nor a saved file', async () => {
+    const save = join(await typesFolder(), 'deliveries.jsonl');
+    rig = await startRelayRig({ save });
+    await rig.deliver(testEvent('call.missed'));
+    await rig.deliver(testEvent('call.missed'), new Date(), true);
+    await replay(1, 'resign');
+    await replay(1, 'new-id');
+    await rig.api('/api/send', { type: 'webhook.test' });
+    const key = RELAY_SECRET.slice('whsec_'.length);
+    const texts = [
+      await (await fetch(rig.relay.inspectorUrl)).text(),
+      await (await rig.api('/api/deliveries')).text(),
+      ...(await Promise.all([1, 2, 3, 4, 5].map(async (n) => (await rig!.api(`/api/deliveries/${n}`)).text()))),
+      await readFile(save, 'utf8'),
+    ];
+    for (const text of texts) {
+      expect(text).not.toContain(key);
+      expect(text).not.toContain(Buffer.from(key, 'base64').toString());
+    }
+    expect((await readFile(save, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as DeliveryRecord).n)).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+describe('svc-webhooks dev: bounds and faults', () => {
+  it('keeps the last records within the bounds, and counts those it dropped', async () => {
+    rig = await startRelayRig({ bounds: { maxRecords: 3, maxBytes: 50 * 1024 * 1024 } });
+    for (let i = 0; i < 5; i += 1) await rig.deliver(testEvent('webhook.test'));
+    const { deliveries, dropped } = await list();
+    expect([deliveries.map((one) => one.n), dropped]).toEqual([[5, 4, 3], 2]);
+    expect((await rig.api('/api/deliveries/1')).status).toBe(404);
+    expect((await rig.api('/api/deliveries/1/replay', { mode: 'exact' })).status).toBe(404);
+  });
+
+  it('keeps the records within a byte bound too', async () => {
+    rig = await startRelayRig({ bounds: { maxRecords: 500, maxBytes: 8 * 1024 } });
+    for (let i = 0; i < 6; i += 1) await rig.deliver(testEvent('webhook.test', { data: { note: 'x'.repeat(1500) } } as never));
+    expect(rig.relay.log.size).toBeLessThanOrEqual(8 * 1024);
+    expect((await list()).dropped).toBeGreaterThan(0);
+  });
+
+  it('answers the sender 502 and records the failure when the receiver is down', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const relay = await startRelay({ forward: `http://127.0.0.1:${port}/webhooks`, secrets: [RELAY_SECRET], port: 0 });
+    try {
+      const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+      expect(answer.status).toBe(502);
+      expect(relay.log.summaries()[0]).toMatchObject({ failure: 'connection failed (ECONNREFUSED)', valid: false });
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('gives up on a receiver that does not answer within the window, and serves on', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = silent.address() as { port: number };
+    const relay = await startRelay({ forward: `http://127.0.0.1:${port}/webhooks`, secrets: [RELAY_SECRET], port: 0, answerWindowMs: 200 });
+    try {
+      expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(502);
+      expect(relay.log.summaries()[0]).toMatchObject({ failure: 'no answer within 0.2 s' });
+      const relayPort = Number(new URL(relay.webhookUrl).port);
+      expect(await rawRequest(relayPort, 'NOT HTTP AT ALL\r\n\r\n')).not.toMatch(/^HTTP\/1\.1 2/);
+      expect((await fetch(relay.webhookUrl)).status).toBe(405);
+    } finally {
+      await relay.close();
+      silent.close();
+    }
+  });
+});
