@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GENERATOR_PEERS, SCHEMA_PEERS } from '../src/cli/types/peers.js';
+import { GENERATOR_PEERS, SCHEMA_PEERS } from '../src/cli/shared/peers.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -111,10 +111,10 @@ describe('what src/ loads at run time', () => {
     expect(sources.map(({ from, specifier }) => `${relative('src', from)}: ${specifier}`)).toContain('index.ts: ./receive/receiver.js');
     const foreign = sources.filter(({ specifier }) => !/^(node:|\.\.?\/)/.test(specifier));
     // A queue's entry may name its engine for types, and load it when asked to: never when imported.
-    // So may the CLI's types command its generator, an optional peer of its own.
+    // So may the command line the contract's parser and generators, optional peers of its own.
     const loaded = foreign.filter(({ from, specifier, typeOnly, dynamic }) => {
       const engine = /^src\/queues\/([^/]+)\//.exec(from)?.[1];
-      const generator = from.startsWith('src/cli/types/') && (GENERATOR_PEERS as readonly string[]).concat(SCHEMA_PEERS).includes(specifier);
+      const generator = from.startsWith('src/cli/') && (GENERATOR_PEERS as readonly string[]).concat(SCHEMA_PEERS).includes(specifier);
       return !((engine === specifier || generator) && (typeOnly || dynamic));
     });
     expect(loaded.map(({ from, specifier }) => `${from}: ${specifier}`)).toEqual([]);

@@ -103,12 +103,31 @@ describe('handler options', () => {
 });
 
 const validate = () => ({ value: undefined });
+// Whether the options are refused as a key that is no event type.
+const throwsFor = (options: object): boolean => {
+  try {
+    checkHandlerOptions(options as never);
+  } catch (error) {
+    return error instanceof TypeError && /has the key '.*', which is not an event type/.test(error.message);
+  }
+  return false;
+};
 
 describe('checkHandlerOptions', () => {
   it('says how an event type is written, for a key of on that is none', () => {
     expect(() => checkHandlerOptions({ on: { 'call missed': handler } as never })).toThrow(
       new TypeError("svc-webhooks: on has the key 'call missed', which is not an event type: lower-case words joined by dots, as 'call.missed'"),
     );
+  });
+
+  it('takes as event types lower-case words of letters, digits and underscores, each starting with a letter, two or more joined by dots', () => {
+    const taken = ['call.missed', 'ai_summary.ready', 'a.b', 'call2.missed_3', 'number.port.completed'];
+    const refused = ['call', '.call.missed', 'call.missed.', 'call..missed', '2call.missed', 'call.2missed', 'call._missed', 'call.mis-sed', 'call.Missed', 'call.missed ', ' call.missed'];
+    const on = Object.fromEntries(taken.map((type) => [type, handler]));
+    expect([...checkHandlerOptions({ on } as never).routes.keys()]).toEqual(taken);
+    expect(refused.filter((type) => !throwsFor({ on: { [type]: handler } }))).toEqual([]);
+    // schemas is held to the same form.
+    expect(throwsFor({ on: { 'call.missed': handler }, schemas: { 'call.missed ': schema } })).toBe(true);
   });
 
   it.each([

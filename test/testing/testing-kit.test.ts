@@ -15,6 +15,7 @@ import { verify } from '../../src/index.js';
 
 const SECRET = `whsec_${Buffer.from('testing-kit-secret-testing-kit!!').toString('base64')}`;
 const noWait = async (): Promise<void> => undefined;
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 describe('testEvent', () => {
   it('makes a valid envelope of the type, with a fresh id of the service form, that verifies', () => {
@@ -42,6 +43,63 @@ describe('testEvent', () => {
     const event = testEvent('voicemail.received' as never);
     expect(event).toMatchObject({ type: 'voicemail.received', data: { object: { id: expect.stringMatching(/^obj_/) } } });
     expect(testEvent('call.missed').data.object.id).toMatch(/^call_/);
+  });
+
+  it("gives data.object an id of the service's kind for each type the spec names", () => {
+    const prefixes = (['call.missed', 'message.received', 'webhook.test', 'transcript.ready', 'ai_summary.ready'] as const).map(
+      (type) => testEvent(type).data.object.id.split('_')[0],
+    );
+    expect(prefixes).toEqual(['call', 'msg', 'we', 'trs', 'sum']);
+  });
+
+  it('stamps the envelope from the clock given: the timestamp in whole seconds, the ids on its milliseconds', () => {
+    const nowMs = Date.UTC(2024, 4, 6, 7, 8, 9, 999);
+    const event = testEvent('call.missed', undefined, { now: () => nowMs });
+    expect(event.timestamp).toBe('2024-05-06T07:08:09Z');
+    // A ULID's first 10 characters are its milliseconds in Crockford base32.
+    const millis = (id: string): number => [...id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11)].reduce((sum, char) => sum * 32 + CROCKFORD.indexOf(char), 0);
+    expect(millis(event.id)).toBe(nowMs);
+    expect(millis(event.data.object.id)).toBe(nowMs);
+  });
+
+  it('merges overrides deeply: an undefined one keeps the field, null or an array replaces it whole', () => {
+    const base = testEvent('call.missed', { data: { object: { id: 'call_1', from: { number: '+15550100', name: 'Ann' } } } });
+    expect(base.data.object).toEqual({ id: 'call_1', from: { number: '+15550100', name: 'Ann' } });
+    const kept = testEvent('call.missed', { id: undefined, data: { object: { id: undefined } } } as never);
+    expect(kept.id).toMatch(/^evt_/);
+    expect(kept.data.object.id).toMatch(/^call_/);
+    expect(testEvent('call.missed', { data: { object: null } } as never).data.object).toBeNull();
+    expect(testEvent('call.missed', { data: ['a', 'b'] } as never).data).toEqual(['a', 'b']);
+  });
+
+  it("names each failing path of a schema's issues, plain keys or segments, and the root for an issue without one", () => {
+    const failing = (issues: unknown[]) => ({ 'call.missed': { '~standard': { version: 1 as const, vendor: 'test', validate: () => ({ issues }) } } }) as never;
+    const message = (issues: unknown[]): string => {
+      try {
+        testEvent('call.missed', {}, { schemas: failing(issues) });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'passed';
+    };
+    expect(message([{ message: 'x', path: [{ key: 'data' }, 'object', 0] }, { message: 'y', path: ['id'] }])).toBe(
+      "svc-webhooks: testEvent('call.missed') fails its schema at data.object.0, id",
+    );
+    expect(message([{ message: 'x' }])).toBe("svc-webhooks: testEvent('call.missed') fails its schema at the root");
+    // An empty list still fails, as the standard has it.
+    expect(message([])).toBe("svc-webhooks: testEvent('call.missed') fails its schema at the root");
+  });
+
+  it('refuses a schema that validates asynchronously, which it cannot check', () => {
+    const schemas = { 'call.missed': { '~standard': { version: 1 as const, vendor: 'test', validate: async (value: unknown) => ({ value }) } } };
+    expect(() => testEvent('call.missed', {}, { schemas })).toThrow(
+      new TypeError('svc-webhooks: the schema of call.missed validates asynchronously; testEvent checks synchronously'),
+    );
+  });
+
+  it('checks an event only against the schema of its own type', () => {
+    const schemas = { 'webhook.test': z.object({ never: z.string() }) };
+    expect(testEvent('call.missed', {}, { schemas }).type).toBe('call.missed');
   });
 });
 

@@ -6,9 +6,9 @@
  */
 import { isKnownEventType } from '../../core/event.js';
 import { UsageError } from '../shared/args.js';
-import { readContract } from '../types/contract.js';
-import { ContractError } from '../types/contract-error.js';
-import { compileChecks, failedPaths } from '../types/validator.js';
+import { readContract } from '../shared/contract.js';
+import { ContractError } from '../shared/contract-error.js';
+import { compileChecks, failedPaths } from '../shared/validator.js';
 import { printable } from '../../testing/printable.js';
 
 /** What the user should hear before the event is sent: nothing when the contract describes `type` and `event` fits it. Throws `UsageError` for a contract it cannot use. */

@@ -4,9 +4,9 @@
  * @exodus/schemasafe into plain code. The module needs nothing at run time,
  * not even schemasafe.
  */
-import type { Contract } from './contract.js';
+import type { Contract } from '../shared/contract.js';
 import { commentSafe, header, PACKAGE } from './type-module.js';
-import { compileChecks } from './validator.js';
+import { compileChecks } from '../shared/validator.js';
 
 /** The module's text; `typesModule` is the types module's specifier relative to it (`./webhook-types.js`). */
 export async function schemaModule(contract: Contract, source: string, typesModule: string): Promise<string> {

@@ -4,8 +4,9 @@
  * svc-webhooks' `ContractEventMap` with each webhook's payload. Types only:
  * nothing of it runs.
  */
-import type { Contract, ContractEvent } from './contract.js';
-import { loadPeer } from './peers.js';
+import type { Contract, ContractEvent } from '../shared/contract.js';
+import { ContractError } from '../shared/contract-error.js';
+import { loadPeer } from '../shared/peers.js';
 
 type OpenapiTypescript = typeof import('openapi-typescript');
 
@@ -16,7 +17,12 @@ export const PACKAGE = JSON.stringify('svc-webhooks');
 export async function typeModule(contract: Contract, source: string): Promise<string> {
   const { default: openapiTS, astToString } = await loadPeer<OpenapiTypescript>('openapi-typescript', () => import('openapi-typescript'));
   // The bundle is already checked; openapi-typescript's own log would repeat what the command says.
-  const ast = await openapiTS(contract.document as never, { immutable: true, silent: true });
+  let ast: Awaited<ReturnType<typeof openapiTS>>;
+  try {
+    ast = await openapiTS(contract.document as never, { immutable: true, silent: true });
+  } catch (error) {
+    throw new ContractError(`openapi-typescript cannot render the contract: ${String((error as Error).message).split('\n')[0]}`);
+  }
   return [
     header(source),
     // Brings svc-webhooks into the program to augment, for a project that imports only an entry such as svc-webhooks/fetch.

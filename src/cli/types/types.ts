@@ -6,8 +6,8 @@ import { onePositional, parseCommandArgs, UsageError } from '../shared/args.js';
 import { EXIT, type Command } from '../shared/command.js';
 import type { CliIO } from '../shared/io.js';
 import { printable } from '../../testing/printable.js';
-import { nameOf, readContract } from './contract.js';
-import { ContractError } from './contract-error.js';
+import { nameOf, readContract } from '../shared/contract.js';
+import { ContractError } from '../shared/contract-error.js';
 import { schemaModule } from './schema-module.js';
 import { typeModule } from './type-module.js';
 

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { commentSafe, header } from '../../../src/cli/types/type-module.js';
 import { compileConsumer, runTypes } from '../../helpers/contract-types.js';
 
 const RICH_CONSUMER = `
@@ -125,6 +126,67 @@ export const other: KnownEventType = 'voicemail.received';
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("gives every event the envelope, read-only, where the contract's payload names none of it, to a project that imports only an entry", async () => {
+    const run = await runTypes('bare-payload.yaml');
+    expect(run.code).toBe(0);
+    const errors = await compileConsumer(
+      run.dir,
+      `import './webhook-types.js';
+import { verifyWebhook } from 'svc-webhooks/fetch';
+
+export const receiver = verifyWebhook({
+  secret: 'whsec_c2VjcmV0',
+  on: {
+    'note.added': (event) => {
+      const fields: [string, 'note.added', string, string] = [event.id, event.type, event.data.object.id, event.note];
+      // @ts-expect-error the envelope is read-only
+      event.id = 'evt_1';
+      // @ts-expect-error its type too
+      event.type = 'note.added';
+      // @ts-expect-error and its data
+      event.data = { object: { id: 'obj_1' } };
+      // @ts-expect-error down to the object's id
+      event.data.object.id = 'obj_1';
+      return fields;
+    },
+  },
+});
+`,
+    );
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("writes after openapi-typescript's types the envelope and each type's entry, and nothing else", async () => {
+    const run = await runTypes('bare-payload.yaml');
+    const text = await readFile(join(run.dir, 'webhook-types.ts'), 'utf8');
+    expect(text.slice(text.indexOf('\n\n/** The envelope'))).toBe(`
+
+/** The envelope every event carries (spec section 2), whatever the contract says of it. */
+type Envelope<T extends string> = {
+  readonly id: string;
+  readonly type: T;
+  readonly data: { readonly object: { readonly id: string } };
+};
+
+declare module "svc-webhooks" {
+  interface ContractEventMap {
+    /** #/webhooks/note.added/post/requestBody/content/application~1json/schema */
+    "note.added": Envelope<"note.added"> & NonNullable<webhooks["note.added"]["post"]['requestBody']>['content']["application/json"];
+  }
+}
+`,
+    );
+    // openapi-typescript's types end with their last line, one blank line before the envelope.
+    expect(text).toMatch(/\S\n\n\/\*\* The envelope/);
+  }, 60_000);
+
+  it("keeps the contract's named schemas as the payloads' types", async () => {
+    const run = await runTypes('rich.yaml');
+    const text = await readFile(join(run.dir, 'webhook-types.ts'), 'utf8');
+    // Referred to, not inlined, so that a project can name them (components['schemas']['Call']).
+    expect(text).toMatch(/"application\/json": components\["schemas"\]\["VoicemailReceivedEvent"\];/);
+  }, 60_000);
+
   it('augments svc-webhooks with each type under its envelope, types only', async () => {
     const run = await runTypes('rich.yaml');
     const text = await readFile(join(run.dir, 'webhook-types.ts'), 'utf8');
@@ -132,7 +194,32 @@ export const other: KnownEventType = 'voicemail.received';
     // The webhook "callMissed" carries the type its payload fixes.
     expect(text).toContain(`"call.missed": Envelope<"call.missed"> & NonNullable<webhooks["callMissed"]["post"]['requestBody']>['content']["application/json"];`);
     expect(text).toContain(`declare module "svc-webhooks" {\n  interface ContractEventMap {`);
+    // Brings svc-webhooks into a program that imports only an entry, such as svc-webhooks/fetch, so that there is a module to augment.
+    expect(text).toContain('\nimport type {} from "svc-webhooks";\n');
     // Nothing in it runs: only types and interfaces are declared.
     expect(text).not.toMatch(/^\s*(?:export\s+)?(?:const|let|var|function|class|enum)\b/m);
+  }, 60_000);
+});
+
+describe('the comments of the modules svc-webhooks types writes', () => {
+  it('name the contract, and hold no text from it that could end or break them', () => {
+    expect(commentSafe('a*/b\r\nc\nd */')).toBe('a*\\/b  c d *\\/');
+    expect(header('evil*/.yaml\n', 'Validators')).toBe(
+      [
+        '/**',
+        " * Validators of the service's contract, written by `svc-webhooks types` from",
+        ' * evil*\\/.yaml . Do not edit: run the command again when the contract changes,',
+        ' * and `svc-webhooks types --check` in CI.',
+        ' */',
+      ].join('\n'),
+    );
+  });
+
+  it('name each event by where its payload is, safely, in the module and the validators', async () => {
+    const run = await runTypes('rich.yaml', ['--schemas']);
+    for (const file of ['webhook-types.ts', 'webhook-types.schemas.ts']) {
+      const text = await readFile(join(run.dir, file), 'utf8');
+      expect(text).toContain('/** #/webhooks/callMissed/post/requestBody/content/application~1json/schema */\n');
+    }
   }, 60_000);
 });

@@ -1,7 +1,8 @@
 /**
- * The service's OpenAPI contract as `svc-webhooks types` reads it: parsed
- * and bundled by Redocly's openapi-core (every `$ref` followed, a broken one
- * refused), then each webhook's JSON payload and the event type it carries.
+ * The service's OpenAPI contract as the command line reads it (`types`,
+ * `send --contract`): parsed and bundled by Redocly's openapi-core (every
+ * `$ref` followed, a broken one refused), then each webhook's JSON payload
+ * and the event type it carries.
  */
 import { isEventTypeName } from '../../core/event.js';
 import { ContractError } from './contract-error.js';
@@ -42,7 +43,8 @@ export async function readContract(location: string | URL): Promise<Contract> {
   try {
     bundled = await redocly.bundle({ ref: String(location), config, dereference: false });
   } catch (error) {
-    throw new ContractError(`${nameOf(location)} cannot be read: ${firstLine(error)}`);
+    // The file's name, never the rest of its path.
+    throw new ContractError(`${nameOf(location)} cannot be read: ${firstLine(error).replaceAll(String(location), nameOf(location))}`);
   }
   const broken = bundled.problems.find((problem) => problem.severity === 'error');
   if (broken !== undefined) {
@@ -55,7 +57,10 @@ export async function readContract(location: string | URL): Promise<Contract> {
   if (!isRecord(webhooks) || Object.keys(webhooks).length === 0) {
     throw new ContractError(`${nameOf(location)} has no webhooks section: it describes no event (OpenAPI 3.1 "webhooks")`);
   }
-  return { document, ...eventsOf(document, webhooks) };
+  const found = eventsOf(document, webhooks);
+  // What is left out is left out of the generators too: openapi-typescript fails on a webhook that is no object.
+  const kept = Object.fromEntries(found.events.map((event) => [event.name, webhooks[event.name]]));
+  return { document: { ...document, webhooks: kept }, ...found };
 }
 
 function eventsOf(document: Record<string, unknown>, webhooks: Record<string, unknown>): Pick<Contract, 'events' | 'warnings'> {
@@ -89,9 +94,10 @@ function payloadOf(name: string, item: unknown): { method: string; mediaType: st
   for (const method of METHODS) {
     const content = record(record(item[method])?.requestBody)?.content;
     if (!isRecord(content)) continue;
-    const mediaType = Object.keys(content).find((key) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(key));
-    const schema = mediaType === undefined ? undefined : record(content[mediaType])?.schema;
-    if (mediaType !== undefined && schema !== undefined) {
+    // The first JSON media type that has a schema.
+    const mediaType = Object.keys(content).find((key) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(key) && record(content[key])?.schema !== undefined);
+    const schema = mediaType === undefined ? undefined : record(content[mediaType])!.schema;
+    if (mediaType !== undefined) {
       return { method, mediaType, schema, pointer: `${webhookPointer(name)}/${method}/requestBody/content/${escapePointer(mediaType)}/schema` };
     }
   }

@@ -1,7 +1,8 @@
 /**
- * The generator's packages, loaded only when `svc-webhooks types` runs:
- * optional peers, so that installing svc-webhooks brings none of them into
- * production. Missing, each is named with the command that installs it.
+ * The contract's parser and generators, loaded only by the commands that
+ * read the contract (`types`, `send --contract`): optional peers, so that
+ * installing svc-webhooks brings none of them into production. Missing,
+ * each is named with the command that installs it.
  */
 import { ContractError } from './contract-error.js';
 

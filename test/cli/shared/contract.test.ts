@@ -1,0 +1,203 @@
+/**
+ * The contract as `svc-webhooks types` reads it, from small contracts
+ * written for each case: which webhooks become events (the method, the
+ * JSON media type), the event type each carries, and the warnings about
+ * an envelope the contract does not require or a type not written as one.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { nameOf, readContract, type Contract } from '../../../src/cli/shared/contract.js';
+import { ContractError } from '../../../src/cli/shared/contract-error.js';
+import { typesFolder } from '../../helpers/contract-types.js';
+
+const HEAD = "openapi: 3.1.0\ninfo: { title: Messaging and Calling Service, version: '1' }\npaths: {}\n";
+
+/** The contract whose `webhooks` section is the YAML `webhooks`, with `rest` after it. */
+async function contract(webhooks: string, rest = ''): Promise<string> {
+  const file = join(await typesFolder(), 'openapi.yaml');
+  await writeFile(file, `${HEAD}webhooks:${webhooks}\n${rest}`);
+  return file;
+}
+
+/** A webhook `name` whose operations are `operations`, each `[method, media type, schema]`. */
+function webhook(name: string, ...operations: Array<[string, string, string]>): string {
+  const body = operations.map(([method, media, schema]) => `    ${method}:\n      requestBody:\n        content:\n          ${JSON.stringify(media)}:${schema === '' ? ' {}' : `\n            schema: ${schema}`}`);
+  return `\n  ${JSON.stringify(name)}:\n${body.join('\n')}`;
+}
+
+// A payload that requires the whole envelope, of event type `type` (given as a schema).
+const envelope = (type: string): string => `{ type: object, required: [id, type, data], properties: { id: { type: string }, type: ${type}, data: ${DATA} } }`;
+const DATA = '{ type: object, required: [object], properties: { object: { type: object, required: [id], properties: { id: { type: string } } } } }';
+
+const read = async (webhooks: string, rest?: string): Promise<Omit<Contract, 'document'>> => {
+  const { events, warnings } = await readContract(await contract(webhooks, rest));
+  return { events, warnings };
+};
+
+describe('the contract svc-webhooks types reads', () => {
+  it("takes each webhook's post, put or patch, the first with a JSON body in that order, never another method", async () => {
+    const { events, warnings } = await read(
+      webhook('call.held', ['put', 'application/json', envelope('{ const: call.held }')]) +
+        webhook('call.parked', ['patch', 'application/json', envelope('{ const: call.parked }')], ['put', 'text/plain', '{ type: string }']) +
+        webhook('call.ringing', ['put', 'application/json', envelope('{ const: call.ringing.put }')], ['post', 'application/json', envelope('{ const: call.ringing }')]) +
+        webhook('call.queued', ['post', 'application/json', '']) +
+        webhook('call.queued.late', ['post', 'text/plain', '{ type: string }'], ['patch', 'application/json', envelope('{ const: call.queued.late }')]) +
+        webhook('call.fetched', ['get', 'application/json', envelope('{ const: call.fetched }')], ['delete', 'application/json', envelope('{ const: call.fetched }')]),
+    );
+    expect(events.map(({ type, method }) => [type, method])).toEqual([
+      ['call.held', 'put'],
+      ['call.parked', 'patch'],
+      ['call.ringing', 'post'],
+      ['call.queued.late', 'patch'],
+    ]);
+    // A JSON media type without a schema is no payload.
+    expect(warnings).toEqual(['#/webhooks/call.queued has no JSON request body: left out', '#/webhooks/call.fetched has no JSON request body: left out']);
+  });
+
+  it('takes application/json and any +json media type, in any letter case and with parameters, and no other', async () => {
+    const { events, warnings } = await read(
+      webhook('call.missed', ['post', 'application/vnd.service.v2+json', envelope('{ const: call.missed }')]) +
+        webhook('call.held', ['post', 'Application/JSON; charset=utf-8', envelope('{ const: call.held }')]) +
+        webhook('call.parked', ['post', 'application/problem+json', envelope('{ const: call.parked }')]) +
+        webhook('call.lines', ['post', 'application/jsonl', envelope('{ const: call.lines }')]) +
+        webhook('call.text', ['post', 'text/json', envelope('{ const: call.text }')]) +
+        webhook('call.plus', ['post', 'application/+json', envelope('{ const: call.plus }')]) +
+        webhook('call.x', ['post', 'application/x-json', envelope('{ const: call.x }')]) +
+        webhook('call.framed', ['post', 'x-application/json', envelope('{ const: call.framed }')]) +
+        webhook('call.either', ['post', 'text/plain', '{ type: string }'], ['put', 'application/json', envelope('{ const: call.either }')]),
+    );
+    expect(events.map(({ type, mediaType, pointer }) => [type, mediaType, pointer])).toEqual([
+      ['call.missed', 'application/vnd.service.v2+json', '#/webhooks/call.missed/post/requestBody/content/application~1vnd.service.v2+json/schema'],
+      ['call.held', 'Application/JSON; charset=utf-8', '#/webhooks/call.held/post/requestBody/content/Application~1JSON; charset=utf-8/schema'],
+      ['call.parked', 'application/problem+json', '#/webhooks/call.parked/post/requestBody/content/application~1problem+json/schema'],
+      ['call.either', 'application/json', '#/webhooks/call.either/put/requestBody/content/application~1json/schema'],
+    ]);
+    expect(warnings.map((warning) => warning.split(' ')[0])).toEqual(['call.lines', 'call.text', 'call.plus', 'call.x', 'call.framed'].map((name) => `#/webhooks/${name}`));
+  });
+
+  it('leaves out, with a warning, a webhook that is no object or has no request body', async () => {
+    const { events, warnings } = await read(
+      '\n  call.none: null\n  call.text: a string\n  call.list: [1]\n  call.bare:\n    post:\n      responses: { "204": { description: Taken } }\n  call.empty:\n    post:\n      requestBody: { description: none }' +
+        '\n  call.blank:\n    post:\n      requestBody:\n        content:\n          application/json: null' +
+        webhook('call.missed', ['post', 'application/json', envelope('{ const: call.missed }')]),
+    );
+    expect(events.map(({ name }) => name)).toEqual(['call.missed']);
+    expect(warnings).toEqual(['call.none', 'call.text', 'call.list', 'call.bare', 'call.empty', 'call.blank'].map((name) => `#/webhooks/${name} has no JSON request body: left out`));
+  });
+
+  it('keeps in the document only the webhooks it takes, so that the generators never meet one it left out', async () => {
+    const { document } = await readContract(await contract('\n  call.none: null' + webhook('call.missed', ['post', 'application/json', envelope('{ const: call.missed }')])));
+    expect(Object.keys(document.webhooks as object)).toEqual(['call.missed']);
+  });
+
+  it('takes the first JSON media type that has a schema', async () => {
+    const { events } = await read(
+      '\n  call.missed:\n    post:\n      requestBody:\n        content:\n          application/json: {}\n          application/vnd.service+json:\n            schema: ' + envelope('{ const: call.missed }'),
+    );
+    expect(events.map(({ mediaType }) => mediaType)).toEqual(['application/vnd.service+json']);
+  });
+
+  it("takes the event type the payload fixes, a const or a single enum value, even behind $refs, and else the webhook's name", async () => {
+    const { events } = await read(
+      webhook('constant', ['post', 'application/json', envelope('{ const: call.missed }')]) +
+        webhook('single', ['post', 'application/json', envelope('{ type: string, enum: [message.received] }')]) +
+        webhook('referred', ['post', 'application/json', '{ $ref: "#/components/schemas/Referred" }']) +
+        webhook('escaped', ['post', 'application/json', envelope("{ $ref: '#/x-types/voice~1mail~0received' }")]) +
+        webhook('two.values', ['post', 'application/json', envelope('{ type: string, enum: [call.held, call.parked] }')]) +
+        webhook('not.text', ['post', 'application/json', envelope('{ const: 7 }')]) +
+        webhook('no.text', ['post', 'application/json', envelope('{ enum: [7] }')]) +
+        webhook('open', ['post', 'application/json', envelope('{ type: string }')]) +
+        webhook('no.properties', ['post', 'application/json', '{ type: object }']) +
+        webhook('any.payload', ['post', 'application/json', 'true']),
+      `components:\n  schemas:\n    Referred: ${envelope("{ $ref: '#/components/schemas/TranscriptType' }")}\n    TranscriptType: { $ref: '#/components/schemas/TranscriptConst' }\n    TranscriptConst: { const: transcript.ready }\nx-types:\n  voice/mail~received: { const: voicemail.received }\n`,
+    );
+    expect(events.map(({ name, type }) => [name, type])).toEqual([
+      ['constant', 'call.missed'],
+      ['single', 'message.received'],
+      ['referred', 'transcript.ready'],
+      ['escaped', 'voicemail.received'],
+      ['two.values', 'two.values'],
+      ['not.text', 'not.text'],
+      ['no.text', 'no.text'],
+      ['open', 'open'],
+      ['no.properties', 'no.properties'],
+      ['any.payload', 'any.payload'],
+    ]);
+  });
+
+  it('warns about an event type not written as one, naming where, and still takes it', async () => {
+    const { events, warnings } = await read(
+      webhook('callMissed', ['post', 'application/json', envelope('{ type: string }')]) + webhook('legacy/call~missed', ['post', 'application/json', envelope('{ type: string }')]),
+    );
+    expect(events.map(({ type, pointer }) => [type, pointer])).toEqual([
+      ['callMissed', '#/webhooks/callMissed/post/requestBody/content/application~1json/schema'],
+      // A JSON pointer escapes "~" and "/".
+      ['legacy/call~missed', '#/webhooks/legacy~1call~0missed/post/requestBody/content/application~1json/schema'],
+    ]);
+    expect(warnings).toEqual([
+      '#/webhooks/callMissed/post/requestBody/content/application~1json/schema: the event type "callMissed" is not written as one (lower-case words joined by dots): a handler for it is refused at run time',
+      '#/webhooks/legacy~1call~0missed/post/requestBody/content/application~1json/schema: the event type "legacy/call~missed" is not written as one (lower-case words joined by dots): a handler for it is refused at run time',
+    ]);
+  });
+
+  it('warns about each field of the envelope a payload does not require as a string, all in one line', async () => {
+    const gaps = (schema: string, rest?: string): Promise<string[]> =>
+      read(webhook('call.missed', ['post', 'application/json', schema]), rest).then(({ warnings }) =>
+        warnings.map((warning) => warning.replace("#/webhooks/call.missed/post/requestBody/content/application~1json/schema does not require the envelope's ", '')),
+      );
+    const typed = '{ const: call.missed }';
+    expect(await gaps('{ type: object }')).toEqual(['"id", "type", "data.object.id": generated with the envelope added']);
+    expect(await gaps('{ type: object, required: [id, type, data] }')).toEqual(['"id", "type", "data.object.id": generated with the envelope added']);
+    expect(await gaps('true')).toEqual(['"id", "type", "data.object.id": generated with the envelope added']);
+    expect(await gaps(`{ type: object, required: [type, data], properties: { id: { type: string }, type: ${typed}, data: ${DATA} } }`)).toEqual([
+      '"id": generated with the envelope added',
+    ]);
+    expect(await gaps(`{ type: object, required: [id, data], properties: { id: { type: string }, type: ${typed}, data: ${DATA} } }`)).toEqual([
+      '"type": generated with the envelope added',
+    ]);
+    expect(await gaps(`{ type: object, required: [id, type], properties: { id: { type: string }, type: ${typed}, data: ${DATA} } }`)).toEqual([
+      '"data.object.id": generated with the envelope added',
+    ]);
+    // Required, but not as a string.
+    expect(await gaps(`{ type: object, required: [id, type, data], properties: { id: { type: integer }, type: ${typed}, data: ${DATA} } }`)).toEqual([
+      '"id": generated with the envelope added',
+    ]);
+    expect(await gaps(`{ type: object, required: [id, type, data], properties: { id: { enum: [a, 1] }, type: ${typed}, data: ${DATA} } }`)).toEqual([
+      '"id": generated with the envelope added',
+    ]);
+    expect(await gaps(`{ type: object, required: [id, type, data], properties: { id: { type: integer, enum: [a] }, type: ${typed}, data: ${DATA} } }`)).toEqual([
+      '"id": generated with the envelope added',
+    ]);
+    expect(await gaps(`{ type: object, required: [id, type, data], properties: { id: { type: string }, type: ${typed}, data: { type: object, required: [object], properties: { object: { type: object, properties: { id: { type: string } } } } } } }`)).toEqual([
+      '"data.object.id": generated with the envelope added',
+    ]);
+    expect(await gaps(`{ type: object, required: [id, type, data], properties: { id: { type: string }, type: ${typed}, data: { type: object, properties: { object: { type: object, required: [id], properties: { id: { type: string } } } } } } }`)).toEqual([
+      '"data.object.id": generated with the envelope added',
+    ]);
+    // A const or an enum of strings is a string, and a field may be behind a $ref.
+    expect(await gaps(`{ type: object, required: [id, type, data], properties: { id: { enum: [a, b] }, type: ${typed}, data: { $ref: '#/components/schemas/Data' } } }`, `components:\n  schemas:\n    Data: ${DATA}\n`)).toEqual([]);
+  });
+
+  it.each([
+    ['an empty webhooks section', ' {}'],
+    ['a webhooks section that is a list', ' [1]'],
+  ])('refuses %s: it describes no event', async (_name, webhooks) => {
+    await expect(readContract(await contract(webhooks))).rejects.toThrow(
+      new ContractError('openapi.yaml has no webhooks section: it describes no event (OpenAPI 3.1 "webhooks")'),
+    );
+  });
+
+  it('names the contract by its file name alone, or by all of what was given when that ends in a slash', async () => {
+    expect(nameOf('/srv/api/contracts/openapi.yaml')).toBe('openapi.yaml');
+    expect(nameOf('openapi.yaml')).toBe('openapi.yaml');
+    expect(nameOf(new URL('file:///srv/api/openapi.json'))).toBe('openapi.json');
+    expect(nameOf('contracts/')).toBe('contracts/');
+    const folder = `${await typesFolder()}/`;
+    await expect(readContract(folder)).rejects.toThrow(`${folder} cannot be read: `);
+  });
+
+  it('is a ContractError by name, so that the command tells it in one line', () => {
+    expect(new ContractError('x').name).toBe('ContractError');
+  });
+});
