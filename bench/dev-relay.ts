@@ -5,12 +5,15 @@
  * signed deliveries at `BENCH_RATE` a second (100 by default) for
  * `BENCH_SECONDS`, alternately straight and through the relay, each timed
  * from sending to the end of its answer; the figures are the latency
- * percentiles of each side and their difference. Then `BENCH_DELIVERIES`
- * (10,000) deliveries go through the relay as fast as four senders make
- * them, and the run reports what the relay's log and the heap hold.
- * Everything runs in this process, on loopback.
+ * percentiles of each side and their difference. The relay runs as users
+ * run it, `svc-webhooks dev` in a process of its own (from the sources,
+ * through tsx); the receiver and the sender share this one. Then
+ * `BENCH_DELIVERIES` (10,000) deliveries go through an in-process relay as
+ * fast as four senders make them, and the run reports what its log and the
+ * heap hold.
  */
 import express from 'express';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -49,10 +52,20 @@ const app = express();
 app.post('/webhooks', verifyWebhook({ secret: SECRET, outcomeHeader: 'on', on: { 'message.received': () => {} } }));
 const receiver = createServer(app);
 const receiverUrl = `${await listen(receiver)}/webhooks`;
-const relay = await startRelay({ forward: receiverUrl, secrets: [SECRET], port: 0 });
+const dev = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'dev', '--forward', receiverUrl, '--port', '0'], {
+  env: { ...process.env, WEBHOOK_SECRET: SECRET },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+let printed = '';
+dev.stdout.setEncoding('utf8');
+for await (const text of dev.stdout) {
+  printed += text;
+  if (printed.split('\n').length > 2) break;
+}
+const relayUrl = /^Webhooks: (\S+)/m.exec(printed)![1]!;
 
 // Warm both paths up.
-for (let i = 0; i < 200; i += 1) await Promise.all([timed(receiverUrl), timed(relay.webhookUrl)]);
+for (let i = 0; i < 200; i += 1) await Promise.all([timed(receiverUrl), timed(relayUrl)]);
 
 const straight: number[] = [];
 const relayed: number[] = [];
@@ -64,18 +77,20 @@ for (let i = 0; i < RATE * SECONDS; i += 1) {
   const wait = due - performance.now();
   if (wait > 0) await sleep(wait);
   // Alternately, so that both sides meet the same machine.
-  pending.push(i % 2 === 0 ? timed(receiverUrl).then((ms) => straight.push(ms)) : timed(relay.webhookUrl).then((ms) => relayed.push(ms)));
+  pending.push(i % 2 === 0 ? timed(receiverUrl).then((ms) => straight.push(ms)) : timed(relayUrl).then((ms) => relayed.push(ms)));
 }
 await Promise.all(pending);
+dev.kill('SIGINT');
 
 const row = (name: string, values: number[]): string =>
   `| ${name} | ${values.length} | ${percentile(values, 50).toFixed(2)} | ${percentile(values, 90).toFixed(2)} | ${percentile(values, 99).toFixed(2)} |`;
-console.log(`${RATE} deliveries/s for ${SECONDS} s, alternately straight and through the relay (ms from sending to the end of the answer):\n`);
+console.log(`${RATE} deliveries/s for ${SECONDS} s, alternately straight and through svc-webhooks dev (ms from sending to the end of the answer):\n`);
 console.log('| path | deliveries | p50 | p90 | p99 |\n|---|---:|---:|---:|---:|');
 console.log(row('straight to the receiver', straight));
 console.log(row('through the relay', relayed));
 console.log(`\nadded by the relay: p50 +${(percentile(relayed, 50) - percentile(straight, 50)).toFixed(2)} ms, p99 +${(percentile(relayed, 99) - percentile(straight, 99)).toFixed(2)} ms`);
 
+const relay = await startRelay({ forward: receiverUrl, secrets: [SECRET], port: 0 });
 global.gc?.();
 const heapBefore = process.memoryUsage().heapUsed;
 let sent = 0;

@@ -9,7 +9,8 @@
 import { Buffer } from 'node:buffer';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { sign } from '../../core/sign.js';
 import { testEvent } from '../../testing/test-event.js';
@@ -60,6 +61,8 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const token = randomBytes(24).toString('base64url');
   const log = new DeliveryLog(options.bounds ?? DEFAULT_BOUNDS);
   const streams = new Set<ServerResponse>();
+  const agents = { http: new Agent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  const receiverUrl = new URL(options.forward);
   let port = 0;
 
   /** Records, verifies, forwards and keeps one delivery; tells the page. */
@@ -67,7 +70,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     const n = log.take();
     const receivedAt = new Date(now()).toISOString();
     const verdict = verdictOf(request, secrets, now());
-    const answer = await forward(options.forward, { headers: endToEndHeaders(request.headers), body: request.body }, answerWindowMs);
+    const answer = await forward(receiverUrl, { headers: endToEndHeaders(request.headers), body: request.body }, answerWindowMs, agents);
     const event = envelopeOf(request.body);
     const record: DeliveryRecord = {
       n,
@@ -155,6 +158,8 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     close: () =>
       new Promise<void>((resolve) => {
         for (const stream of streams) stream.end();
+        agents.http.destroy();
+        agents.https.destroy();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
