@@ -23,6 +23,10 @@ describe('the outcome header', () => {
 
   it.each([
     ['an outcome in another form', 'Processed'],
+    ['an outcome with more after it', 'processed1; key-id=0'],
+    ['an empty value', ''],
+    ['a handler time with more after it', 'processed; handler-ms=12a'],
+    ['a handler time that is no number', 'processed; handler-ms='],
     ['no outcome', '; key-id=0'],
     ['a handler time that is no whole number', 'processed; handler-ms=1.5'],
     ['a value that does not decode', 'processed; tenant=%E0%A4%A'],
@@ -32,5 +36,13 @@ describe('the outcome header', () => {
 
   it('skips parameters it does not know, and parts without a value', () => {
     expect(parseOutcome('queued; region=eu; key-id=0; tenant')).toEqual({ outcome: 'queued', keyId: '0' });
+  });
+
+  it('reads a value spaced otherwise, and a handler time of several digits', () => {
+    expect(parseOutcome('  processed ;handler-ms=120 ;  key-id=k1  ')).toEqual({ outcome: 'processed', handlerMs: 120, keyId: 'k1' });
+  });
+
+  it("skips a part without `=` even when it starts with a parameter's name", () => {
+    expect(parseOutcome('queued; key-idx; tenantz')).toEqual({ outcome: 'queued' });
   });
 });

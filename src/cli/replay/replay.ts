@@ -49,8 +49,7 @@ send exactly), 2 bad arguments or a file it cannot read.`,
       throw new UsageError(`cannot read ${file} (${error.code ?? error.message})`);
     }));
     let failed = 0;
-    for (const { n, request } of records) {
-      const label = `#${n}`;
+    for (const { label, request } of records) {
       const age = ageSeconds(request);
       if (mode === 'exact' && age !== undefined && age > TOLERANCE_SECONDS) {
         io.err(`${label}: signed ${age} s ago, past the ${TOLERANCE_SECONDS} s a receiver allows: replay it with --mode resign or --mode new-id`);
@@ -67,8 +66,8 @@ send exactly), 2 bad arguments or a file it cannot read.`,
   },
 } satisfies Command;
 
-/** The records of a file of JSON lines: each a number and the request it holds. Throws `UsageError` naming the line. */
-function recordsOf(text: string): Array<{ n: string; request: OutgoingRequest }> {
+/** The records of a file of JSON lines: each a label (`#n`, or `line k` for a record without a number) and the request it holds. Throws `UsageError` naming the line. */
+function recordsOf(text: string): Array<{ label: string; request: OutgoingRequest }> {
   return text
     .split('\n')
     .map((line, i) => [line.trim(), i + 1] as const)
@@ -84,7 +83,7 @@ function recordsOf(text: string): Array<{ n: string; request: OutgoingRequest }>
       const body = record.request?.bodyBase64;
       if (typeof headers !== 'object' || headers === null || typeof body !== 'string') throw new UsageError(`line ${number} holds no recorded request`);
       const stringHeaders = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-      return { n: typeof record.n === 'number' ? String(record.n) : `line ${number}`, request: { headers: stringHeaders, body: Buffer.from(body, 'base64') } };
+      return { label: typeof record.n === 'number' ? `#${record.n}` : `line ${number}`, request: { headers: stringHeaders, body: Buffer.from(body, 'base64') } };
     });
 }
 

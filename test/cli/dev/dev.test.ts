@@ -6,6 +6,18 @@ import type { CliIO } from '../../../src/cli/shared/io.js';
 import { inProcessCli } from '../in-process-cli.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
 
+/** Runs `dev` with `args`, then `whileRunning` on the webhook address it printed, then stops it: its exit code and lines. */
+async function runDev(args: readonly string[], whileRunning: (webhookUrl: string) => Promise<void> = async () => {}): Promise<{ code: number; lines: string[] }> {
+  const lines: string[] = [];
+  const io: CliIO = { out: (line) => lines.push(line), err: (line) => lines.push(`err: ${line}`), stdin: async () => Buffer.alloc(0) };
+  let stop!: () => void;
+  const running = devCommand.run(['--forward', 'http://127.0.0.1:9/webhooks', '--secret', RELAY_SECRET, ...args], io, (resolve) => (stop = resolve));
+  await expect.poll(() => lines.length).toBe(2);
+  await whileRunning(/^Webhooks: (\S+)/.exec(lines[1]!)![1]!);
+  stop();
+  return { code: await running, lines };
+}
+
 describe('svc-webhooks dev', () => {
   it("prints the page's address with its token first, then the webhook address, and stops on the signal", async () => {
     const lines: string[] = [];
@@ -18,6 +30,7 @@ describe('svc-webhooks dev', () => {
     expect(lines[1]).toBe(`Webhooks: http://127.0.0.1:${port}/webhooks -> http://127.0.0.1:9/webhooks`);
     const page = await fetch(lines[0]!.slice('Inspector: '.length));
     expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await page.text()).toContain('<title>svc-webhooks dev</title>');
     stop();
     expect(await running).toBe(0);
@@ -45,5 +58,20 @@ describe('svc-webhooks dev', () => {
     const run = await inProcessCli()(['dev', ...args]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(message);
+  });
+
+  it('listens on 8787 without --port, and takes 65535, the last port', async () => {
+    expect((await runDev([])).lines[1]).toMatch(/^Webhooks: http:\/\/127\.0\.0\.1:8787\/webhooks /);
+    expect((await runDev(['--port', '65535'])).lines[1]).toMatch(/^Webhooks: http:\/\/127\.0\.0\.1:65535\/webhooks /);
+  });
+
+  it('saves to the file of --save, and says on standard error, prefixed, when it cannot', async () => {
+    const save = '/nonexistent/deliveries.jsonl';
+    const run = await runDev(['--port', '0', '--save', save], async (webhookUrl) => {
+      // The receiver is down: the delivery is recorded all the same, and saved.
+      expect((await fetch(webhookUrl, { method: 'POST', body: '{}' })).status).toBe(502);
+    });
+    expect(run.code).toBe(0);
+    expect(run.lines.slice(2)).toEqual([`err: svc-webhooks dev: could not append to ${save}: ENOENT: no such file or directory, open '${save}'`]);
   });
 });

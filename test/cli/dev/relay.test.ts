@@ -6,15 +6,17 @@
  */
 import { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryRecord, RecordSummary } from '../../../src/cli/dev/delivery-log.js';
-import { startRelay } from '../../../src/cli/dev/relay.js';
+import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
 import { KNOWN_EVENT_TYPES } from '../../../src/index.js';
 import { testEvent } from '../../../src/testing/index.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET, startRelayRig, type RelayRig } from '../../helpers/dev-relay.js';
+import { withRecordingReceiver } from '../delivery-scenarios.js';
 
 /** Sends `text` as it is to the port on 127.0.0.1, and answers all that comes back before the connection closes. */
 async function rawRequest(port: number, text: string): Promise<string> {
@@ -24,6 +26,21 @@ async function rawRequest(port: number, text: string): Promise<string> {
   let answer = '';
   for await (const chunk of socket) answer += String(chunk);
   return answer;
+}
+
+/** Runs `test` against a relay (`options` its own) in front of a receiver that answers with `listener`. */
+async function withReceiver(listener: RequestListener, test: (relay: Relay) => Promise<void>, options: Partial<RelayOptions> = {}): Promise<void> {
+  const receiver = createHttpServer(listener);
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = receiver.address() as { port: number };
+  const relay = await startRelay({ forward: `http://127.0.0.1:${port}/webhooks`, secrets: [RELAY_SECRET], port: 0, ...options });
+  try {
+    await test(relay);
+  } finally {
+    await relay.close();
+    receiver.closeAllConnections();
+    receiver.close();
+  }
 }
 
 let rig: RelayRig | undefined;
@@ -115,12 +132,15 @@ describe('svc-webhooks dev: the relay', () => {
     rig = await startRelayRig();
     const stream = await fetch(`${new URL('/api/events', rig.relay.webhookUrl)}?token=${rig.relay.token}`);
     expect(stream.headers.get('content-type')).toBe('text/event-stream');
+    expect(stream.headers.get('cache-control')).toBe('no-store');
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
     const event = testEvent('webhook.test');
     await rig.deliver(event);
     let text = '';
     while (!text.includes('\n\nevent: delivery') && !text.startsWith('event: delivery')) text += (await reader.read()).value ?? '';
     while (!text.endsWith('\n\n')) text += (await reader.read()).value ?? '';
+    // A comment first, so that the page knows the stream is open before any delivery.
+    expect(text).toMatch(/^: connected\n\nevent: delivery\ndata: /);
     const data = JSON.parse(/data: (.*)\n/.exec(text)![1]!) as { delivery: RecordSummary; dropped: number };
     expect(data).toMatchObject({ delivery: { n: 1, event: { id: event.id }, status: 204 }, dropped: 0 });
     await reader.cancel();
@@ -132,6 +152,7 @@ describe('svc-webhooks dev: who may read it', () => {
     ['no token', (url: string) => fetch(new URL('/api/deliveries', url))],
     ['a wrong token', (url: string, token: string) => fetch(`${new URL('/api/deliveries', url)}?token=${token.slice(1)}x`)],
     ['a wrong bearer', (url: string) => fetch(new URL('/api/deliveries', url), { headers: { authorization: 'Bearer nope' } })],
+    ['the token under another scheme', (url: string, token: string) => fetch(new URL('/api/deliveries', url), { headers: { authorization: `XBearer ${token}` } })],
     ['the page without its token', (url: string) => fetch(new URL('/', url))],
   ])('answers 403 to %s', async (_name, call) => {
     rig = await startRelayRig();
@@ -201,6 +222,7 @@ describe('svc-webhooks dev: bounds and faults', () => {
     try {
       const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
       expect(answer.status).toBe(502);
+      expect(await answer.json()).toEqual({ error: { code: 'receiver_unreachable', message: 'the receiver gave no answer: connection failed (ECONNREFUSED)' } });
       expect(relay.log.summaries()[0]).toMatchObject({ failure: 'connection failed (ECONNREFUSED)', valid: false });
     } finally {
       await relay.close();
@@ -216,11 +238,177 @@ describe('svc-webhooks dev: bounds and faults', () => {
       expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(502);
       expect(relay.log.summaries()[0]).toMatchObject({ failure: 'no answer within 0.2 s' });
       const relayPort = Number(new URL(relay.webhookUrl).port);
-      expect(await rawRequest(relayPort, 'NOT HTTP AT ALL\r\n\r\n')).not.toMatch(/^HTTP\/1\.1 2/);
+      // Dropped without a word: not even node:http's own 400.
+      expect(await rawRequest(relayPort, 'NOT HTTP AT ALL\r\n\r\n')).toBe('');
       expect((await fetch(relay.webhookUrl)).status).toBe(405);
     } finally {
       await relay.close();
       silent.close();
     }
+  });
+});
+
+describe('svc-webhooks dev: what it keeps of an answer', () => {
+  it("forwards the request's own headers, not the hop's, and answers with a receiver's plain answer as it is", async () => {
+    await withRecordingReceiver([{ status: 422, code: 'refused_here' }], async ({ url, received }) => {
+      const relay = await startRelay({ forward: url, secrets: [RELAY_SECRET], port: 0 });
+      try {
+        const answer = await fetch(relay.webhookUrl, { method: 'POST', headers: { 'x-trace': 't1' }, body: '{"id":"evt_1"}' });
+        expect(answer.status).toBe(422);
+        // No outcome header from the receiver: none from the relay either.
+        expect(answer.headers.get('svc-webhooks-outcome')).toBeNull();
+        expect(await answer.json()).toEqual({ error: { code: 'refused_here', message: 'refused' } });
+        expect(received[0]!.headers).toMatchObject({ 'x-trace': 't1', host: new URL(url).host, 'content-length': '14' });
+        // An id without a type is no envelope; a sender's delivery is no replay; an answer came, so no failure.
+        expect(Object.keys(relay.log.summaries()[0]!)).toEqual(['n', 'receivedAt', 'source', 'valid', 'code', 'status', 'latencyMs']);
+        expect(relay.log.get(1)!.answer).toStrictEqual({ latencyMs: expect.any(Number), status: 422, body: '{"error":{"code":"refused_here","message":"refused"}}' });
+      } finally {
+        await relay.close();
+      }
+    });
+  });
+
+  it('keeps 64 KiB of a long answer and says it cut it', async () => {
+    await withReceiver(
+      (_req, res) => res.writeHead(200).end('y'.repeat(70 * 1024)),
+      async (relay) => {
+        const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        expect((await answer.text()).length).toBe(64 * 1024);
+        expect(relay.log.get(1)!.answer).toMatchObject({ status: 200, truncated: true, body: 'y'.repeat(64 * 1024) });
+      },
+    );
+  });
+
+  it('keeps the status and the start of an answer whose body does not end within the window', async () => {
+    await withReceiver(
+      (_req, res) => {
+        res.writeHead(202);
+        res.write('partial');
+      },
+      async (relay) => {
+        const started = performance.now();
+        const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        const elapsed = performance.now() - started;
+        expect([answer.status, await answer.text()]).toEqual([202, 'partial']);
+        const { latencyMs, ...rest } = relay.log.get(1)!.answer;
+        expect(rest).toStrictEqual({ status: 202, body: 'partial' });
+        // The latency runs from forwarding to giving up: the whole window, and no more than the sender waited.
+        expect(latencyMs).toBeGreaterThanOrEqual(190);
+        expect(latencyMs).toBeLessThanOrEqual(Math.ceil(elapsed));
+      },
+      { answerWindowMs: 200 },
+    );
+  });
+
+  it('tells of a save that failed, and relays the delivery all the same', async () => {
+    const problems: string[] = [];
+    const save = '/nonexistent/deliveries.jsonl';
+    await withReceiver(
+      (_req, res) => res.writeHead(204).end(),
+      async (relay) => {
+        expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(204);
+        expect(problems).toEqual([`could not append to ${save}: ENOENT: no such file or directory, open '${save}'`]);
+      },
+      { save, onProblem: (line) => problems.push(line) },
+    );
+  });
+});
+
+describe('svc-webhooks dev: its clock and bounds', () => {
+  it("records, verifies, signs and re-signs on the relay's clock", async () => {
+    const clock = Date.parse('2030-01-01T00:00:00Z');
+    rig = await startRelayRig({ now: () => clock });
+    await rig.deliver(testEvent('call.missed'));
+    // Signed now, it is four years old to the relay's clock.
+    expect(await detail(1)).toMatchObject({ receivedAt: '2030-01-01T00:00:00.000Z', verdict: { valid: false, code: 'timestamp_too_old' } });
+    const sent = (await (await rig.api('/api/send', { type: 'webhook.test' })).json()) as DeliveryRecord;
+    expect(sent.request.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-timestamp': String(clock / 1000) });
+    expect(sent).toMatchObject({ receivedAt: '2030-01-01T00:00:00.000Z', verdict: { valid: true }, answer: { outcome: { outcome: 'timestamp_too_new' } } });
+    const resigned = await replay(1, 'resign');
+    expect(resigned).toMatchObject({ request: { headers: { 'webhook-timestamp': String(clock / 1000) } }, verdict: { valid: true } });
+  });
+
+  it('keeps the newest record even when it alone passes the byte bound, and counts its bytes once', async () => {
+    rig = await startRelayRig({ bounds: { maxRecords: 500, maxBytes: 1 } });
+    await rig.deliver(testEvent('webhook.test'));
+    const one = rig.relay.log.size;
+    expect(await list()).toMatchObject({ deliveries: [{ n: 1 }], dropped: 0 });
+    await rig.deliver(testEvent('webhook.test'));
+    await rig.deliver(testEvent('webhook.test'));
+    expect(await list()).toMatchObject({ deliveries: [{ n: 3 }], dropped: 2 });
+    // Records of the same size: those dropped no longer count.
+    expect(rig.relay.log.size).toBe(one);
+  });
+});
+
+/** POSTs `text` as it is to the relay's API, with the token. */
+const postText = (path: string, text: string): Promise<Response> =>
+  fetch(new URL(path, rig!.relay.webhookUrl), { method: 'POST', headers: { authorization: `Bearer ${rig!.relay.token}` }, body: text });
+
+/** Expects `answer` to be the relay's JSON problem `code` (with `message`) at `status`. */
+async function expectProblem(answer: Response, status: number, code: string, message: string): Promise<void> {
+  expect(answer.headers.get('content-type')).toBe('application/json');
+  expect(answer.headers.get('cache-control')).toBe('no-store');
+  expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+  expect([answer.status, await answer.json()]).toEqual([status, { error: { code, message } }]);
+}
+
+describe("svc-webhooks dev: the API's mistakes", () => {
+  it('answers 404 to a page or operation it does not have, and to a delivery it does not keep', async () => {
+    rig = await startRelayRig();
+    await rig.deliver(testEvent('webhook.test'));
+    const none = 'no such page or operation';
+    const cases: Array<[string, 'GET' | 'POST', string]> = [
+      ['/api/nope', 'GET', none],
+      ['/', 'POST', none],
+      ['/api/deliveries', 'POST', none],
+      ['/api/events', 'POST', none],
+      ['/api/send', 'GET', none],
+      ['/api/deliveries/1', 'POST', none],
+      ['/api/deliveries/1/replay', 'GET', none],
+      ['/api/deliveries/1/x', 'GET', none],
+      ['/x/api/deliveries/1', 'GET', none],
+      ['/api/deliveries/1234567890', 'GET', none],
+      ['/api/deliveries/7', 'GET', 'no delivery 7: it was never recorded, or dropped past the bounds'],
+    ];
+    for (const [path, method, message] of cases) await expectProblem(await rig.api(path, method === 'POST' ? {} : undefined), 404, 'not_found', message);
+  });
+
+  it('answers 400 with the reason to a body, a mode or an event it cannot use', async () => {
+    rig = await startRelayRig();
+    await rig.deliver(testEvent('webhook.test'));
+    const modes = 'mode must be one of exact, resign, new-id';
+    const cases: Array<[string, string, string]> = [
+      ['/api/deliveries/1/replay', '{"mode":"fresh"}', modes],
+      // An empty body is an empty object: no mode.
+      ['/api/deliveries/1/replay', '', modes],
+      ['/api/deliveries/1/replay', 'not json', 'the body is not JSON'],
+      ['/api/deliveries/1/replay', '["exact"]', 'the body must be a JSON object'],
+      ['/api/deliveries/1/replay', 'null', 'the body must be a JSON object'],
+      ['/api/send', '{"type":1}', 'type must be an event type string'],
+      ['/api/send', '{"type":"call.missed","data":null}', 'data must be a JSON object'],
+      ['/api/send', '{"type":"call.missed","data":"x"}', 'data must be a JSON object'],
+      // testEvent's own words, without its prefix: the page shows them as they are.
+      ['/api/send', '{"type":"Call.Missed"}', `testEvent takes an event type, as 'call.missed', not "Call.Missed"`],
+    ];
+    for (const [path, text, message] of cases) await expectProblem(await postText(path, text), 400, 'bad_request', message);
+    expect(rig.handled).toHaveLength(1);
+  });
+
+  it('refuses a replay its mode cannot make, and sends nothing', async () => {
+    rig = await startRelayRig();
+    const { port } = new URL(rig.relay.webhookUrl);
+    // Not JSON, and no webhook-id: no new id can go in it, and nothing can be re-signed.
+    await rawRequest(Number(port), `POST /webhooks HTTP/1.1\r\nHost: tunnel.example\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope`);
+    for (const [mode, message] of [
+      ['new-id', 'new-id needs a body that is a JSON object, to give it a new id'],
+      ['resign', 'resign needs the recorded webhook-id, and this delivery has none'],
+    ]) {
+      const answer = await rig.api('/api/deliveries/1/replay', { mode });
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBeLessThan(500);
+      expect(((await answer.json()) as { error: { message: string } }).error.message).toBe(message);
+    }
+    expect((await list()).deliveries).toHaveLength(1);
   });
 });

@@ -1,10 +1,12 @@
 /** `svc-webhooks replay` on a file `svc-webhooks dev --save` wrote, against a receiver built with svc-webhooks. */
+import { Buffer } from 'node:buffer';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testEvent } from '../../../src/testing/index.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET, startRelayRig, type RelayRig } from '../../helpers/dev-relay.js';
+import { withRecordingReceiver } from '../delivery-scenarios.js';
 import { inProcessCli } from '../in-process-cli.js';
 
 let rig: RelayRig | undefined;
@@ -23,6 +25,17 @@ async function savedFile(firstAgeMs = 0): Promise<string> {
 }
 
 const replay = (...args: string[]) => inProcessCli()(['replay', ...args]);
+
+/** A file of `text`, written by hand. */
+async function handWritten(text: string): Promise<string> {
+  const file = join(await typesFolder(), 'hand.jsonl');
+  await writeFile(file, text);
+  return file;
+}
+
+/** A line as `dev --save` writes it, with the fields of a record the replay reads. */
+const line = (record: { n?: number; headers: Record<string, unknown>; body: string }): string =>
+  JSON.stringify({ ...(record.n !== undefined && { n: record.n }), request: { headers: record.headers, bodyBase64: Buffer.from(record.body).toString('base64') } });
 
 describe('svc-webhooks replay', () => {
   it('sends the exact bytes again: a receiver that deduplicates answers each as a duplicate', async () => {
@@ -54,6 +67,10 @@ describe('svc-webhooks replay', () => {
   it.each([
     ['a line that is not JSON', 'not json\n', 'line 1 is not JSON'],
     ['a line without a request', '{"n":1}\n', 'line 1 holds no recorded request'],
+    // Lines count from 1, blank ones included.
+    ['a line that is not JSON after blank ones', '\n  \nnot json\n', 'line 3 is not JSON'],
+    ['headers that are no object', '{"request":{"headers":null,"bodyBase64":""}}\n', 'line 1 holds no recorded request'],
+    ['a body that is no string', '{"request":{"headers":{},"bodyBase64":1}}\n', 'line 1 holds no recorded request'],
   ])('refuses a file with %s, exit 2', async (_name, text, message) => {
     const file = join(await typesFolder(), 'bad.jsonl');
     await writeFile(file, text);
@@ -64,5 +81,45 @@ describe('svc-webhooks replay', () => {
   it('refuses a file it cannot read, and a mode it does not know', async () => {
     expect((await replay('/nonexistent/deliveries.jsonl', '--to', 'http://127.0.0.1:9/')).stderr).toContain('cannot read /nonexistent/deliveries.jsonl (ENOENT)');
     expect((await replay('x.jsonl', '--to', 'http://127.0.0.1:9/', '--mode', 'fresh')).stderr).toContain('--mode must be one of exact, resign, new-id');
+  });
+
+  it('re-signs a delivery past the 5 minutes without a word: only exact bytes grow too old', async () => {
+    const file = await savedFile(6 * 60_000);
+    const run = await replay(file, '--to', `${rig!.receiver.url}/webhooks`, '--mode', 'resign', '--secret', RELAY_SECRET);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('sends the string headers of a line as they are, names a record without a number by its line, and exits 1 on a refusal', async () => {
+    await withRecordingReceiver([{ status: 204 }, { status: 400, code: 'invalid_signature' }], async ({ url, received }) => {
+      // A timestamp that is no number says nothing of the age: the bytes are sent.
+      const file = await handWritten(
+        `\n${line({ headers: { 'x-a': '1', 'x-n': 5, host: 'tunnel.example' }, body: '{}' })}\n\n${line({ n: 7, headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': 'soon' }, body: 'x' })}\n`,
+      );
+      const run = await replay(file, '--to', url);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(/^line 2 \(no webhook-id\) -> 204 \(\d+ ms\)\n#7 msg_1 -> 400 invalid_signature \(\d+ ms\)\n$/);
+      expect(received.map(({ headers, body }) => [headers['x-a'], headers['x-n'], headers.host, String(body)])).toEqual([
+        ['1', undefined, new URL(url).host, '{}'],
+        [undefined, undefined, new URL(url).host, 'x'],
+      ]);
+    });
+  });
+
+  it('says a file without deliveries holds none, exit 1', async () => {
+    const file = await handWritten('\n\n');
+    expect(await replay(file, '--to', 'http://127.0.0.1:9/webhooks')).toMatchObject({ code: 1, stdout: '', stderr: `${file} holds no delivery\n` });
+  });
+
+  it.each([
+    ['resign', { 'webhook-timestamp': '1' }, '{}', 'resign needs the recorded webhook-id, and this delivery has none'],
+    ['resign', { 'webhook-id': '' }, '{}', 'resign needs the recorded webhook-id, and this delivery has none'],
+    ['new-id', { 'webhook-id': 'msg_1' }, '[1]', 'new-id needs a body that is a JSON object, to give it a new id'],
+    ['new-id', { 'webhook-id': 'msg_1' }, 'null', 'new-id needs a body that is a JSON object, to give it a new id'],
+    ['new-id', { 'webhook-id': 'msg_1' }, 'not json', 'new-id needs a body that is a JSON object, to give it a new id'],
+  ])('refuses to %s a delivery of headers %j and body %s, exit 2', async (mode, headers, body, message) => {
+    const file = await handWritten(`${line({ n: 1, headers, body })}\n`);
+    const run = await replay(file, '--to', 'http://127.0.0.1:9/webhooks', '--mode', mode, '--secret', RELAY_SECRET);
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain(message);
   });
 });

@@ -30,6 +30,17 @@ describe('svc-webhooks send --contract', () => {
     });
   });
 
+  it('names a path once when the value there fails several of its keywords', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url }) => {
+      // -1.5 is neither an integer nor at least 0.
+      const data = { object: { ...voicemail.object, call: { ...voicemail.object.call, ringMs: -1.5 } } };
+      const run = await send(url, '--type', 'voicemail.received', '--data', JSON.stringify(data));
+      expect(run.stderr).toBe(
+        "svc-webhooks send: warning: the event does not fit the contract's voicemail.received at data.object.call.ringMs: a receiver with its schemas answers 422\n",
+      );
+    });
+  });
+
   it.each([
     ['a type the spec names that the contract leaves out', 'transcript.ready', 'the spec names it, but the contract does not describe it'],
     ['a type neither names', 'voicemail.recieved', 'neither the spec nor the contract names it'],
