@@ -143,7 +143,8 @@ export function summaryOf(record: DeliveryRecord): RecordSummary {
   };
 }
 
-// The bodies dominate; headers and the rest are counted at their JSON length.
+// The bodies dominate; headers, the envelope's id and type and the rest are counted at their JSON length.
 function sizeOf(record: DeliveryRecord): number {
-  return record.request.bodyBase64.length + (record.answer.body?.length ?? 0) + JSON.stringify(record.request.headers).length + 512;
+  const { request, answer, event } = record;
+  return request.bodyBase64.length + (answer.body?.length ?? 0) + JSON.stringify(request.headers).length + JSON.stringify(event ?? {}).length + 512;
 }

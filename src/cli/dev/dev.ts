@@ -55,7 +55,9 @@ Stops on Ctrl-C. Exit status: 0 stopped, 2 bad arguments or a port in use.`,
     try {
       relay = await startRelay({ forward, port, secrets: secretList, ...(values.save !== undefined && { save: values.save }), onProblem: (line) => io.err(`svc-webhooks dev: ${line}`) });
     } catch (error) {
-      if ((error as { code?: unknown }).code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use: give another with --port`);
+      const { code } = error as { code?: unknown };
+      if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use: give another with --port`);
+      if (code === 'EACCES') throw new UsageError(`port ${port} needs privileges this process does not have: give another with --port`);
       throw error;
     }
     io.out(`Inspector: ${relay.inspectorUrl}`);

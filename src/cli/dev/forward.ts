@@ -3,8 +3,10 @@
  * answer: the status, at most 64 KiB of the body, the latency, and the
  * receiver's own verdict when it sends one. A receiver that is down or
  * slow is an answer too: `connection failed (ECONNREFUSED)`, `no answer
- * within 10 s`. On node:http with a keep-alive agent of the relay's: a
- * hop through fetch cost about 0.35 ms more on loopback.
+ * within 10 s`. The sender gets the answer's status, bytes (as far as
+ * kept), type, `Retry-After` and verdict. On node:http with a keep-alive
+ * agent of the relay's: a hop through fetch cost about 0.35 ms more on
+ * loopback.
  */
 import { Buffer } from 'node:buffer';
 import { request as httpRequest, type Agent, type IncomingMessage } from 'node:http';
@@ -21,9 +23,32 @@ export interface ForwardAgents {
   readonly https: Agent;
 }
 
-/** Sends `request` to `url`; never rejects. Gives up after `answerWindowMs`, as the service does, keeping a status that came in time. */
-export function forward(url: URL, request: OutgoingRequest, answerWindowMs: number, agents: ForwardAgents): Promise<RecordedAnswer> {
+/** The receiver's answer as the relay hands it back to the sender: its headers that say something to a sender, and its bytes (at most 64 KiB). */
+export interface PassedAnswer {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+/** What a forward led to: the answer as recorded, and as passed back when one came. */
+export interface Forwarded {
+  readonly answer: RecordedAnswer;
+  readonly passOn?: PassedAnswer;
+}
+
+// Headers of an answer that tell the sender something: what the body is, when to retry, the receiver's verdict.
+const PASSED_HEADERS = ['content-type', 'retry-after', OUTCOME_HEADER] as const;
+
+/**
+ * Sends `request` to `url`; never rejects. Gives up after `answerWindowMs`, as the service does, keeping a status
+ * that came in time. A kept-alive connection the receiver closed as it was reused is tried again once, on a new one.
+ */
+export async function forward(url: URL, request: OutgoingRequest, answerWindowMs: number, agents: ForwardAgents): Promise<Forwarded> {
   const started = performance.now();
+  const first = await attempt(url, request, answerWindowMs, agents, started);
+  return first === 'reset on reuse' ? ((await attempt(url, request, answerWindowMs, agents, started)) as Forwarded) : first;
+}
+
+function attempt(url: URL, request: OutgoingRequest, answerWindowMs: number, agents: ForwardAgents, started: number): Promise<Forwarded | 'reset on reuse'> {
   const latencyMs = (): number => Math.round(performance.now() - started);
   return new Promise((resolve) => {
     let response: IncomingMessage | undefined;
@@ -31,10 +56,19 @@ export function forward(url: URL, request: OutgoingRequest, answerWindowMs: numb
     let size = 0;
     const answered = (): void => {
       clearTimeout(timer);
-      const text = Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8');
-      const header = response!.headers[OUTCOME_HEADER];
+      const bytes = Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES);
+      const incoming = response!.headers;
+      const header = incoming[OUTCOME_HEADER];
       const outcome = typeof header === 'string' ? parseOutcome(header) : undefined;
-      resolve({ latencyMs: latencyMs(), status: response!.statusCode!, body: text, ...(size > MAX_ANSWER_BYTES && { truncated: true }), ...(outcome !== undefined && { outcome }) });
+      const headers = Object.fromEntries(PASSED_HEADERS.flatMap((name) => (typeof incoming[name] === 'string' ? [[name, incoming[name]]] : [])));
+      const answer = {
+        latencyMs: latencyMs(),
+        status: response!.statusCode!,
+        body: bytes.toString('utf8'),
+        ...(size > MAX_ANSWER_BYTES && { truncated: true }),
+        ...(outcome !== undefined && { outcome }),
+      };
+      resolve({ answer, passOn: { headers, body: bytes } });
     };
     const https = url.protocol === 'https:';
     const outgoing = (https ? httpsRequest : httpRequest)(
@@ -54,14 +88,16 @@ export function forward(url: URL, request: OutgoingRequest, answerWindowMs: numb
     );
     const timer = setTimeout(() => {
       if (response !== undefined) answered();
-      else resolve({ latencyMs: latencyMs(), failure: `no answer within ${answerWindowMs / 1000} s` });
+      else resolve({ answer: { latencyMs: latencyMs(), failure: `no answer within ${answerWindowMs / 1000} s` } });
       outgoing.destroy();
     }, answerWindowMs);
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       // An answer that came, then broke off, is still the answer.
       if (response !== undefined) return answered();
-      resolve({ latencyMs: latencyMs(), failure: `connection failed (${printable(String(error.code ?? error.message))})` });
+      // A receiver that closes idle connections without saying how soon (Go, uvicorn) can close one just as it is reused.
+      if (outgoing.reusedSocket && error.code === 'ECONNRESET') return resolve('reset on reuse');
+      resolve({ answer: { latencyMs: latencyMs(), failure: `connection failed (${printable(String(error.code ?? error.message))})` } });
     });
     outgoing.end(request.body);
   });

@@ -194,14 +194,18 @@ export const PAGE_HTML = `<!doctype html>
     byId('dropped').hidden = dropped === 0;
     byId('dropped').textContent = dropped + ' older deliveries dropped: the relay keeps the last 500, or 50 MiB.';
   }
-  api('/api/deliveries').then(function (result) {
-    if (result.status !== 200) { say(result.body.error.message); return; }
-    deliveries = result.body.deliveries.concat(deliveries.filter(function (d) { return !result.body.deliveries.some(function (one) { return one.n === d.n; }); }));
-    deliveries.sort(function (a, b) { return b.n - a.n; });
-    showDropped(result.body.dropped);
-    renderList();
-  });
+  function loadList() {
+    api('/api/deliveries').then(function (result) {
+      if (result.status !== 200) { say(result.body.error.message); return; }
+      deliveries = result.body.deliveries.concat(deliveries.filter(function (d) { return !result.body.deliveries.some(function (one) { return one.n === d.n; }); }));
+      deliveries.sort(function (a, b) { return b.n - a.n; });
+      showDropped(result.body.dropped);
+      renderList();
+    });
+  }
   var events = new EventSource('/api/events?token=' + encodeURIComponent(token));
+  // On each connection, the first included: the relay ends a stream that falls behind, and the browser opens it again.
+  events.addEventListener('open', loadList);
   events.addEventListener('delivery', function (message) {
     var data = JSON.parse(message.data);
     if (!deliveries.some(function (d) { return d.n === data.delivery.n; })) deliveries.unshift(data.delivery);

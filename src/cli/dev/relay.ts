@@ -14,14 +14,15 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { sign } from '../../core/sign.js';
 import { testEvent } from '../../testing/test-event.js';
-import { readCapped } from '../shared/capped-read.js';
+import { MAX_INPUT_BYTES, readCapped } from '../shared/capped-read.js';
 import { diagnose } from '../shared/diagnose.js';
 import { explain } from '../shared/explain.js';
 import { endToEndHeaders, REPLAY_MODES, replayedRequest, type OutgoingRequest, type ReplayMode } from '../shared/replayed-request.js';
 import { DEFAULT_BOUNDS, DeliveryLog, summaryOf, type DeliveryRecord, type LogBounds, type RelayVerdict } from './delivery-log.js';
-import { forward } from './forward.js';
+import { forward, type PassedAnswer } from './forward.js';
 import { PAGE_HTML } from './page.js';
-import { OUTCOME_HEADER, formatOutcome } from '../../core/outcome-header.js';
+import { PageStreams } from './page-streams.js';
+import { printable } from '../../testing/printable.js';
 
 /** What the relay is started with. */
 export interface RelayOptions {
@@ -35,7 +36,10 @@ export interface RelayOptions {
   readonly save?: string;
   /** How long the receiver has to answer: the service's 10 s unless a test shortens it. */
   readonly answerWindowMs?: number;
+  /** What the log keeps: `DEFAULT_BOUNDS` unless a test shrinks it. */
   readonly bounds?: LogBounds;
+  /** What may be relayed at once: `DEFAULT_IN_PROGRESS` unless a test shrinks it. */
+  readonly inProgress?: InProgressBounds;
   /** The clock, in milliseconds. */
   readonly now?: () => number;
   /** Told of what went wrong in the relay itself: a request it failed on, a save that failed. */
@@ -54,23 +58,39 @@ export interface Relay {
 }
 
 const ANSWER_WINDOW_MS = 10_000;
+/** Deliveries relayed at once, and the bytes of their bodies: past either, a sender is answered 503 and retries. */
+export interface InProgressBounds {
+  readonly deliveries: number;
+  readonly bytes: number;
+}
+
+export const DEFAULT_IN_PROGRESS: InProgressBounds = { deliveries: 32, bytes: 64 * 1024 * 1024 };
+/** How long a request may take to come in whole, headers first: a sender that trickles is cut off. */
+const HEADERS_TIMEOUT_MS = 20_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** The longest event id and type the list shows: the body holds the rest. */
+const MAX_SHOWN_LENGTH = 256;
 
 /** Starts the relay; resolves once it listens. */
 export async function startRelay(options: RelayOptions): Promise<Relay> {
   const { secrets, answerWindowMs = ANSWER_WINDOW_MS, now = Date.now, onProblem = () => {} } = options;
   const token = randomBytes(24).toString('base64url');
   const log = new DeliveryLog(options.bounds ?? DEFAULT_BOUNDS);
-  const streams = new Set<ServerResponse>();
+  const streams = new PageStreams();
+  const busy = options.inProgress ?? DEFAULT_IN_PROGRESS;
   const agents = { http: new Agent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   const receiverUrl = new URL(options.forward);
   let port = 0;
+  const inProgress = { deliveries: 0, bytes: 0 };
+  // One append after another: appends of long lines side by side interleave their pieces.
+  let saving = Promise.resolve();
 
   /** Records, verifies, forwards and keeps one delivery; tells the page. */
-  async function relay(request: OutgoingRequest, source: DeliveryRecord['source'], replay?: { of: number; mode: ReplayMode }): Promise<DeliveryRecord> {
+  async function relay(request: OutgoingRequest, source: DeliveryRecord['source'], replay?: { of: number; mode: ReplayMode }): Promise<{ record: DeliveryRecord; passOn?: PassedAnswer }> {
     const n = log.take();
     const receivedAt = new Date(now()).toISOString();
     const verdict = verdictOf(request, secrets, now());
-    const answer = await forward(receiverUrl, { headers: endToEndHeaders(request.headers), body: request.body }, answerWindowMs, agents);
+    const { answer, passOn } = await forward(receiverUrl, { headers: endToEndHeaders(request.headers), body: request.body }, answerWindowMs, agents);
     const event = envelopeOf(request.body);
     const record: DeliveryRecord = {
       n,
@@ -83,24 +103,48 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
       answer,
     };
     log.add(record);
-    const message = `event: delivery\ndata: ${JSON.stringify({ delivery: summaryOf(record), dropped: log.dropped })}\n\n`;
-    for (const stream of streams) stream.write(message);
-    if (options.save !== undefined) await appendFile(options.save, `${JSON.stringify(record)}\n`).catch((error: unknown) => onProblem(`could not append to ${options.save}: ${(error as Error).message}`));
-    return record;
+    streams.send('delivery', { delivery: summaryOf(record), dropped: log.dropped });
+    const { save } = options;
+    if (save !== undefined) {
+      const line = `${JSON.stringify(record)}\n`;
+      saving = saving.then(() => appendFile(save, line)).catch((error: unknown) => onProblem(`could not append to ${save}: ${(error as Error).message}`));
+      await saving;
+    }
+    return passOn === undefined ? { record } : { record, passOn };
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://relay.invalid');
+  /** Relays a sender's delivery within the bounds of what is in progress: past them, 503 and the sender retries. */
+  async function relayFromSender(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (inProgress.deliveries >= busy.deliveries || inProgress.bytes + Math.min(declared, MAX_INPUT_BYTES) > busy.bytes) {
+      res.setHeader('retry-after', '5');
+      return json(res, 503, problem('relay_busy', `the relay has ${inProgress.deliveries} deliveries in progress; retry later`));
+    }
+    inProgress.deliveries += 1;
+    let counted = 0;
+    try {
+      const body = await readCapped(req, 'the request');
+      counted = body.length;
+      inProgress.bytes += counted;
+      answerSender(res, await relay({ headers: headersOf(req), body }, 'sender'));
+    } finally {
+      inProgress.deliveries -= 1;
+      inProgress.bytes -= counted;
+    }
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse, url: URL | undefined): Promise<void> {
+    if (url === undefined) return json(res, 404, problem('not_found', 'no such page or operation'));
     if (url.pathname === '/webhooks') {
       if (req.method !== 'POST') return json(res, 405, problem('method_not_allowed', 'deliveries are POSTed to /webhooks'));
-      return answerSender(res, await relay({ headers: headersOf(req), body: await readCapped(req, 'the request') }, 'sender'));
+      return relayFromSender(req, res);
     }
     // Everything else is the page's: its own Host, and the run's token.
     if (!ownHost(req.headers.host, port) || !hasToken(req, url, token)) return json(res, 403, problem('forbidden', 'this needs the address the relay printed, with its token'));
     if (url.pathname === '/' && req.method === 'GET') return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
     if (url.pathname === '/api/deliveries' && req.method === 'GET') return json(res, 200, { deliveries: log.summaries(), dropped: log.dropped });
-    if (url.pathname === '/api/events' && req.method === 'GET') return openStream(res);
-    if (url.pathname === '/api/send' && req.method === 'POST') return json(res, 201, await relay(await sentRequest(req), 'send'));
+    if (url.pathname === '/api/events' && req.method === 'GET') return streams.open(res);
+    if (url.pathname === '/api/send' && req.method === 'POST') return json(res, 201, (await relay(await sentRequest(req), 'send')).record);
     const match = /^\/api\/deliveries\/(\d{1,9})(\/replay)?$/.exec(url.pathname);
     const record = match === null ? undefined : log.get(Number(match[1]));
     if (match === null || (match[2] === undefined ? req.method !== 'GET' : req.method !== 'POST')) return json(res, 404, problem('not_found', 'no such page or operation'));
@@ -109,7 +153,13 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     const mode = (await jsonBody(req)).mode;
     if (!REPLAY_MODES.includes(mode as ReplayMode)) return json(res, 400, problem('bad_request', `mode must be one of ${REPLAY_MODES.join(', ')}`));
     const recorded = { headers: record.request.headers, body: Buffer.from(record.request.bodyBase64, 'base64') };
-    return json(res, 201, await relay(replayedRequest(recorded, mode as ReplayMode, secrets, now()), 'replay', { of: record.n, mode: mode as ReplayMode }));
+    let replayed: OutgoingRequest;
+    try {
+      replayed = replayedRequest(recorded, mode as ReplayMode, secrets, now());
+    } catch (error) {
+      throw new RelayRequestError((error as Error).message);
+    }
+    return json(res, 201, (await relay(replayed, 'replay', { of: record.n, mode: mode as ReplayMode })).record);
   }
 
   /** The page's send: an event of `type` as testEvent makes it, `data` merged in, signed now. */
@@ -127,18 +177,15 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     return { headers: { 'content-type': 'application/json', ...sign(body, { id: event.id, timestamp: Math.floor(now() / 1000), secret: [...secrets] }) }, body };
   }
 
-  function openStream(res: ServerResponse): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
-    res.write(': connected\n\n');
-    streams.add(res);
-    res.on('close', () => streams.delete(res));
-  }
-
-  const server: Server = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => {
+  const server: Server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
+    const url = URL.canParse(req.url ?? '/', 'http://relay.invalid') ? new URL(req.url ?? '/', 'http://relay.invalid') : undefined;
+    route(req, res, url).catch((error: unknown) => {
       if (error instanceof RelayRequestError) return json(res, 400, problem('bad_request', error.message));
       if ((error as Error).name === 'UsageError') return json(res, 413, problem('too_large', (error as Error).message));
-      onProblem(`a request to ${req.url ?? '/'} failed: ${(error as Error).message}`);
+      // A client that went away mid-request is no failure of the relay's.
+      if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return void res.destroy();
+      // The path alone: a query may hold the run's token.
+      onProblem(`a request to ${printable(url?.pathname ?? '?')} failed: ${printable((error as Error).message)}`);
       if (res.headersSent) res.destroy();
       else json(res, 500, problem('relay_failed', 'the relay failed on this request'));
     });
@@ -157,7 +204,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     log,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const stream of streams) stream.end();
+        streams.close();
         agents.http.destroy();
         agents.https.destroy();
         server.close(() => resolve());
@@ -170,12 +217,10 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
 class RelayRequestError extends Error {}
 
 /** The sender gets the receiver's answer, or 502 when none came. */
-function answerSender(res: ServerResponse, record: DeliveryRecord): void {
+function answerSender(res: ServerResponse, { record, passOn }: { record: DeliveryRecord; passOn?: PassedAnswer }): void {
   const { answer } = record;
-  if (answer.status === undefined) return json(res, 502, problem('receiver_unreachable', `the receiver gave no answer: ${answer.failure}`));
-  const headers: Record<string, string> = {};
-  if (answer.outcome !== undefined) headers[OUTCOME_HEADER] = formatOutcome(answer.outcome);
-  res.writeHead(answer.status, headers).end(answer.body);
+  if (answer.status === undefined || passOn === undefined) return json(res, 502, problem('receiver_unreachable', `the receiver gave no answer: ${answer.failure}`));
+  res.writeHead(answer.status, passOn.headers).end(passOn.body);
 }
 
 /** The relay's own verdict on a request, as `svc-webhooks verify` gives it. */
@@ -189,7 +234,7 @@ function verdictOf(request: OutgoingRequest, secrets: readonly string[], nowMs: 
 function envelopeOf(body: Buffer): DeliveryRecord['event'] {
   try {
     const { id, type } = JSON.parse(body.toString('utf8')) as { id?: unknown; type?: unknown };
-    return typeof id === 'string' && typeof type === 'string' ? { id, type } : undefined;
+    return typeof id === 'string' && typeof type === 'string' ? { id: id.slice(0, MAX_SHOWN_LENGTH), type: type.slice(0, MAX_SHOWN_LENGTH) } : undefined;
   } catch {
     return undefined;
   }

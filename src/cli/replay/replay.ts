@@ -27,7 +27,8 @@ svc-webhooks dev --save wrote (or any file of such JSON lines):
            are not sent, and the command says so
   resign   the same body and id, signed now: a receiver that deduplicates
            answers it as a duplicate
-  new-id   the body with a new id, signed now: the handler runs again
+  new-id   the body with a new id, signed now: the handler runs again (the
+           JSON is written anew, so numbers past 2^53 lose digits)
 
 Options:
   --to URL     the receiver's webhook URL
@@ -36,7 +37,8 @@ Options:
                WEBHOOK_SECRET
 
 Exit status: 0 every delivery got a 2xx, 1 one did not (or was too old to
-send exactly), 2 bad arguments or a file it cannot read.`,
+send exactly, or could not be sent in the mode), 2 bad arguments or a file
+it cannot read.`,
 
   async run(args: readonly string[], io: CliIO): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, options);
@@ -56,7 +58,15 @@ send exactly), 2 bad arguments or a file it cannot read.`,
         failed += 1;
         continue;
       }
-      const outgoing = replayedRequest(request, mode, secretList);
+      let outgoing: OutgoingRequest;
+      try {
+        outgoing = replayedRequest(request, mode, secretList);
+      } catch (error) {
+        // That record alone cannot be sent so: the others still are.
+        io.err(`${label}: ${(error as Error).message}`);
+        failed += 1;
+        continue;
+      }
       const attempt = await post(url, outgoing.body, outgoing.headers);
       io.out(`${label} ${printable(outgoing.headers['webhook-id'] ?? '(no webhook-id)')} -> ${describeAttempt(attempt)}`);
       if (!delivered(attempt)) failed += 1;
@@ -82,7 +92,13 @@ function recordsOf(text: string): Array<{ label: string; request: OutgoingReques
       const headers = record.request?.headers;
       const body = record.request?.bodyBase64;
       if (typeof headers !== 'object' || headers === null || typeof body !== 'string') throw new UsageError(`line ${number} holds no recorded request`);
-      const stringHeaders = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+      // Lower-case names, as a request carries them: a hand-written `Webhook-Id` is the same header.
+      const stringHeaders: Record<string, string> = Object.create(null) as Record<string, string>;
+      for (const [name, value] of Object.entries(headers)) {
+        if (typeof value !== 'string') continue;
+        const lower = name.toLowerCase();
+        stringHeaders[lower] = stringHeaders[lower] === undefined ? value : `${stringHeaders[lower]}, ${value}`;
+      }
       return { label: typeof record.n === 'number' ? `#${record.n}` : `line ${number}`, request: { headers: stringHeaders, body: Buffer.from(body, 'base64') } };
     });
 }

@@ -25,9 +25,10 @@ export interface OutgoingRequest {
 // Headers of the hop that carried the request, not of the request: never sent on.
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection']);
 
-/** `headers` without those of the hop that carried them. */
+/** `headers` without those of the hop that carried them, those its `Connection` header names included. */
 export function endToEndHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name)));
+  const named = new Set((headers.connection ?? '').split(',').map((name) => name.trim().toLowerCase()));
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name) && !named.has(name)));
 }
 
 /** `request` as `mode` sends it again, signed with `secrets` at `nowMs` unless exact. Throws `UsageError` when the mode cannot apply. */

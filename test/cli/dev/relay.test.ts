@@ -268,6 +268,60 @@ describe('svc-webhooks dev: what it keeps of an answer', () => {
     });
   });
 
+  it('does not forward the headers its Connection header names: they were for the hop', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const relay = await startRelay({ forward: url, secrets: [RELAY_SECRET], port: 0 });
+      try {
+        const { port } = new URL(relay.webhookUrl);
+        const answer = await rawRequest(Number(port), 'POST /webhooks HTTP/1.1\r\nHost: t\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nX-End: 2\r\nContent-Length: 2\r\n\r\n{}');
+        expect(answer).toMatch(/^HTTP\/1\.1 204 /);
+        expect(received[0]!.headers).toMatchObject({ 'x-end': '2' });
+        expect(received[0]!.headers['x-hop']).toBeUndefined();
+      } finally {
+        await relay.close();
+      }
+    });
+  });
+
+  it("passes the receiver's bytes, type and Retry-After on to the sender as they came", async () => {
+    const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x41]);
+    await withReceiver(
+      (_req, res) => res.writeHead(503, { 'retry-after': '120', 'content-type': 'application/octet-stream', 'x-other': '1' }).end(bytes),
+      async (relay) => {
+        const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        expect([answer.status, answer.headers.get('retry-after'), answer.headers.get('content-type'), answer.headers.get('x-other')]).toEqual([503, '120', 'application/octet-stream', null]);
+        expect(Buffer.from(await answer.arrayBuffer())).toEqual(bytes);
+      },
+    );
+  });
+
+  it('sends a delivery again on a new connection when the receiver closed the kept-alive one as it was reused', async () => {
+    // A receiver that keeps connections open without saying for how long, and resets one at its second request.
+    const requests: number[] = [];
+    const receiver = createServer((socket) => {
+      let seen = 0;
+      socket.on('data', (chunk) => {
+        if (!chunk.includes('\r\n\r\n')) return;
+        seen += 1;
+        requests.push(seen);
+        if (seen > 1) return void socket.resetAndDestroy();
+        socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+    const relay = await startRelay({ forward: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/webhooks`, secrets: [RELAY_SECRET], port: 0 });
+    try {
+      expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(204);
+      expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(204);
+      // The second went out twice: on the kept connection, which was reset, then on a new one.
+      expect(requests).toEqual([1, 2, 1]);
+      expect(relay.log.summaries().map((summary) => summary.status)).toEqual([204, 204]);
+    } finally {
+      await relay.close();
+      receiver.close();
+    }
+  });
+
   it('keeps 64 KiB of a long answer and says it cut it', async () => {
     await withReceiver(
       (_req, res) => res.writeHead(200).end('y'.repeat(70 * 1024)),
@@ -403,11 +457,8 @@ describe("svc-webhooks dev: the API's mistakes", () => {
     for (const [mode, message] of [
       ['new-id', 'new-id needs a body that is a JSON object, to give it a new id'],
       ['resign', 'resign needs the recorded webhook-id, and this delivery has none'],
-    ]) {
-      const answer = await rig.api('/api/deliveries/1/replay', { mode });
-      expect(answer.status).toBeGreaterThanOrEqual(400);
-      expect(answer.status).toBeLessThan(500);
-      expect(((await answer.json()) as { error: { message: string } }).error.message).toBe(message);
+    ] as const) {
+      await expectProblem(await rig.api('/api/deliveries/1/replay', { mode }), 400, 'bad_request', message);
     }
     expect((await list()).deliveries).toHaveLength(1);
   });

@@ -116,10 +116,29 @@ describe('svc-webhooks replay', () => {
     ['new-id', { 'webhook-id': 'msg_1' }, '[1]', 'new-id needs a body that is a JSON object, to give it a new id'],
     ['new-id', { 'webhook-id': 'msg_1' }, 'null', 'new-id needs a body that is a JSON object, to give it a new id'],
     ['new-id', { 'webhook-id': 'msg_1' }, 'not json', 'new-id needs a body that is a JSON object, to give it a new id'],
-  ])('refuses to %s a delivery of headers %j and body %s, exit 2', async (mode, headers, body, message) => {
-    const file = await handWritten(`${line({ n: 1, headers, body })}\n`);
-    const run = await replay(file, '--to', 'http://127.0.0.1:9/webhooks', '--mode', mode, '--secret', RELAY_SECRET);
-    expect(run).toMatchObject({ code: 2, stdout: '' });
-    expect(run.stderr).toContain(message);
+  ])('does not %s a delivery of headers %j and body %s, says why, and sends the next, exit 1', async (mode, headers, body, message) => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const good = line({ n: 2, headers: { 'webhook-id': 'msg_2' }, body: '{"id":"msg_2"}' });
+      const file = await handWritten(`${line({ n: 1, headers, body })}\n${good}\n`);
+      const run = await replay(file, '--to', url, '--mode', mode, '--secret', RELAY_SECRET);
+      expect(run).toMatchObject({ code: 1, stderr: `#1: ${message}\n` });
+      expect(run.stdout).toMatch(/^#2 msg_\w+ -> 204 /);
+      expect(received).toHaveLength(1);
+    });
+  });
+
+  it('reads header names in any case, as a request carries them', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const file = await handWritten(`${line({ n: 1, headers: { 'Webhook-Id': 'msg_1', 'WEBHOOK-TIMESTAMP': '1' }, body: '{"id":"msg_1"}' })}\n`);
+      const run = await replay(file, '--to', url, '--mode', 'new-id', '--secret', RELAY_SECRET);
+      expect(run.code).toBe(0);
+      // The recorded id is replaced, not sent beside the new one.
+      expect(received[0]!.headers['webhook-id']).toMatch(/^msg_\w+$/);
+      expect(received[0]!.headers['webhook-id']).not.toBe('msg_1');
+      // And a recorded timestamp in another case is still one: exact bytes that old are not sent.
+      const exact = await replay(file, '--to', url);
+      expect(exact).toMatchObject({ code: 1, stdout: '' });
+      expect(exact.stderr).toMatch(/^#1: signed \d+ s ago/);
+    });
   });
 });

@@ -1,0 +1,176 @@
+/**
+ * What a sender or a page cannot make the relay of `svc-webhooks dev` do:
+ * hold more than its bounds (deliveries in progress, a page that stopped
+ * reading, long ids), break its saved file, or write the run's token or a
+ * client's own failure into its problems.
+ */
+import { Buffer } from 'node:buffer';
+import { readFile } from 'node:fs/promises';
+import { createServer, request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { MAX_BACKLOG_BYTES, PageStreams } from '../../../src/cli/dev/page-streams.js';
+import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
+import { typesFolder } from '../../helpers/contract-types.js';
+import { RELAY_SECRET } from '../../helpers/dev-relay.js';
+
+/** A receiver that holds its answers: how many it holds, and the call that answers them (and every later one at once). */
+interface Holding {
+  held(): number;
+  release(): void;
+}
+
+/** Runs `test` against a relay (`options` its own) in front of a receiver that answers 204, at once unless `hold`. */
+async function withRelay(test: (relay: Relay, receiver: Holding) => Promise<void>, options: Partial<RelayOptions> = {}, hold = false): Promise<void> {
+  const waiting: Array<() => void> = [];
+  let released = !hold;
+  const receiver = createServer((_req, res) => {
+    const answer = (): void => void res.writeHead(204).end();
+    if (released) answer();
+    else waiting.push(answer);
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = receiver.address() as { port: number };
+  const relay = await startRelay({ forward: `http://127.0.0.1:${port}/webhooks`, secrets: [RELAY_SECRET], port: 0, ...options });
+  const release = (): void => {
+    released = true;
+    for (const answer of waiting.splice(0)) answer();
+  };
+  try {
+    await test(relay, { held: () => waiting.length, release });
+  } finally {
+    release();
+    await relay.close();
+    receiver.closeAllConnections();
+    receiver.close();
+  }
+}
+
+const post = (relay: Relay, body: string | Buffer): Promise<Response> => fetch(relay.webhookUrl, { method: 'POST', body });
+
+describe('svc-webhooks dev: what is in progress', () => {
+  it('answers 503 relay_busy with Retry-After past the deliveries in progress, and relays again once they are answered', async () => {
+    await withRelay(
+      async (relay, { held: holding, release }) => {
+        const held = [post(relay, '{}'), post(relay, '{}')];
+        // The two are in progress until the receiver answers.
+        await expect.poll(holding).toBe(2);
+        const refused = await post(relay, '{}');
+        expect([refused.status, refused.headers.get('retry-after'), ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([503, '5', 'relay_busy']);
+        release();
+        expect((await Promise.all(held)).map((answer) => answer.status)).toEqual([204, 204]);
+        expect((await post(relay, '{}')).status).toBe(204);
+        // The refused one was never relayed, nor recorded.
+        expect(relay.log.summaries()).toHaveLength(3);
+      },
+      { inProgress: { deliveries: 2, bytes: 1024 * 1024 } },
+      true,
+    );
+  });
+
+  it('answers 503 past the bytes in progress, counting a body by its declared length before it is read', async () => {
+    await withRelay(
+      async (relay, { held: holding, release }) => {
+        const held = post(relay, 'x'.repeat(600));
+        await expect.poll(holding).toBe(1);
+        expect((await post(relay, 'y'.repeat(500))).status).toBe(503);
+        // What fits beside it is relayed.
+        const fits = post(relay, 'z'.repeat(400));
+        await expect.poll(holding).toBe(2);
+        release();
+        expect([(await held).status, (await fits).status]).toEqual([204, 204]);
+        // Once answered, the bytes no longer count.
+        expect((await post(relay, 'y'.repeat(1000))).status).toBe(204);
+      },
+      { inProgress: { deliveries: 10, bytes: 1000 } },
+      true,
+    );
+  });
+});
+
+describe('svc-webhooks dev: what it keeps and saves', () => {
+  it('writes one whole line per delivery to --save, large deliveries side by side included', async () => {
+    const save = join(await typesFolder(), 'parallel.jsonl');
+    await withRelay(
+      async (relay) => {
+        const bodies = Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `evt_${i}`, type: 'webhook.test', pad: String(i).repeat(1024 * 1024) }));
+        expect((await Promise.all(bodies.map((body) => post(relay, body)))).map((answer) => answer.status)).toEqual([204, 204, 204, 204, 204, 204]);
+      },
+      { save },
+    );
+    const lines = (await readFile(save, 'utf8')).split('\n').filter((line) => line !== '');
+    const ids = lines.map((line) => (JSON.parse(line) as { event: { id: string } }).event.id).sort();
+    expect(ids).toEqual(['evt_0', 'evt_1', 'evt_2', 'evt_3', 'evt_4', 'evt_5']);
+  });
+
+  it('shows at most 256 characters of an id and a type, and counts what it shows in the byte bound', async () => {
+    await withRelay(async (relay) => {
+      const type = `a.${'b'.repeat(1024 * 1024)}`;
+      await post(relay, JSON.stringify({ id: 'i'.repeat(5000), type }));
+      expect(relay.log.summaries()[0]!.event).toEqual({ id: 'i'.repeat(256), type: type.slice(0, 256) });
+      const body = Buffer.byteLength(JSON.stringify({ id: 'i'.repeat(5000), type }));
+      // The body in base64, the shown id and type as JSON, the headers, and 512 for the rest.
+      expect(relay.log.size).toBeGreaterThan(Math.ceil(body / 3) * 4 + 512 + 512);
+    });
+  });
+});
+
+describe('svc-webhooks dev: the pages that stopped reading', () => {
+  /** A stream that takes what is written and never sends it: a page that stopped reading. */
+  const stalled = (): Writable => new Writable({ write: () => {} });
+
+  it('ends a stream once it holds more than 1 MiB unsent, and sends on to the others', () => {
+    const streams = new PageStreams();
+    const stuck = stalled();
+    const read: string[] = [];
+    streams.add(stuck);
+    streams.add(new Writable({ write: (chunk: Buffer, _encoding, done) => (read.push(chunk.toString()), done()) }));
+    const data = { pad: 'x'.repeat(64 * 1024) };
+    let sent = 0;
+    while (!stuck.destroyed && sent < 100) {
+      streams.send('delivery', data);
+      sent += 1;
+    }
+    expect(stuck.destroyed).toBe(true);
+    // It held a little more than the bound when it was ended, and no more.
+    expect(sent).toBe(Math.ceil(MAX_BACKLOG_BYTES / JSON.stringify(data).length) + 1);
+    expect(streams.size).toBe(1);
+    streams.send('delivery', data);
+    expect(read).toHaveLength(sent + 1);
+    expect(read[0]).toBe(`event: delivery\ndata: ${JSON.stringify(data)}\n\n`);
+  });
+
+  it('forgets a stream once it closes', async () => {
+    const streams = new PageStreams();
+    const one = stalled();
+    streams.add(one);
+    one.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(streams.size).toBe(0);
+  });
+});
+
+describe('svc-webhooks dev: its problems', () => {
+  it('does not tell of a client that went away mid-request, and never of the token in its query', async () => {
+    const problems: string[] = [];
+    await withRelay(
+      async (relay) => {
+        const { port } = new URL(relay.webhookUrl);
+        // A body announced longer than sent, then the connection dropped.
+        await new Promise<void>((resolve) => {
+          const request = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: `/api/send?token=${relay.token}`, headers: { 'content-length': '1000', host: `127.0.0.1:${port}` } });
+          request.on('error', () => resolve());
+          request.write('{"type":');
+          setTimeout(() => request.destroy(), 100);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A request target no URL can be made of is answered, not reported.
+        const answer = await fetch(`http://127.0.0.1:${port}//`, { method: 'GET' }).catch(() => undefined);
+        expect(answer?.status).toBe(404);
+      },
+      { onProblem: (line) => problems.push(line) },
+    );
+    expect(problems).toEqual([]);
+  });
+});
