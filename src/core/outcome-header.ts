@@ -47,7 +47,8 @@ export function parseOutcome(value: string): OutcomeReport | undefined {
   for (const part of parts) {
     const equals = part.indexOf('=');
     const parameter = PARAMETERS.find(([name]) => name === part.slice(0, equals));
-    if (equals < 0 || parameter === undefined) continue;
+    // The first of a repeated parameter is the one the receiver wrote: a value cannot be overridden after it.
+    if (equals < 0 || parameter === undefined || report[parameter[1]] !== undefined) continue;
     let decoded: string;
     try {
       decoded = decodeURIComponent(part.slice(equals + 1));
@@ -55,7 +56,8 @@ export function parseOutcome(value: string): OutcomeReport | undefined {
       return undefined;
     }
     if (parameter[1] === 'handlerMs') {
-      if (!/^\d+$/.test(decoded)) return undefined;
+      // Whole milliseconds, as many digits as stay exact.
+      if (!/^\d{1,15}$/.test(decoded)) return undefined;
       report.handlerMs = Number(decoded);
     } else report[parameter[1]] = decoded;
   }

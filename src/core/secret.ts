@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { dedupScope } from './dedup-key.js';
+import { isWellFormed } from './well-formed.js';
 
 /** A secret with a name of your choosing, reported as the `keyId` of the deliveries it verifies. */
 export interface KeyedSecret {
@@ -72,6 +73,8 @@ function decodeKey(entry: unknown, position: number, decode: (secret: string) =>
   if (typeof entry === 'string') return { id: String(position), ...decode(entry) };
   if (!isKeyed(entry)) throw new TypeError('svc-webhooks: a secret must be a string or { id, secret }');
   if (typeof entry.id !== 'string' || entry.id.length === 0) throw new TypeError('svc-webhooks: a keyed secret needs an id, a non-empty string');
+  // The id is reported in logs and the outcome header, percent-encoded.
+  if (!isWellFormed(entry.id)) throw new TypeError('svc-webhooks: a keyed secret\'s id must be well-formed UTF-16 (it holds a lone surrogate)');
   return { id: entry.id, ...decode(entry.secret) };
 }
 

@@ -6,6 +6,7 @@ import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } 
 import type { WebhookPayload } from './payload.js';
 import { SecretLookup, type SecretLookupOptions, type SecretResolver, type TenantKeys } from './secret-lookup.js';
 import { matchSignedRequest, readSignedRequest, type SignedRequest } from './verify-delivery.js';
+import { isWellFormed } from './well-formed.js';
 
 /** A delivery verified with its tenant's secret: `tenant` is always set. */
 export interface TenantDelivery<E extends WebhookEvent = WebhookEvent> extends WebhookDelivery<E> {
@@ -61,9 +62,6 @@ export interface TenantKeySource {
  */
 export const MAX_TENANT_LENGTH = 256;
 
-// A high surrogate not followed by a low one, or a low one not preceded by a high one.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /**
  * Whether `value` can name a tenant: a non-empty string of at most
  * `MAX_TENANT_LENGTH` code units that is well-formed UTF-16. A lone
@@ -71,7 +69,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * faithfully.
  */
 export function isTenantName(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TENANT_LENGTH && !LONE_SURROGATE.test(value);
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TENANT_LENGTH && isWellFormed(value);
 }
 
 /**

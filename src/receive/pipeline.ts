@@ -143,6 +143,8 @@ export function createPipeline<R, A>(
       trace !== undefined && handlerRuns?.hasSubscribers && runs.runsFor(delivery.event.type) ? traced(request, delivery, trace) : runs.run(request, delivery);
     const outcome = isThenable(running) ? await running : running;
     const status = statusOf(outcome);
+    // Before the settle: the header tells how long the user's code ran, not the store.
+    const handlerMs = outcomeHeader ? now() - startedMs : 0;
 
     // 5. Settle the claim by the answer: only a 2xx tells the sender to stop. In the background where the
     // platform may cut it off; an answer not yet sent waits for it, within bounds.
@@ -155,7 +157,7 @@ export function createPipeline<R, A>(
     }
 
     // 6. Answer, unless the route did.
-    const decided = outcome.kind === 'decided' && outcomeHeader ? described(outcome.response, outcome.outcome, delivery, now() - startedMs) : undefined;
+    const decided = outcome.kind === 'decided' && outcomeHeader ? described(outcome.response, outcome.outcome, delivery, handlerMs) : undefined;
     const answering = outcome.kind === 'routed' ? undefined : outcome.kind === 'answered' ? outcome.answer : answer(request, decided ?? outcome.response);
     if (trace === undefined) return answering;
     return finish(request, trace, answering, outcomeOf(outcome, status));

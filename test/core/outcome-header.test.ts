@@ -29,9 +29,15 @@ describe('the outcome header', () => {
     ['a handler time that is no number', 'processed; handler-ms='],
     ['no outcome', '; key-id=0'],
     ['a handler time that is no whole number', 'processed; handler-ms=1.5'],
+    ['a handler time of more digits than stay exact', `processed; handler-ms=${'9'.repeat(16)}`],
     ['a value that does not decode', 'processed; tenant=%E0%A4%A'],
   ])('reads %s as no report', (_name, value) => {
     expect(parseOutcome(value)).toBeUndefined();
+  });
+
+  it('takes the first of a repeated parameter', () => {
+    expect(parseOutcome('processed; key-id=k1; tenant=a; key-id=k2; tenant=b; handler-ms=3; handler-ms=x')).toEqual({ outcome: 'processed', handlerMs: 3, keyId: 'k1', tenant: 'a' });
+    expect(parseOutcome(`processed; handler-ms=${'9'.repeat(15)}`)).toEqual({ outcome: 'processed', handlerMs: 999_999_999_999_999 });
   });
 
   it('skips parameters it does not know, and parts without a value', () => {

@@ -72,6 +72,8 @@ describe('decodeSecrets', () => {
   it.each([
     ['an empty id', [{ id: '', secret: 'whsec_QUJD' }], 'svc-webhooks: a keyed secret needs an id, a non-empty string'],
     ['an id that is no string', [{ id: 7, secret: 'whsec_QUJD' }], 'svc-webhooks: a keyed secret needs an id, a non-empty string'],
+    ['an id with a lone high surrogate', [{ id: 'k\ud800', secret: 'whsec_QUJD' }], "svc-webhooks: a keyed secret's id must be well-formed UTF-16 (it holds a lone surrogate)"],
+    ['an id with a lone low surrogate', [{ id: '\udc00k', secret: 'whsec_QUJD' }], "svc-webhooks: a keyed secret's id must be well-formed UTF-16 (it holds a lone surrogate)"],
     ['a keyed secret that is no string', [{ id: 'a', secret: 42 }], 'svc-webhooks: a secret must be a string'],
     ['two entries with one id', [{ id: '1', secret: 'whsec_QUJD' }, 'legacy'], 'svc-webhooks: two secrets in the list have the same id'],
     ['an entry that is neither', ['whsec_QUJD', 42], 'svc-webhooks: a secret must be a string or { id, secret }'],

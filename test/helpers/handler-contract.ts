@@ -232,6 +232,20 @@ export function handlerContract(serve: ServeHandlers): void {
     expect([unhandled.status, reportOf(unhandled)]).toEqual([204, { outcome: 'unhandled', handlerMs: 0, keyId: '0' }]);
   });
 
+  it("counts the handlers' time alone in the outcome header, not the wait for the store to record the outcome", async () => {
+    let clockMs = NOW_SECONDS * 1000;
+    // A store that takes 700 ms of the receiver's clock to record a completion.
+    class SlowToComplete extends TestDedupStore {
+      override async complete(id: string, token: string): Promise<boolean> {
+        clockMs += 700;
+        return super.complete(id, token);
+      }
+    }
+    await start({ on: { 'call.missed': () => void (clockMs += 25) }, dedup: new SlowToComplete(), now: () => clockMs, outcomeHeader: 'on', ...quiet });
+    const processed = await post();
+    expect([processed.status, parseOutcome(processed.headers.get(OUTCOME_HEADER) ?? 'absent;')]).toEqual([204, { outcome: 'processed', handlerMs: 25, keyId: '0' }]);
+  });
+
   it('adds no outcome header by default', async () => {
     await start({ on: { 'call.missed': () => {} } });
     const answers = [await post(), await post(), await post(signedRequest({ secret: OLD_SECRET }))];
