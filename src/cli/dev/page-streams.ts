@@ -43,9 +43,4 @@ export class PageStreams {
   get size(): number {
     return this.#streams.size;
   }
-
-  /** Ends every stream. */
-  close(): void {
-    for (const stream of this.#streams) stream.end();
-  }
 }

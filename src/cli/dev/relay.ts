@@ -204,7 +204,6 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     log,
     close: () =>
       new Promise<void>((resolve) => {
-        streams.close();
         agents.http.destroy();
         agents.https.destroy();
         server.close(() => resolve());

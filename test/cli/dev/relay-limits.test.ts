@@ -89,6 +89,16 @@ describe('svc-webhooks dev: what is in progress', () => {
   });
 });
 
+describe('svc-webhooks dev: what a sender sends', () => {
+  it('answers 413 too_large to a body past 4 MiB, and relays nothing', async () => {
+    await withRelay(async (relay) => {
+      const answer = await post(relay, 'x'.repeat(4 * 1024 * 1024 + 1));
+      expect([answer.status, await answer.json()]).toEqual([413, { error: { code: 'too_large', message: 'the request is larger than 4 MiB: that is no webhook' } }]);
+      expect(relay.log.summaries()).toHaveLength(0);
+    });
+  });
+});
+
 describe('svc-webhooks dev: what it keeps and saves', () => {
   it('writes one whole line per delivery to --save, large deliveries side by side included', async () => {
     const save = join(await typesFolder(), 'parallel.jsonl');

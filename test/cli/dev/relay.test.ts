@@ -322,6 +322,25 @@ describe('svc-webhooks dev: what it keeps of an answer', () => {
     }
   });
 
+  it('does not send again what a new connection was reset on: that receiver is down', async () => {
+    let requests = 0;
+    const receiver = createServer((socket) => {
+      socket.on('data', () => {
+        requests += 1;
+        socket.resetAndDestroy();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+    const relay = await startRelay({ forward: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/webhooks`, secrets: [RELAY_SECRET], port: 0 });
+    try {
+      expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(502);
+      expect([requests, relay.log.summaries()[0]!.failure]).toEqual([1, 'connection failed (ECONNRESET)']);
+    } finally {
+      await relay.close();
+      receiver.close();
+    }
+  });
+
   it('keeps 64 KiB of a long answer and says it cut it', async () => {
     await withReceiver(
       (_req, res) => res.writeHead(200).end('y'.repeat(70 * 1024)),
@@ -426,6 +445,9 @@ describe("svc-webhooks dev: the API's mistakes", () => {
       ['/api/deliveries/7', 'GET', 'no delivery 7: it was never recorded, or dropped past the bounds'],
     ];
     for (const [path, method, message] of cases) await expectProblem(await rig.api(path, method === 'POST' ? {} : undefined), 404, 'not_found', message);
+    // A number of several digits is a delivery's.
+    for (let i = 0; i < 9; i++) await rig.deliver(testEvent('webhook.test'));
+    expect(((await (await rig.api('/api/deliveries/10')).json()) as DeliveryRecord).n).toBe(10);
   });
 
   it('answers 400 with the reason to a body, a mode or an event it cannot use', async () => {
