@@ -1,14 +1,18 @@
 /**
  * The service's OpenAPI contract as the command line reads it (`types`,
  * `send --contract`): parsed and bundled by Redocly's openapi-core (every
- * `$ref` followed, a broken one refused), then each webhook's JSON payload
- * and the event type it carries.
+ * `$ref` followed, a broken one refused, none fetched from the network),
+ * then each webhook's JSON payload and the event type it carries.
  */
+import { stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { isEventTypeName } from '../../core/event.js';
+import { UsageError } from './args.js';
 import { ContractError } from './contract-error.js';
 import { loadPeer } from './peers.js';
 
 type RedoclyCore = typeof import('@redocly/openapi-core');
+type Resolver = InstanceType<RedoclyCore['BaseResolver']>;
 
 /** One webhook of the contract whose payload is JSON. */
 export interface ContractEvent {
@@ -35,17 +39,40 @@ export interface Contract {
 
 const METHODS = ['post', 'put', 'patch'] as const;
 
+/** The largest file of the contract read (the contract or one its `$ref`s name): far above any real contract. */
+export const MAX_CONTRACT_BYTES = 10 * 1024 * 1024;
+/** The most values one file of the contract may hold once its YAML aliases are expanded: a 10 MiB file without aliases holds fewer. */
+const MAX_CONTRACT_VALUES = 6_000_000;
+
+/** The contract's path from a command's argument: a file path, or a `file:` URL. Another URL is a usage error: the commands read no network. */
+export function contractPath(argument: string, what = '<contract>'): string {
+  if (/^file:/i.test(argument)) {
+    try {
+      return fileURLToPath(argument);
+    } catch (error) {
+      // A host other than localhost, an encoded "/" or a bad escape: Node's message says which.
+      throw new UsageError(`${what} is not a local file: URL: ${firstLine(error)}`);
+    }
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(argument)) throw new UsageError(`${what} must be a local file or a file: URL; download the contract first`);
+  return argument;
+}
+
 /** Reads and bundles the contract at `location` (a path or a `file:` URL). Throws `ContractError`. */
 export async function readContract(location: string | URL): Promise<Contract> {
   const redocly = await loadPeer<RedoclyCore>('@redocly/openapi-core', () => import('@redocly/openapi-core'));
   const config = await redocly.createConfig({}, {});
+  const resolver = localResolver(redocly);
   let bundled: Awaited<ReturnType<RedoclyCore['bundle']>>;
   try {
-    bundled = await redocly.bundle({ ref: String(location), config, dereference: false });
+    bundled = await redocly.bundle({ ref: String(location), config, dereference: false, externalRefResolver: resolver });
   } catch (error) {
+    if (resolver.refusal !== undefined) throw resolver.refusal;
     // The file's name, never the rest of its path.
     throw new ContractError(`${nameOf(location)} cannot be read: ${firstLine(error).replaceAll(String(location), nameOf(location))}`);
   }
+  // Redocly tells a refused $ref as one it cannot resolve; the refusal says why.
+  if (resolver.refusal !== undefined) throw resolver.refusal;
   const broken = bundled.problems.find((problem) => problem.severity === 'error');
   if (broken !== undefined) {
     const where = broken.location[0]?.pointer;
@@ -58,9 +85,61 @@ export async function readContract(location: string | URL): Promise<Contract> {
     throw new ContractError(`${nameOf(location)} has no webhooks section: it describes no event (OpenAPI 3.1 "webhooks")`);
   }
   const found = eventsOf(document, webhooks);
+  if (found.events.length === 0) {
+    // The warnings would go unheard: they say why.
+    throw new ContractError(`${nameOf(location)} describes no event it can use: ${found.warnings.join('; ')}`);
+  }
   // What is left out is left out of the generators too: openapi-typescript fails on a webhook that is no object.
-  const kept = Object.fromEntries(found.events.map((event) => [event.name, webhooks[event.name]]));
+  // A path item behind a $ref is put in its place: openapi-typescript renders a webhook's $ref as an empty path item.
+  const kept = Object.fromEntries(found.events.map((event) => [event.name, followed(document, webhooks[event.name]).node]));
   return { document: { ...document, webhooks: kept }, ...found };
+}
+
+/** Redocly's resolver, held to the local files of the contract: each file bounded in size and in its expanded YAML aliases, no URL fetched. */
+function localResolver(redocly: RedoclyCore): Resolver & { refusal?: ContractError } {
+  class LocalResolver extends redocly.BaseResolver {
+    /** The first file refused, told after the bundle whatever Redocly made of it. */
+    refusal?: ContractError;
+
+    private refuse(message: string): never {
+      this.refusal ??= new ContractError(message);
+      throw this.refusal;
+    }
+
+    override async loadExternalRef(absoluteRef: string): ReturnType<Resolver['loadExternalRef']> {
+      if (/^https?:/i.test(absoluteRef)) this.refuse(`the $ref ${absoluteRef} is a URL: the command reads no network; download it and refer to the file`);
+      const stats = await stat(absoluteRef).catch(() => undefined);
+      // Missing or a folder: Redocly's own message names it.
+      if (stats !== undefined && !stats.isDirectory()) {
+        if (!stats.isFile()) this.refuse(`${nameOf(absoluteRef)} is not a file`);
+        if (stats.size > MAX_CONTRACT_BYTES) this.refuse(`${nameOf(absoluteRef)} is larger than ${MAX_CONTRACT_BYTES / 1024 / 1024} MiB: that is no contract`);
+      }
+      return super.loadExternalRef(absoluteRef);
+    }
+
+    override parseDocument(...args: Parameters<Resolver['parseDocument']>): ReturnType<Resolver['parseDocument']> {
+      const parsed = super.parseDocument(...args);
+      // The parser shares an aliased node; what walks the document after it (the bundle, the generators) expands it.
+      if (expandedSize(parsed.parsed, new Map()) > MAX_CONTRACT_VALUES) {
+        this.refuse(`${nameOf(args[0].absoluteRef)} expands to more than ${MAX_CONTRACT_VALUES.toLocaleString('en')} values through its YAML aliases: that is no contract`);
+      }
+      return parsed;
+    }
+  }
+  return new LocalResolver();
+}
+
+/** How many values `value` holds with each shared node counted wherever it appears; `sizes` remembers each node once. */
+function expandedSize(value: unknown, sizes: Map<object, number>): number {
+  if (typeof value !== 'object' || value === null) return 1;
+  const known = sizes.get(value);
+  if (known !== undefined) return known;
+  // A node inside itself is infinite.
+  sizes.set(value, Infinity);
+  let size = 1;
+  for (const child of Object.values(value)) size += expandedSize(child, sizes);
+  sizes.set(value, size);
+  return size;
 }
 
 function eventsOf(document: Record<string, unknown>, webhooks: Record<string, unknown>): Pick<Contract, 'events' | 'warnings'> {
@@ -68,19 +147,21 @@ function eventsOf(document: Record<string, unknown>, webhooks: Record<string, un
   const warnings: string[] = [];
   const byType = new Map<string, string>();
   for (const [name, item] of Object.entries(webhooks)) {
-    const found = payloadOf(name, item);
+    const found = payloadOf(document, name, item);
     if (found === undefined) {
       warnings.push(`${webhookPointer(name)} has no JSON request body: left out`);
       continue;
     }
-    const schema = resolved(document, found.schema);
+    const schema = parts(document, found.schema);
     const type = fixedType(document, schema) ?? name;
     const event: ContractEvent = { type, name, method: found.method, mediaType: found.mediaType, pointer: found.pointer };
     const other = byType.get(type);
     if (other !== undefined) throw new ContractError(`webhooks "${other}" and "${name}" both describe the event type ${JSON.stringify(type)}`);
     byType.set(type, name);
+    // Such a key of ContractEventMap would name a type no handler can take.
     if (!isEventTypeName(type)) {
-      warnings.push(`${event.pointer}: the event type ${JSON.stringify(type)} is not written as one (lower-case words joined by dots): a handler for it is refused at run time`);
+      warnings.push(`${event.pointer}: the event type ${JSON.stringify(type)} is not written as one (lower-case words joined by dots): left out, since a handler for it is refused at run time`);
+      continue;
     }
     const missing = envelopeGaps(document, schema);
     if (missing.length > 0) warnings.push(`${event.pointer} does not require the envelope's ${missing.join(', ')}: generated with the envelope added`);
@@ -89,31 +170,35 @@ function eventsOf(document: Record<string, unknown>, webhooks: Record<string, un
   return { events, warnings };
 }
 
-function payloadOf(name: string, item: unknown): { method: string; mediaType: string; schema: unknown; pointer: string } | undefined {
-  if (!isRecord(item)) return undefined;
+/** The webhook's payload: the path item, the operation and the request body each may be a `$ref`, and the pointer is where the schema is. */
+function payloadOf(document: Record<string, unknown>, name: string, item: unknown): { method: string; mediaType: string; schema: unknown; pointer: string } | undefined {
+  const path = followed(document, item, webhookPointer(name));
   for (const method of METHODS) {
-    const content = record(record(item[method])?.requestBody)?.content;
+    const operation = followed(document, path.node?.[method], `${path.pointer}/${method}`);
+    const body = followed(document, operation.node?.requestBody, `${operation.pointer}/requestBody`);
+    const content = body.node?.content;
     if (!isRecord(content)) continue;
     // The first JSON media type that has a schema.
     const mediaType = Object.keys(content).find((key) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(key) && record(content[key])?.schema !== undefined);
-    const schema = mediaType === undefined ? undefined : record(content[mediaType])!.schema;
     if (mediaType !== undefined) {
-      return { method, mediaType, schema, pointer: `${webhookPointer(name)}/${method}/requestBody/content/${escapePointer(mediaType)}/schema` };
+      return { method, mediaType, schema: record(content[mediaType])!.schema, pointer: `${body.pointer}/content/${escapePointer(mediaType)}/schema` };
     }
   }
   return undefined;
 }
 
-/** The type a payload schema fixes: its `type` property's `const`, or its only `enum` value. */
-function fixedType(document: Record<string, unknown>, schema: Record<string, unknown> | undefined): string | undefined {
-  const type = resolved(document, record(schema?.properties)?.type);
-  if (typeof type?.const === 'string') return type.const;
-  const values = type?.enum;
-  return Array.isArray(values) && values.length === 1 && typeof values[0] === 'string' ? values[0] : undefined;
+/** The type a payload schema fixes: its `type` property's `const`, or its only `enum` value, in any of its `allOf` parts. */
+function fixedType(document: Record<string, unknown>, schema: readonly Record<string, unknown>[]): string | undefined {
+  for (const type of propertyParts(document, schema, 'type')) {
+    if (typeof type.const === 'string') return type.const;
+    const values = type.enum;
+    if (Array.isArray(values) && values.length === 1 && typeof values[0] === 'string') return values[0];
+  }
+  return undefined;
 }
 
 /** The envelope's fields (spec section 2) the schema does not require as strings. */
-function envelopeGaps(document: Record<string, unknown>, schema: Record<string, unknown> | undefined): string[] {
+function envelopeGaps(document: Record<string, unknown>, schema: readonly Record<string, unknown>[]): string[] {
   const gaps: string[] = [];
   if (!requiresString(document, schema, 'id')) gaps.push('"id"');
   if (!requiresString(document, schema, 'type')) gaps.push('"type"');
@@ -122,26 +207,39 @@ function envelopeGaps(document: Record<string, unknown>, schema: Record<string, 
   return gaps;
 }
 
-function requiredObject(document: Record<string, unknown>, schema: Record<string, unknown> | undefined, field: string): Record<string, unknown> | undefined {
-  const required = Array.isArray(schema?.required) && schema.required.includes(field);
-  return required ? resolved(document, record(schema?.properties)?.[field]) : undefined;
+/** The parts of `field`'s schema when one part of `schema` requires it, else none: `allOf` lets one part require what another describes. */
+function requiredObject(document: Record<string, unknown>, schema: readonly Record<string, unknown>[], field: string): Record<string, unknown>[] {
+  const required = schema.some((part) => Array.isArray(part.required) && part.required.includes(field));
+  return required ? propertyParts(document, schema, field) : [];
 }
 
-function requiresString(document: Record<string, unknown>, schema: Record<string, unknown> | undefined, field: string): boolean {
-  const property = requiredObject(document, schema, field);
-  if (property === undefined) return false;
-  const { type } = property;
-  return type === 'string' || typeof property.const === 'string' || (type === undefined && Array.isArray(property.enum) && property.enum.every((one) => typeof one === 'string'));
+function requiresString(document: Record<string, unknown>, schema: readonly Record<string, unknown>[], field: string): boolean {
+  return requiredObject(document, schema, field).some(({ type, const: fixed, enum: values }) => {
+    return type === 'string' || typeof fixed === 'string' || (type === undefined && Array.isArray(values) && values.every((one) => typeof one === 'string'));
+  });
 }
 
-/** A schema with its `$ref` followed (internal ones: the bundle has no other), or `undefined`. */
-function resolved(document: Record<string, unknown>, schema: unknown, depth = 0): Record<string, unknown> | undefined {
-  const object = record(schema);
+/** The parts of the schema of `field` in each part of `schema`. */
+function propertyParts(document: Record<string, unknown>, schema: readonly Record<string, unknown>[], field: string): Record<string, unknown>[] {
+  return schema.flatMap((part) => parts(document, record(part.properties)?.[field]));
+}
+
+/** A schema and every schema its `allOf` holds, nested ones too, each with its `$ref` followed: what a value must fit all of. */
+function parts(document: Record<string, unknown>, schema: unknown, depth = 0): Record<string, unknown>[] {
+  const object = followed(document, schema).node;
+  if (object === undefined || depth > 32) return [];
+  const all = Array.isArray(object.allOf) ? object.allOf : [];
+  return [object, ...all.flatMap((one) => parts(document, one, depth + 1))];
+}
+
+/** A node with its `$ref` followed (internal ones: the bundle has no other), and the pointer to where it is. */
+function followed(document: Record<string, unknown>, value: unknown, pointer = '', depth = 0): { node: Record<string, unknown> | undefined; pointer: string } {
+  const object = record(value);
   const ref = object?.$ref;
-  if (typeof ref !== 'string' || !ref.startsWith('#/') || depth > 32) return object;
+  if (typeof ref !== 'string' || !ref.startsWith('#/') || depth > 32) return { node: object, pointer };
   let target: unknown = document;
   for (const part of ref.slice(2).split('/')) target = record(target)?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
-  return resolved(document, target, depth + 1);
+  return followed(document, target, ref, depth + 1);
 }
 
 /** A JSON pointer to the webhook `name`. */

@@ -18,7 +18,7 @@ const CONTRACT_ID = 'urn:svc-webhooks:contract';
 /** Compiles the payload schema of each of `events` (every event of the contract by default). Throws `ContractError`. */
 export async function compileChecks(contract: Contract, events: readonly ContractEvent[] = contract.events): Promise<CompiledCheck[]> {
   const { validator } = await loadPeer<Schemasafe>('@exodus/schemasafe', () => import('@exodus/schemasafe'), SCHEMA_PEERS);
-  const document = { ...withNullable(contract.document), $id: CONTRACT_ID };
+  const document = { ...forSchemasafe(contract.document), $id: CONTRACT_ID };
   return events.map((event) => {
     try {
       return validator(
@@ -40,27 +40,71 @@ export async function compileChecks(contract: Contract, events: readonly Contrac
   });
 }
 
-/** Where a value failed `check`, as dotted paths from the root (`data.object.durationMs`). */
-export function failedPaths(check: CompiledCheck): string[] {
-  return (check.errors ?? []).map((error) => pathOf(error.instanceLocation).join('.') || '(the root)');
+/** Where `value` failed `check`, as dotted paths from the root (`data.object.durationMs`). */
+export function failedPaths(check: CompiledCheck, value: unknown): string[] {
+  const slashes = new WeakMap<object, number>();
+  return (check.errors ?? []).map((error) => pathOf(error.instanceLocation, value, slashes).join('.') || '(the root)');
 }
 
-/** The parts of a JSON pointer written as a URI fragment (`#/data/object`). */
-export function pathOf(instanceLocation: string): string[] {
-  return instanceLocation
-    .replace(/^#\/?/, '')
-    .split('/')
-    .filter((part) => part !== '')
-    .map((part) => decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~'));
+/**
+ * The keys of schemasafe's `instanceLocation` (`#/data/object`) in `value`.
+ * schemasafe neither percent-encodes a key nor escapes its "/" (unless the
+ * key also holds "~/"), so the location alone is ambiguous: the value's own
+ * keys decide, the longest first. `slashes` remembers the most "/" a key of
+ * each object holds. The generated module holds the same code.
+ */
+export function pathOf(instanceLocation: string, value: unknown, slashes = new WeakMap<object, number>()): string[] {
+  const parts = instanceLocation === '#' ? [] : instanceLocation.replace(/^#\//, '').split('/');
+  const path: string[] = [];
+  let node = value;
+  for (let start = 0; start < parts.length; ) {
+    let end = Math.min(parts.length, start + 1 + mostSlashes(node, slashes));
+    while (end > start + 1 && keyIn(node, parts.slice(start, end).join('/')) === undefined) end -= 1;
+    const raw = parts.slice(start, end).join('/');
+    const key = keyIn(node, raw) ?? unescaped(raw);
+    path.push(key);
+    node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+    start = end;
+  }
+  return path;
 }
 
-/** A copy of `document` where OpenAPI 3.0's `nullable: true` reads as JSON Schema's `type: [x, "null"]`. */
-function withNullable(document: Record<string, unknown>): Record<string, unknown> {
+function mostSlashes(node: unknown, slashes: WeakMap<object, number>): number {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return 0;
+  let most = slashes.get(node);
+  if (most === undefined) {
+    most = 0;
+    for (const key of Object.keys(node)) most = Math.max(most, key.split('/').length - 1);
+    slashes.set(node, most);
+  }
+  return most;
+}
+
+/** The key of `node` that the location's `raw` run of parts names, as written or unescaped. */
+function keyIn(node: unknown, raw: string): string | undefined {
+  if (typeof node !== 'object' || node === null) return undefined;
+  if (Object.hasOwn(node, raw)) return raw;
+  const key = unescaped(raw);
+  return Object.hasOwn(node, key) ? key : undefined;
+}
+
+function unescaped(part: string): string {
+  return part.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+/**
+ * A copy of `document` where OpenAPI 3.0's `nullable: true` reads as JSON
+ * Schema's `type: [x, "null"]`, and without `format`: an annotation in
+ * 2020-12 that schemasafe 1.3 cannot leave unchecked (it refuses OpenAPI's
+ * own int32 or password, and writes broken code for date-time).
+ */
+function forSchemasafe(document: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(document), (_key, value: unknown) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-    const schema = value as Record<string, unknown>;
-    if (schema.nullable !== true || typeof schema.type !== 'string') return value;
-    const { nullable: _nullable, ...rest } = schema;
-    return Array.isArray(schema.enum) ? { ...rest, type: [schema.type, 'null'], enum: [...schema.enum, null] } : { ...rest, type: [schema.type, 'null'] };
+    const { format, ...rest } = value as Record<string, unknown>;
+    const schema = typeof format === 'string' ? rest : (value as Record<string, unknown>);
+    if (schema.nullable !== true || typeof schema.type !== 'string') return schema;
+    const { nullable: _nullable, ...plain } = schema;
+    return Array.isArray(schema.enum) ? { ...plain, type: [schema.type, 'null'], enum: [...schema.enum, null] } : { ...plain, type: [schema.type, 'null'] };
   }) as Record<string, unknown>;
 }

@@ -35,21 +35,56 @@ function standard(check: Check): StandardSchema<unknown, never> {
       vendor: 'svc-webhooks',
       validate(value: unknown) {
         if (check(value)) return { value };
-        return { issues: (check.errors ?? []).map(issueOf) };
+        const slashes = new WeakMap();
+        return { issues: (check.errors ?? []).map((error) => issueOf(error, value, slashes)) };
       },
     },
   };
 }
 
 // Where and which keyword, never the value: the paths reach logs and answers.
-function issueOf(error: { readonly keywordLocation: string; readonly instanceLocation: string }): StandardSchemaIssue {
+function issueOf(error: { readonly keywordLocation: string; readonly instanceLocation: string }, value: unknown, slashes: WeakMap<object, number>): StandardSchemaIssue {
   const keyword = error.keywordLocation.slice(error.keywordLocation.lastIndexOf('/') + 1);
-  const path = error.instanceLocation
-    .replace(/^#\\/?/, '')
-    .split('/')
-    .filter((part) => part !== '')
-    .map((part) => decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~'));
-  return { message: \`fails "\${keyword}"\`, path };
+  return { message: \`fails "\${keyword}"\`, path: pathOf(error.instanceLocation, value, slashes) };
+}
+
+// The keys of the location in the value: the location neither percent-encodes a key nor escapes its "/", so the value's keys decide, the longest first.
+function pathOf(location: string, value: unknown, slashes: WeakMap<object, number>): string[] {
+  const parts = location === '#' ? [] : location.replace(/^#\\//, '').split('/');
+  const path = [];
+  let node = value;
+  for (let start = 0; start < parts.length; ) {
+    let end = Math.min(parts.length, start + 1 + mostSlashes(node, slashes));
+    while (end > start + 1 && keyIn(node, parts.slice(start, end).join('/')) === undefined) end -= 1;
+    const raw = parts.slice(start, end).join('/');
+    const key = keyIn(node, raw) ?? unescaped(raw);
+    path.push(key);
+    node = typeof node === 'object' && node !== null ? node[key] : undefined;
+    start = end;
+  }
+  return path;
+}
+
+function mostSlashes(node: unknown, slashes: WeakMap<object, number>): number {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return 0;
+  let most = slashes.get(node);
+  if (most === undefined) {
+    most = 0;
+    for (const key of Object.keys(node)) most = Math.max(most, key.split('/').length - 1);
+    slashes.set(node, most);
+  }
+  return most;
+}
+
+function keyIn(node: unknown, raw: string): string | undefined {
+  if (typeof node !== 'object' || node === null) return undefined;
+  if (Object.hasOwn(node, raw)) return raw;
+  const key = unescaped(raw);
+  return Object.hasOwn(node, key) ? key : undefined;
+}
+
+function unescaped(part: string): string {
+  return part.replaceAll('~1', '/').replaceAll('~0', '~');
 }
 
 /** Every event type's schema. */

@@ -1,12 +1,11 @@
 /** `svc-webhooks types`: TypeScript types, and optionally validators, from the service's OpenAPI contract. */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { onePositional, parseCommandArgs, UsageError } from '../shared/args.js';
 import { EXIT, type Command } from '../shared/command.js';
 import type { CliIO } from '../shared/io.js';
 import { printable } from '../../testing/printable.js';
-import { nameOf, readContract } from '../shared/contract.js';
+import { contractPath, nameOf, readContract } from '../shared/contract.js';
 import { ContractError } from '../shared/contract-error.js';
 import { schemaModule } from './schema-module.js';
 import { typeModule } from './type-module.js';
@@ -65,11 +64,8 @@ arguments or a contract it cannot use.`,
       }
       const types = printable(contract.events.map((event) => event.type).join(', '), LINE_CHARS);
       if (values.check === true) return await check(files, io, types);
-      for (const [path, text] of files) {
-        await mkdir(dirname(path), { recursive: true });
-        await writeFile(path, text);
-        io.out(`wrote ${path}`);
-      }
+      await writeAll(files);
+      for (const [path] of files) io.out(`wrote ${path}`);
       io.out(`${contract.events.length} event type(s): ${types}`);
       return EXIT.ok;
     } catch (error) {
@@ -80,11 +76,49 @@ arguments or a contract it cannot use.`,
   },
 } satisfies Command;
 
-/** The contract's path: a file path, or a `file:` URL. Another URL is a usage error: the command reads no network. */
-function contractPath(argument: string): string {
-  if (argument.startsWith('file:')) return fileURLToPath(argument);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(argument)) throw new UsageError('<contract> must be a local file or a file: URL; download the contract first');
-  return argument;
+/**
+ * Writes each file to a temporary name beside it, then renames them all: a
+ * file that cannot be written leaves the others as they were. Throws
+ * `ContractError` naming the file and the system's reason.
+ */
+async function writeAll(files: ReadonlyArray<[string, string]>): Promise<void> {
+  const temporary = files.map(([path]) => `${path}.${process.pid}.tmp`);
+  let path = '';
+  let renamed = 0;
+  try {
+    for (const [n, [target, text]] of files.entries()) {
+      path = target;
+      await makeFolder(dirname(target));
+      // A folder in the way would fail only the rename, after another file was replaced.
+      if ((await stat(target).catch(() => undefined))?.isDirectory() === true) throw new Error('it is a folder');
+      await writeFile(temporary[n]!, text);
+    }
+    for (const [n, [target]] of files.entries()) {
+      path = target;
+      await rename(temporary[n]!, target);
+      renamed += 1;
+    }
+  } catch (error) {
+    // A temporary file that was never made, or under no folder, is no failure of its own.
+    await Promise.all(temporary.map((temp) => rm(temp, { force: true }).catch(() => undefined)));
+    const stale = renamed === 0 ? '' : ` (${files.slice(0, renamed).map(([done]) => done).join(', ')} written; the rest is stale)`;
+    // "EISDIR: illegal operation on a directory": the system's reason, without the path it repeats.
+    throw new ContractError(`cannot write ${path}: ${String((error as Error).message).split(', ')[0]}${stale}`);
+  }
+}
+
+/** Makes `folder` and those above it, one level at a time: Node 20's recursive mkdir never returns for a folder under /proc. */
+async function makeFolder(folder: string): Promise<void> {
+  try {
+    await mkdir(folder);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    // One that is there, or a file in its place: writing the module says which.
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT' || dirname(folder) === folder) throw error;
+    await makeFolder(dirname(folder));
+    await mkdir(folder);
+  }
 }
 
 /** Compares each file with what it should hold; a difference is printed as a short diff, exit 1. */

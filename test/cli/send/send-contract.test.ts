@@ -1,4 +1,6 @@
 /** `svc-webhooks send --contract`: the event checked against the service's contract, warned about, and sent all the same. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SECRET, withRecordingReceiver } from '../delivery-scenarios.js';
@@ -59,5 +61,45 @@ describe('svc-webhooks send --contract', () => {
       expect(run.stderr).toMatch(/^svc-webhooks send: --contract: broken-ref\.yaml: Can't resolve \$ref at #\/webhooks\/call\.missed\//);
       expect(received).toHaveLength(0);
     });
+  });
+});
+
+describe('svc-webhooks send --contract, on what the contract reader guards', () => {
+  const message = (object: object) => JSON.stringify({ object: { id: 'msg_1', from: '+15550100', ...object } });
+  const sendWith = (url: string, contract: string, ...args: string[]) => inProcessCli(recordedTiming())(['send', url, '--secret', SECRET, '--contract', contract, ...args]);
+
+  it('checks an event against a contract that names formats, leaving format unchecked, and names a key holding "%" or "/" as written', async () => {
+    await withRecordingReceiver([{ status: 204 }, { status: 204 }], async ({ url, received }) => {
+      const formats = join(CONTRACTS, 'formats.yaml');
+      const fits = await sendWith(url, formats, '--type', 'message.received', '--data', message({ replyTo: 'nobody', segments: 2 ** 40 }));
+      expect(fits).toMatchObject({ code: 0, stderr: '' });
+      const run = await sendWith(url, formats, '--type', 'message.received', '--data', message({ labels: { '50%': 1, 'a/b': 2 } }));
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe(
+        "svc-webhooks send: warning: the event does not fit the contract's message.received at data.object.labels.50%, data.object.labels.a/b: a receiver with its schemas answers 422\n",
+      );
+      expect(received).toHaveLength(2);
+    });
+  });
+
+  it('refuses a contract at a URL as a usage error, downloading nothing and sending nothing', async () => {
+    let requests = 0;
+    const server = createServer((_request, response) => {
+      requests += 1;
+      response.end();
+    });
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    try {
+      await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+        const contract = `http://127.0.0.1:${(server.address() as AddressInfo).port}/openapi.yaml`;
+        const run = await inProcessCli()(['send', url, '--secret', SECRET, '--contract', contract]);
+        expect(run.code).toBe(2);
+        expect(run.stderr.split('\n')[0]).toBe('svc-webhooks send: --contract must be a local file or a file: URL; download the contract first');
+        expect(received).toHaveLength(0);
+      });
+      expect(requests).toBe(0);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -4,10 +4,12 @@
  * JSON media type), the event type each carries, and the warnings about
  * an envelope the contract does not require or a type not written as one.
  */
-import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nameOf, readContract, type Contract } from '../../../src/cli/shared/contract.js';
+import { MAX_CONTRACT_BYTES, nameOf, readContract, type Contract } from '../../../src/cli/shared/contract.js';
 import { ContractError } from '../../../src/cli/shared/contract-error.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 
@@ -107,7 +109,7 @@ describe('the contract svc-webhooks types reads', () => {
         webhook('two.values', ['post', 'application/json', envelope('{ type: string, enum: [call.held, call.parked] }')]) +
         webhook('not.text', ['post', 'application/json', envelope('{ const: 7 }')]) +
         webhook('no.text', ['post', 'application/json', envelope('{ enum: [7] }')]) +
-        webhook('open', ['post', 'application/json', envelope('{ type: string }')]) +
+        webhook('open.type', ['post', 'application/json', envelope('{ type: string }')]) +
         webhook('no.properties', ['post', 'application/json', '{ type: object }']) +
         webhook('any.payload', ['post', 'application/json', 'true']),
       `components:\n  schemas:\n    Referred: ${envelope("{ $ref: '#/components/schemas/TranscriptType' }")}\n    TranscriptType: { $ref: '#/components/schemas/TranscriptConst' }\n    TranscriptConst: { const: transcript.ready }\nx-types:\n  voice/mail~received: { const: voicemail.received }\n`,
@@ -120,24 +122,23 @@ describe('the contract svc-webhooks types reads', () => {
       ['two.values', 'two.values'],
       ['not.text', 'not.text'],
       ['no.text', 'no.text'],
-      ['open', 'open'],
+      ['open.type', 'open.type'],
       ['no.properties', 'no.properties'],
       ['any.payload', 'any.payload'],
     ]);
   });
 
-  it('warns about an event type not written as one, naming where, and still takes it', async () => {
+  it('leaves out, with a warning naming where, an event type not written as one: ContractEventMap never gets it', async () => {
     const { events, warnings } = await read(
-      webhook('callMissed', ['post', 'application/json', envelope('{ type: string }')]) + webhook('legacy/call~missed', ['post', 'application/json', envelope('{ type: string }')]),
+      webhook('callMissed', ['post', 'application/json', envelope('{ type: string }')]) +
+        webhook('legacy/call~missed', ['post', 'application/json', envelope('{ type: string }')]) +
+        webhook('call.held', ['post', 'application/json', envelope('{ const: call.held }')]),
     );
-    expect(events.map(({ type, pointer }) => [type, pointer])).toEqual([
-      ['callMissed', '#/webhooks/callMissed/post/requestBody/content/application~1json/schema'],
-      // A JSON pointer escapes "~" and "/".
-      ['legacy/call~missed', '#/webhooks/legacy~1call~0missed/post/requestBody/content/application~1json/schema'],
-    ]);
+    expect(events.map(({ type }) => type)).toEqual(['call.held']);
     expect(warnings).toEqual([
-      '#/webhooks/callMissed/post/requestBody/content/application~1json/schema: the event type "callMissed" is not written as one (lower-case words joined by dots): a handler for it is refused at run time',
-      '#/webhooks/legacy~1call~0missed/post/requestBody/content/application~1json/schema: the event type "legacy/call~missed" is not written as one (lower-case words joined by dots): a handler for it is refused at run time',
+      '#/webhooks/callMissed/post/requestBody/content/application~1json/schema: the event type "callMissed" is not written as one (lower-case words joined by dots): left out, since a handler for it is refused at run time',
+      // A JSON pointer escapes "~" and "/".
+      '#/webhooks/legacy~1call~0missed/post/requestBody/content/application~1json/schema: the event type "legacy/call~missed" is not written as one (lower-case words joined by dots): left out, since a handler for it is refused at run time',
     ]);
   });
 
@@ -199,5 +200,83 @@ describe('the contract svc-webhooks types reads', () => {
 
   it('is a ContractError by name, so that the command tells it in one line', () => {
     expect(new ContractError('x').name).toBe('ContractError');
+  });
+
+  it('follows a $ref on the path item and on the request body, and points at the schema where it is', async () => {
+    const { events, warnings } = await read(
+      "\n  call.missed:\n    $ref: '#/components/pathItems/CallMissed'\n  message.received:\n    post:\n      requestBody:\n        $ref: '#/components/requestBodies/Message'",
+      `components:\n  schemas:\n    Message: ${envelope('{ const: message.received }')}\n  requestBodies:\n    Message:\n      content:\n        application/json:\n          schema: { $ref: '#/components/schemas/Message' }\n` +
+        `  pathItems:\n    CallMissed:\n      post:\n        requestBody:\n          content:\n            application/json:\n              schema: ${envelope('{ const: call.missed }')}\n`,
+    );
+    expect(warnings).toEqual([]);
+    expect(events.map(({ type, name, pointer }) => [type, name, pointer])).toEqual([
+      ['call.missed', 'call.missed', '#/components/pathItems/CallMissed/post/requestBody/content/application~1json/schema'],
+      ['message.received', 'message.received', '#/components/requestBodies/Message/content/application~1json/schema'],
+    ]);
+  });
+
+  it('refuses a contract none of whose webhooks is an event, saying why: the warnings would go unheard', async () => {
+    await expect(read(webhook('call.missed', ['post', 'text/plain', '{ type: string }']) + webhook('callHeld', ['post', 'application/json', envelope('{ type: string }')]))).rejects.toThrow(
+      new ContractError(
+        'openapi.yaml describes no event it can use: #/webhooks/call.missed has no JSON request body: left out; ' +
+          '#/webhooks/callHeld/post/requestBody/content/application~1json/schema: the event type "callHeld" is not written as one (lower-case words joined by dots): left out, since a handler for it is refused at run time',
+      ),
+    );
+  });
+
+  it('finds the event type and the envelope through allOf, nested and behind $refs', async () => {
+    const parts = `{ allOf: [{ $ref: '#/components/schemas/Envelope' }, { allOf: [{ type: object, properties: { type: { $ref: '#/components/schemas/Missed' } } }] }] }`;
+    const envelopeOnly = `{ type: object, required: [id, type, data], properties: { id: { type: string }, type: { type: string }, data: ${DATA} } }`;
+    const { events, warnings } = await read(
+      webhook('callMissed', ['post', 'application/json', parts]) +
+        // Required in one part, described in another.
+        webhook('callHeld', ['post', 'application/json', `{ allOf: [{ required: [id, type, data] }, { properties: { id: { type: string }, type: { const: call.held }, data: ${DATA} } }] }`]) +
+        webhook('callParked', ['post', 'application/json', `{ allOf: [{ properties: { type: { const: call.parked } } }] }`]),
+      `components:\n  schemas:\n    Envelope: ${envelopeOnly}\n    Missed: { const: call.missed }\n`,
+    );
+    expect(events.map(({ name, type }) => [name, type])).toEqual([
+      ['callMissed', 'call.missed'],
+      ['callHeld', 'call.held'],
+      ['callParked', 'call.parked'],
+    ]);
+    expect(warnings).toEqual([
+      `#/webhooks/callParked/post/requestBody/content/application~1json/schema does not require the envelope's "id", "type", "data.object.id": generated with the envelope added`,
+    ]);
+  });
+
+  it('refuses a $ref to a URL without fetching it, in one line: the command reads no network', async () => {
+    let requests = 0;
+    const server = createServer((_request, response) => {
+      requests += 1;
+      response.end('{ type: object }');
+    });
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/object.yaml`;
+      const file = await contract(webhook('call.missed', ['post', 'application/json', `{ type: object, properties: { type: { const: call.missed }, data: { $ref: '${url}' } } }`]));
+      await expect(readContract(file)).rejects.toThrow(new ContractError(`the $ref ${url} is a URL: the command reads no network; download it and refer to the file`));
+      expect(requests).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses, before parsing it, a file larger than 10 MiB', async () => {
+    const file = await contract(webhook('call.missed', ['post', 'application/json', envelope('{ const: call.missed }')]));
+    await truncate(file, MAX_CONTRACT_BYTES + 1);
+    await expect(readContract(file)).rejects.toThrow(new ContractError('openapi.yaml is larger than 10 MiB: that is no contract'));
+  });
+
+  it('refuses what is no file, such as a device that never ends', async () => {
+    await expect(readContract('/dev/zero')).rejects.toThrow(new ContractError('zero is not a file'));
+  });
+
+  it('refuses YAML aliases that expand past the bound, at once (a file of under 1 KiB, 10 million values)', async () => {
+    const levels = Array.from({ length: 7 }, (_, n) => `  a${n}: &a${n} [${Array.from({ length: 10 }, () => (n === 0 ? 'lol' : `*a${n - 1}`)).join(', ')}]`);
+    const file = await contract(webhook('call.missed', ['post', 'application/json', `{ type: object, x-bomb: *a6, properties: { type: { const: call.missed } } }`]), '');
+    await writeFile(file, (await readFile(file, 'utf8')).replace('webhooks:', `x-bomb:\n${levels.join('\n')}\nwebhooks:`));
+    const started = performance.now();
+    await expect(readContract(file)).rejects.toThrow(new ContractError('openapi.yaml expands to more than 6,000,000 values through its YAML aliases: that is no contract'));
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

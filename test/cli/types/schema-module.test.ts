@@ -92,3 +92,51 @@ describe('the validators of svc-webhooks types --schemas', () => {
     expect(Object.keys(generated.schemasFor({ 'call.missed': () => {}, 'transcript.ready': () => {} }))).toEqual(['call.missed']);
   });
 });
+
+describe('the validators of a contract that names formats and keys an object by any text', () => {
+  let formats: SchemasModule;
+  let app: ServedApp;
+
+  beforeAll(async () => {
+    // date-time, uuid and email, OpenAPI's int32, int64, double and password, and a format of the contract's own.
+    const run = await runTypes('formats.yaml', ['--schemas']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    formats = (await import(join(run.dir, 'webhook-types.schemas.ts'))) as SchemasModule;
+    const on = { 'message.received': () => {} };
+    app = await serveFetch(verifyWebhook({ secret: SECRET, on, schemas: formats.schemasFor(on) as never, onHandlerError: () => {} }));
+  }, 60_000);
+
+  afterAll(() => app?.close());
+
+  const message = (object: object): WebhookEvent =>
+    testEvent('message.received' as never, { data: { object: { id: 'msg_1', from: '+15550100', ...object } } } as never);
+  const check = (value: unknown) => formats.schemas['message.received']!['~standard'].validate(value);
+
+  it('leave format unchecked, as 2020-12 has it: an annotation', () => {
+    const odd = message({ replyTo: 'nobody', segments: 2 ** 40, bytes: 1, cost: 0.5, pin: '', format: 'text', labels: {} });
+    expect(check({ ...odd, timestamp: 'yesterday' })).toEqual({ value: { ...odd, timestamp: 'yesterday' } });
+    // The property named "format" is still checked.
+    expect(check(message({ format: 'fax' }))).toMatchObject({ issues: [{ message: 'fails "enum"', path: ['data', 'object', 'format'] }] });
+  });
+
+  it('name a key as it is written, "%", "/" and "~" included, and never throw on it', () => {
+    const path = (labels: object) => (check(message({ labels })) as unknown as { issues: Array<{ path: string[] }> }).issues.map((issue) => issue.path);
+    expect(path({ '50%': 1 })).toEqual([['data', 'object', 'labels', '50%']]);
+    expect(path({ '%E0%A4%A': 1, '%41': 1 })).toEqual([
+      ['data', 'object', 'labels', '%E0%A4%A'],
+      ['data', 'object', 'labels', '%41'],
+    ]);
+    expect(path({ 'a/b/c': 1, 'x~1': 1, 'y~/z': 1, '': 1 })).toEqual([
+      ['data', 'object', 'labels', 'a/b/c'],
+      ['data', 'object', 'labels', 'x~1'],
+      ['data', 'object', 'labels', 'y~/z'],
+      ['data', 'object', 'labels', ''],
+    ]);
+  });
+
+  it('answer 422 with the path of a key holding "%", not 500', async () => {
+    const answer = await fetch(signedRequest(message({ labels: { '50%': 1 } }), { secret: SECRET, url: `${app.url}/webhooks` }));
+    expect(answer.status).toBe(422);
+    expect(await answer.json()).toMatchObject({ error: { code: 'invalid_event_data', paths: ['$.data.object.labels["50%"]'] } });
+  });
+});

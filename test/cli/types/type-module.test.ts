@@ -223,3 +223,28 @@ describe('the comments of the modules svc-webhooks types writes', () => {
     }
   }, 60_000);
 });
+
+describe('the module of a contract that refers and composes', () => {
+  it('types the webhooks behind a $ref path item or request body, and the event type an allOf part fixes', async () => {
+    const run = await runTypes('referred.yaml', ['--schemas']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain('2 event type(s): call.missed, message.received\n');
+    const errors = await compileConsumer(
+      run.dir,
+      `
+import './webhook-types.js';
+import './webhook-types.schemas.js';
+import type { KnownEventMap } from 'svc-webhooks';
+import type { ContractEventType } from './webhook-types.schemas.js';
+
+declare const missed: KnownEventMap['call.missed'];
+declare const received: KnownEventMap['message.received'];
+export const read: [string, 'call.missed', string, string] = [missed.data.object.from, missed.type, received.data.object.text, received.data.object.id];
+export const types: ContractEventType[] = ['call.missed', 'message.received'];
+// @ts-expect-error the webhook's name is no event type
+export const named: KnownEventMap['callMissed'] = missed;
+`,
+    );
+    expect(errors).toEqual([]);
+  }, 60_000);
+});

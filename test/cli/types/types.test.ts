@@ -1,5 +1,5 @@
 /** `svc-webhooks types` as a user runs it: what it writes and prints, --check, and each contract it cannot use. */
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
@@ -121,11 +121,58 @@ describe('svc-webhooks types', () => {
     expect(await readFile(join(dir, 'generated.ts', 'hooks.ts-types.schemas.ts'), 'utf8')).toContain(`import type {} from "./hooks.ts-types.js";`);
   });
 
-  it("throws a failure to write as it is: it is not the contract's fault", async () => {
+  it.each([
+    ['a folder', async (dir: string) => (await mkdir(join(dir, 'webhook-types.ts')), join(dir, 'webhook-types.ts')), 'it is a folder'],
+    ['under a file', async (dir: string) => (await writeFile(join(dir, 'file'), ''), join(dir, 'file', 'webhook-types.ts')), 'ENOTDIR: not a directory'],
+    ['under a file, deeper', async (dir: string) => (await writeFile(join(dir, 'file'), ''), join(dir, 'file', 'deeper', 'webhook-types.ts')), 'ENOTDIR: not a directory'],
+    // Node 20's recursive mkdir never returns for a folder under /proc.
+    ['in /proc', async () => '/proc/svc-webhooks-absent/webhook-types.ts', 'ENOENT: no such file or directory'],
+  ])('refuses to write %s in one line, exit 2, writing nothing', async (_name, place, reason) => {
     const dir = await typesFolder();
-    // The module's path is a folder.
-    await mkdir(join(dir, 'webhook-types.ts'));
-    await expect(cli(['types', join(CONTRACTS, 'rich.yaml'), '-o', join(dir, 'webhook-types.ts')])).rejects.toThrow(expect.objectContaining({ code: 'EISDIR' }));
+    const out = await place(dir);
+    const run = await cli(['types', join(CONTRACTS, 'rich.yaml'), '-o', out, '--schemas']);
+    expect(run).toMatchObject({ code: 2, stdout: '', stderr: `svc-webhooks types: cannot write ${out}: ${reason}\n` });
+    expect(await readdir(dir)).toEqual(out.startsWith(dir) ? [out.slice(dir.length + 1).split('/')[0]] : []);
+  });
+
+  it('with --schemas, replaces neither file when one cannot be written', async () => {
+    const dir = await typesFolder();
+    await writeFile(join(dir, 'webhook-types.ts'), 'before');
+    await mkdir(join(dir, 'webhook-types.schemas.ts'));
+    const run = await runTypes('rich.yaml', ['--schemas'], dir);
+    expect(run).toMatchObject({ code: 2, stdout: '', stderr: `svc-webhooks types: cannot write ${join(dir, 'webhook-types.schemas.ts')}: it is a folder\n` });
+    expect(await readFile(join(dir, 'webhook-types.ts'), 'utf8')).toBe('before');
+    expect((await readdir(dir)).sort()).toEqual(['webhook-types.schemas.ts', 'webhook-types.ts']);
+  });
+
+  it.each([
+    ['on another host', 'file://evil.example/openapi.yaml', 'File URL host must be "localhost" or empty on linux'],
+    ['with an encoded "/"', 'file:///tmp/a%2Fb.yaml', 'File URL path must not include encoded / characters'],
+    ['with a bad escape', 'file:///tmp/rich%zz.yaml', 'URI malformed'],
+  ])('refuses a file: URL %s as a usage error', async (_name, url, reason) => {
+    const run = await cli(['types', url, '-o', join(await typesFolder(), 'webhook-types.ts')]);
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr.split('\n')[0]).toBe(`svc-webhooks types: <contract> is not a local file: URL: ${reason}`);
+  });
+
+  it('refuses a contract of no event in one line, exit 2, rather than write a module that does not compile', async () => {
+    const dir = await typesFolder();
+    const contract = (await readFile(join(CONTRACTS, 'off-envelope.yaml'), 'utf8')).replace(/\n {2}number\.ported:\n(?: {4,}.*\n)+/, '\n');
+    await writeFile(join(dir, 'openapi.yaml'), contract);
+    const run = await cli(['types', join(dir, 'openapi.yaml'), '-o', join(dir, 'webhook-types.ts'), '--schemas']);
+    expect(run).toMatchObject({ code: 2, stdout: '', stderr: 'svc-webhooks types: openapi.yaml describes no event it can use: #/webhooks/conversation.closed has no JSON request body: left out\n' });
+    expect(await readdir(dir)).toEqual(['openapi.yaml']);
+  });
+
+  it('refuses a contract of a $ref to a URL in one line, exit 2', async () => {
+    const dir = await typesFolder();
+    const contract = (await readFile(join(CONTRACTS, 'rich.yaml'), 'utf8')).replace("$ref: '#/components/schemas/CallMissedEvent'", "$ref: 'https://contracts.invalid/call-missed.yaml'");
+    await writeFile(join(dir, 'openapi.yaml'), contract);
+    const run = await cli(['types', join(dir, 'openapi.yaml'), '-o', join(dir, 'webhook-types.ts')]);
+    expect(run).toMatchObject({
+      code: 2,
+      stderr: 'svc-webhooks types: the $ref https://contracts.invalid/call-missed.yaml is a URL: the command reads no network; download it and refer to the file\n',
+    });
   });
 
   it('reads a path that only looks like a URL further on as a file', async () => {
