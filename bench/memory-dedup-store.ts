@@ -8,9 +8,13 @@
  * Measured on a store far from its bound and on one at its bound of 100,000
  * ids, where every claim evicts. Each round runs `BENCH_OPS` deliveries of
  * new ids per case, the cases interleaved; the figures are medians of the
- * rounds.
+ * rounds. Then the heap each done id takes, in a store and in the seen-set,
+ * filled with 100,000 ids of 30 characters after a full collection (run
+ * with --expose-gc): once without the id strings, which any dedup keeps,
+ * and once with them.
  */
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryDedupStore } from '../src/stores/memory-dedup-store.js';
 
 const OPS = Number(process.env.BENCH_OPS ?? 20_000);
@@ -115,4 +119,50 @@ for (const [i, c] of cases.entries()) {
   const ns = median(samples[i]!);
   const map = median(samples[cases.findIndex((other) => other.size === c.size && other.name === 'Map seen-set')]!);
   console.log(`| ${c.size} | ${c.name} | ${ns.toFixed(0)} | ${(ns / map).toFixed(2)}× |`);
+}
+
+/** `BOUND` ids of 30 characters, a length an event id takes. */
+function heapIds(): string[] {
+  return Array.from({ length: BOUND }, (_, i) => `evt_${i.toString().padStart(26, '0')}`);
+}
+
+/** Heap bytes per id that `fill` keeps, after full collections; with `countIds`, the id strings are made after the first reading. */
+async function heapPerId(fill: (ids: readonly string[]) => Promise<unknown>, countIds: boolean): Promise<number> {
+  const collect = globalThis.gc;
+  if (collect === undefined) throw new Error('run with node --expose-gc');
+  const settled = async (): Promise<number> => {
+    await sleep(10);
+    collect();
+    collect();
+    return process.memoryUsage().heapUsed;
+  };
+  let ids = countIds ? [] : heapIds();
+  const before = await settled();
+  if (countIds) ids = heapIds();
+  const held = await fill(ids);
+  // The ids' own array is not the dedup's: let it go before reading.
+  ids = [];
+  const after = await settled();
+  if (held === undefined) throw new Error('nothing held');
+  return (after - before) / BOUND;
+}
+
+async function filledStore(ids: readonly string[]): Promise<unknown> {
+  const store = new MemoryDedupStore({ maxEntries: BOUND });
+  const deliver = memoryStore(store);
+  for (const id of ids) await deliver(id);
+  return store;
+}
+
+async function filledMap(ids: readonly string[]): Promise<unknown> {
+  const deliver = mapSeenSet(BOUND);
+  for (const id of ids) deliver(id);
+  return deliver;
+}
+
+console.log(`\nHeap per done id, ${BOUND.toLocaleString('en')} ids of ${heapIds()[0]!.length} characters:\n`);
+console.log('| dedup | bytes per id | with the id strings |');
+console.log('|---|---:|---:|');
+for (const [name, fill] of [['MemoryDedupStore', filledStore], ['Map seen-set', filledMap]] as const) {
+  console.log(`| ${name} | ${(await heapPerId(fill, false)).toFixed(0)} | ${(await heapPerId(fill, true)).toFixed(0)} |`);
 }

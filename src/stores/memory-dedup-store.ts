@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../base/option-checks.js';
 import { answerAtOnce, type BeginResult, type DedupStore } from './dedup-store.js';
 import { WebhookDedupError } from '../core/errors.js';
-import { EntryQueue } from './entry-queue.js';
+import { KeyQueue } from './key-queue.js';
 
 /** Options of `new MemoryDedupStore()`. */
 export interface MemoryDedupStoreOptions {
@@ -36,14 +36,18 @@ export interface MemoryDedupStoreOptions {
   readonly now?: () => number;
 }
 
-/** An id's state: leased under `token`, or done once `token` is undefined; it counts until `expiresAt`. */
-interface Entry {
-  readonly id: string;
-  readonly token: string | undefined;
+/** A lease on an id: held under `token` until `expiresAt`. Never changed, only replaced. */
+interface Lease {
+  readonly token: string;
   readonly expiresAt: number;
 }
 
-/** Stale entries a queue may hold beyond twice the store's entries before it is compacted. */
+/** When what is held on an id ends: a lease's expiry, or a done id's. */
+function expiryOf(held: Lease | number): number {
+  return typeof held === 'number' ? held : held.expiresAt;
+}
+
+/** Stale keys a queue may hold beyond twice its map's entries before it is compacted. */
 const QUEUE_SLACK = 1024;
 
 const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
@@ -57,13 +61,15 @@ const DONE: BeginResult = Object.freeze({ state: 'done' });
 export class MemoryDedupStore implements DedupStore {
   readonly #maxEntries: number;
   readonly #now: () => number;
-  readonly #entries = new Map<string, Entry>();
-  // Entries are never changed, only replaced, so a queued entry is current while the map still holds it.
-  readonly #isCurrent = (entry: Entry): boolean => this.#entries.get(entry.id) === entry;
-  /** Leases in order of claim or renewal: the first is the oldest, the one to evict if it ran out. */
-  readonly #leases = new EntryQueue(this.#isCurrent);
+  /** Each id held: its lease, or the expiry of a done id, a number alone, as done ids are most of a full store. */
+  readonly #entries = new Map<string, Lease | number>();
+  /** Leased ids in order of claim or renewal, each current while its lease has the expiry it was queued with: the first is the oldest, the one to evict if it ran out. */
+  readonly #leaseOrder = new KeyQueue((id, expiresAt) => {
+    const held = this.#entries.get(id);
+    return typeof held === 'object' && held.expiresAt === expiresAt;
+  });
   /** Done ids in order of completion: the first is the one to forget when full. */
-  readonly #done = new EntryQueue(this.#isCurrent);
+  readonly #doneOrder = new KeyQueue((id, expiresAt) => this.#entries.get(id) === expiresAt);
   readonly #sweepIntervalMs: number;
   #nextSweepAt = -Infinity;
   #tokenPrefix: string | undefined;
@@ -108,8 +114,7 @@ export class MemoryDedupStore implements DedupStore {
 
   /** Moves the end of the lease on `id` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
   renew(id: string, token: string, leaseMs: number): Promise<boolean> {
-    // Queued again, last: the first lease stays the oldest claim or renewal.
-    return settledWith(this.#replaceLease, id, token, 'leaseMs', leaseMs, this.#leases, token);
+    return settledWith(this.#renew, id, token, leaseMs);
   }
 
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
@@ -121,29 +126,67 @@ export class MemoryDedupStore implements DedupStore {
     const now = this.#now();
     if (now >= this.#nextSweepAt) this.#sweep(now);
     const held = this.#entries.get(id);
-    if (held !== undefined && held.expiresAt > now) return held.token === undefined ? DONE : IN_PROGRESS;
-    // An expired entry of the same id is replaced in its slot; only a new id needs room.
-    if (held === undefined) this.#makeRoom(now);
+    if (held === undefined) {
+      // Only a new id needs room; an expired one is replaced in its slot.
+      this.#makeRoom(now);
+    } else if (typeof held === 'number') {
+      if (held > now) return DONE;
+    } else if (held.expiresAt > now) {
+      return IN_PROGRESS;
+    }
     const token = this.#newToken();
-    this.#enqueue(this.#leases, { id, token, expiresAt: now + leaseMs });
+    this.#lease(id, { token, expiresAt: now + leaseMs });
     return { state: 'claimed', token };
   };
 
-  readonly #complete = (id: string, token: string, retentionMs: number): boolean =>
-    this.#replaceLease(id, token, 'retentionMs', retentionMs, this.#done, undefined);
+  readonly #complete = (id: string, token: string, retentionMs: number): boolean => {
+    checkDuration('retentionMs', retentionMs);
+    const now = this.#now();
+    if (!this.#leaves(id, token, now)) return false;
+    // Replaced where it is: a delete and a set would leave a deleted slot in the map until it rehashes.
+    const expiresAt = now + retentionMs;
+    this.#entries.set(id, expiresAt);
+    this.#queue(this.#doneOrder, id, expiresAt);
+    return true;
+  };
 
   readonly #release = (id: string, token: string): boolean => {
-    const held = this.#held(id, token, this.#now());
-    if (held === undefined) return false;
-    this.#leases.dropNewest(held);
+    if (!this.#leaves(id, token, this.#now())) return false;
     this.#entries.delete(id);
     return true;
   };
 
-  /** The live lease `token` holds on `id` at `now`, if it does; an expired lease is held by nobody. */
-  #held(id: string, token: string, now: number): Entry | undefined {
-    const entry = this.#entries.get(id);
-    return entry !== undefined && entry.token !== undefined && entry.token === token && entry.expiresAt > now ? entry : undefined;
+  readonly #renew = (id: string, token: string, leaseMs: number): boolean => {
+    checkDuration('leaseMs', leaseMs);
+    const now = this.#now();
+    if (!this.#leaves(id, token, now)) return false;
+    // Queued again, last: the first lease stays the oldest claim or renewal.
+    this.#lease(id, { token, expiresAt: now + leaseMs });
+    return true;
+  };
+
+  /**
+   * Whether `token` holds a live lease on `id` at `now`; an expired lease is held by nobody. If it does,
+   * the lease is about to be replaced or deleted: its slot in the queue goes now if it is the newest
+   * there (a claim settled at once), and is otherwise left stale.
+   */
+  #leaves(id: string, token: string, now: number): boolean {
+    const lease = this.#entries.get(id);
+    if (typeof lease !== 'object' || lease.token !== token || lease.expiresAt <= now) return false;
+    this.#leaseOrder.dropNewest(id, lease.expiresAt);
+    return true;
+  }
+
+  #lease(id: string, lease: Lease): void {
+    this.#entries.set(id, lease);
+    this.#queue(this.#leaseOrder, id, lease.expiresAt);
+  }
+
+  #queue(queue: KeyQueue, id: string, expiresAt: number): void {
+    queue.push(id, expiresAt);
+    // Equivalent: when (or whether) a queue is compacted changes memory and time only; stale keys are dropped as they are met.
+    // Stryker disable next-line all
+    if (queue.length > 2 * this.#entries.size + QUEUE_SLACK) queue.compact();
   }
 
   /**
@@ -153,49 +196,29 @@ export class MemoryDedupStore implements DedupStore {
    */
   #newToken(): string {
     this.#tokenPrefix ??= `${randomBytes(16).toString('hex')}-`;
+    // Equivalent: counting down gives every claim a token of its own as well.
+    // Stryker disable next-line UpdateOperator
     return this.#tokenPrefix + (this.#claims++).toString(36);
-  }
-
-  /**
-   * If `token` holds a live lease on `id`, replaces it with an entry ending
-   * `ms` (the duration `name`) from now, held by `newToken` or done if that is
-   * undefined, and queues it on `queue`. Answers whether it did.
-   */
-  readonly #replaceLease = (id: string, token: string, name: string, ms: number, queue: EntryQueue<Entry>, newToken: string | undefined): boolean => {
-    checkDuration(name, ms);
-    const now = this.#now();
-    const held = this.#held(id, token, now);
-    if (held === undefined) return false;
-    // Replaced, the lease is stale in its queue; the newest there (a claim settled at once) goes now.
-    this.#leases.dropNewest(held);
-    this.#enqueue(queue, { id, token: newToken, expiresAt: now + ms });
-    return true;
-  };
-
-  #enqueue(queue: EntryQueue<Entry>, entry: Entry): void {
-    this.#entries.set(entry.id, entry);
-    queue.push(entry);
-    if (queue.length > 2 * this.#entries.size + QUEUE_SLACK) queue.compact();
   }
 
   /** Frees one slot if the store is full, losing no live lease; throws `dedup_unavailable` if it cannot. */
   #makeRoom(now: number): void {
-    if (this.#entries.size < this.#maxEntries) return;
-    const oldestLease = this.#leases.first();
-    const oldest = oldestLease !== undefined && oldestLease.expiresAt <= now ? oldestLease : this.#done.first();
+    if (this.size < this.#maxEntries) return;
+    const oldestLease = this.#leaseOrder.first();
+    const oldest = oldestLease !== undefined && expiryOf(this.#entries.get(oldestLease)!) <= now ? oldestLease : this.#doneOrder.first();
     if (oldest === undefined) {
       throw new WebhookDedupError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
     }
-    // Deleted from the map, it is stale in its queue, which drops it when next met.
-    this.#entries.delete(oldest.id);
+    // Deleted from the map, an id is stale in its queue, which drops it when next met.
+    this.#entries.delete(oldest);
   }
 
   #sweep(now: number): void {
     this.#nextSweepAt = now + this.#sweepIntervalMs;
     // Deleting the current entry while iterating a Map is safe.
-    for (const [id, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(id);
-    this.#leases.compact();
-    this.#done.compact();
+    for (const [id, held] of this.#entries) if (expiryOf(held) <= now) this.#entries.delete(id);
+    this.#leaseOrder.compact();
+    this.#doneOrder.compact();
   }
 }
 

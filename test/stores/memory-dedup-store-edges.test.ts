@@ -26,12 +26,15 @@ describe('MemoryDedupStore option checks', () => {
     expect(() => store(options as never)).toThrow(new TypeError(`svc-webhooks: ${says}`));
   });
 
-  it('refuses a zero lease or retention, naming it', async () => {
+  it('refuses a zero lease, renewal or retention, naming it', async () => {
     const memory = store();
     await expect(memory.begin('evt_1', 0)).rejects.toThrow(new TypeError('svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 9007199254740991'));
     const token = await claim(memory, 'evt_1');
     await expect(memory.complete('evt_1', token, 0)).rejects.toThrow(
       new TypeError('svc-webhooks: retentionMs must be a whole number of milliseconds from 1 to 9007199254740991'),
+    );
+    await expect(memory.renew('evt_1', token, 0)).rejects.toThrow(
+      new TypeError('svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 9007199254740991'),
     );
   });
 

@@ -86,6 +86,18 @@ describe('MemoryDedupStore: bounded memory', () => {
     expect(await store.begin('z', 1_000)).toEqual({ state: 'in_progress' });
   });
 
+  it('takes the slot of a lease that ran out, past an older lease renewed since', async () => {
+    const { store, advance } = manualStore({ maxEntries: 2 });
+    const renewed = await claim(store, 'renewed', 100);
+    await claim(store, 'lapsed', 100);
+    await advance(50);
+    expect(await store.renew('renewed', renewed, 100)).toBe(true);
+    await advance(70);
+    // 'lapsed' ran out at 100 ms; 'renewed', claimed first, lives until 150 ms.
+    expect((await store.begin('new', 1_000)).state).toBe('claimed');
+    expect(await store.begin('renewed', 1_000)).toEqual({ state: 'in_progress' });
+  });
+
   it('makes the receiver answer 503 when full of live leases', async () => {
     const { store } = manualStore({ maxEntries: 1 });
     await claim(store, 'evt_busy');
