@@ -50,7 +50,7 @@ function issueOf(error: { readonly keywordLocation: string; readonly instanceLoc
 
 // The keys of the location in the value: the location neither percent-encodes a key nor escapes its "/", so the value's keys decide, the longest first.
 function pathOf(location: string, value: unknown, slashes: WeakMap<object, number>): string[] {
-  const parts = location === '#' ? [] : location.replace(/^#\\//, '').split('/');
+  const parts = location.split('/').slice(1);
   const path = [];
   let node = value;
   for (let start = 0; start < parts.length; ) {

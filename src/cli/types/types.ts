@@ -83,8 +83,9 @@ arguments or a contract it cannot use.`,
  */
 async function writeAll(files: ReadonlyArray<[string, string]>): Promise<void> {
   const temporary = files.map(([path]) => `${path}.${process.pid}.tmp`);
-  let path = '';
-  let renamed = 0;
+  // The file in hand: set before anything can fail.
+  let path: string | undefined;
+  const written: string[] = [];
   try {
     for (const [n, [target, text]] of files.entries()) {
       path = target;
@@ -96,12 +97,12 @@ async function writeAll(files: ReadonlyArray<[string, string]>): Promise<void> {
     for (const [n, [target]] of files.entries()) {
       path = target;
       await rename(temporary[n]!, target);
-      renamed += 1;
+      written.push(target);
     }
   } catch (error) {
     // A temporary file that was never made, or under no folder, is no failure of its own.
-    await Promise.all(temporary.map((temp) => rm(temp, { force: true }).catch(() => undefined)));
-    const stale = renamed === 0 ? '' : ` (${files.slice(0, renamed).map(([done]) => done).join(', ')} written; the rest is stale)`;
+    await Promise.all(temporary.map((temp) => rm(temp).catch(() => undefined)));
+    const stale = written.length === 0 ? '' : ` (${written.join(', ')} written; the rest is stale)`;
     // "EISDIR: illegal operation on a directory": the system's reason, without the path it repeats.
     throw new ContractError(`cannot write ${path}: ${String((error as Error).message).split(', ')[0]}${stale}`);
   }
@@ -115,6 +116,8 @@ async function makeFolder(folder: string): Promise<void> {
     const code = (error as { code?: unknown }).code;
     // One that is there, or a file in its place: writing the module says which.
     if (code === 'EEXIST') return;
+    // Equivalent on Linux: mkdir of a root ("/", or "." in a removed folder) answers EEXIST, never ENOENT (a missing Windows drive does), and another code met again one level up is the same failure.
+    // Stryker disable next-line ConditionalExpression,LogicalOperator
     if (code !== 'ENOENT' || dirname(folder) === folder) throw error;
     await makeFolder(dirname(folder));
     await mkdir(folder);
@@ -144,7 +147,8 @@ export function shortDiff(before: string, after: string): string {
   const old = before.split('\n');
   const now = after.split('\n');
   let start = 0;
-  while (start < old.length && start < now.length && old[start] === now[start]) start += 1;
+  // No bound on `now`: a line past its end is undefined, which no line of `old` equals.
+  while (start < old.length && old[start] === now[start]) start += 1;
   let oldEnd = old.length;
   let nowEnd = now.length;
   while (oldEnd > start && nowEnd > start && old[oldEnd - 1] === now[nowEnd - 1]) {

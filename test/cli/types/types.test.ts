@@ -1,11 +1,12 @@
 /** `svc-webhooks types` as a user runs it: what it writes and prints, --check, and each contract it cannot use. */
+import { Buffer } from 'node:buffer';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { ContractError } from '../../../src/cli/shared/contract-error.js';
 import { loadPeer, SCHEMA_PEERS } from '../../../src/cli/shared/peers.js';
-import { shortDiff } from '../../../src/cli/types/types.js';
+import { shortDiff, typesCommand } from '../../../src/cli/types/types.js';
 import { inProcessCli } from '../in-process-cli.js';
 import { CONTRACTS, runTypes, typesFolder } from '../../helpers/contract-types.js';
 
@@ -121,6 +122,13 @@ describe('svc-webhooks types', () => {
     expect(await readFile(join(dir, 'generated.ts', 'hooks.ts-types.schemas.ts'), 'utf8')).toContain(`import type {} from "./hooks.ts-types.js";`);
   });
 
+  it('makes every missing folder above the module, one level at a time', async () => {
+    const dir = await typesFolder();
+    const out = join(dir, 'src', 'generated', 'webhook-types.ts');
+    expect(await cli(['types', join(CONTRACTS, 'rich.yaml'), '-o', out])).toMatchObject({ code: 0, stderr: '' });
+    expect(await readFile(out, 'utf8')).toContain('interface ContractEventMap');
+  });
+
   it.each([
     ['a folder', async (dir: string) => (await mkdir(join(dir, 'webhook-types.ts')), join(dir, 'webhook-types.ts')), 'it is a folder'],
     ['under a file', async (dir: string) => (await writeFile(join(dir, 'file'), ''), join(dir, 'file', 'webhook-types.ts')), 'ENOTDIR: not a directory'],
@@ -173,6 +181,13 @@ describe('svc-webhooks types', () => {
       code: 2,
       stderr: 'svc-webhooks types: the $ref https://contracts.invalid/call-missed.yaml is a URL: the command reads no network; download it and refer to the file\n',
     });
+  });
+
+  it("throws a failure that is not the contract's, such as its output's, rather than call it a usage error", async () => {
+    const dir = await typesFolder();
+    const closed = new Error('write EPIPE');
+    const io = { out: () => { throw closed; }, err: () => {}, stdin: async () => Buffer.alloc(0) };
+    await expect(typesCommand.run([join(CONTRACTS, 'rich.yaml'), '-o', join(dir, 'webhook-types.ts')], io)).rejects.toBe(closed);
   });
 
   it('reads a path that only looks like a URL further on as a file', async () => {
@@ -255,6 +270,8 @@ describe('svc-webhooks types --check', () => {
     expect(shortDiff('x\nx', 'x\nx\nx')).toBe('@@ line 3 @@\n+ x');
     expect(shortDiff('a\nb\nb\nz', 'a\nb\nz')).toBe('@@ line 3 @@\n- b');
     expect(shortDiff('a\nz', 'b\nz')).toBe('@@ line 1 @@\n- a\n+ b');
+    // Texts alike: an empty stretch just past the last line.
+    expect(shortDiff('a\nb', 'a\nb')).toBe('@@ line 3 @@');
     const six = Array.from({ length: 6 }, (_, n) => `line ${n}`).join('\n');
     expect(shortDiff(`${six}\nline 6`, 'other').split('\n')).toEqual(['@@ line 1 @@', '- line 0', '- line 1', '- line 2', '- line 3', '- line 4', '- line 5', '- … 1 more line(s)', '+ other']);
     expect(shortDiff(six, 'other').split('\n')).toEqual(['@@ line 1 @@', '- line 0', '- line 1', '- line 2', '- line 3', '- line 4', '- line 5', '+ other']);
