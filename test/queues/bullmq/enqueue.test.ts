@@ -146,6 +146,9 @@ describe('enqueue options', () => {
   const queue: JobQueue = { add: async () => undefined };
   it.each([
     ['no queue', () => enqueue(undefined as never), 'svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)'],
+    ['a queue that is null', () => enqueue(null as never), 'svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)'],
+    ['a queue with no add method', () => enqueue({ name: 'q' } as never), 'svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)'],
+    ['job options that are a number', () => enqueue(queue, { job: 3 as never }), 'svc-webhooks: enqueue options.job must be an object'],
     ['options that are no object', () => enqueue(queue, 7 as never), 'svc-webhooks: enqueue options must be an object'],
     ['job options that are no object', () => enqueue(queue, { job: null as never }), 'svc-webhooks: enqueue options.job must be an object'],
     ['a jobId of its own', () => enqueue(queue, { job: { jobId: 'x' } as never }), 'svc-webhooks: job.jobId is not taken: each event is one job, keyed on the event'],

@@ -29,7 +29,8 @@ describe('jobIdOf', () => {
     );
   });
 
-  it('refuses an empty key with a TypeError', () => {
+  it('refuses an empty key, or one that is no string, with a TypeError', () => {
     expect(() => jobIdOf('')).toThrow(new TypeError('svc-webhooks: a dedup key must be a non-empty string'));
+    expect(() => jobIdOf(42 as never)).toThrow(new TypeError('svc-webhooks: a dedup key must be a non-empty string'));
   });
 });

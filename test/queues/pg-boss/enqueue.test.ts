@@ -340,11 +340,14 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
 
     it.each([
       ['no pg-boss', () => enqueue({} as TestPgBoss, 'q', { pool }), 'svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument'],
+      ['a pg-boss that is null', () => enqueue(null as unknown as TestPgBoss, 'q', { pool }), 'svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument'],
       ['no queue name', () => enqueue(boss, '', { pool }), 'svc-webhooks: enqueue needs the name of a pg-boss queue'],
+      ['a queue name that is no string', () => enqueue(boss, 42 as never, { pool }), 'svc-webhooks: enqueue needs the name of a pg-boss queue'],
       ['no options', () => enqueue(boss, 'q', undefined as unknown as PgBossEnqueueOptions), 'svc-webhooks: enqueue needs options with pool, a pg Pool on the database of pg-boss'],
       ['options that are null', () => enqueue(boss, 'q', null as unknown as PgBossEnqueueOptions), 'svc-webhooks: enqueue options must be an object'],
       ['no pool', () => enqueue(boss, 'q', {} as PgBossEnqueueOptions), 'svc-webhooks: enqueue needs pool, a pg Pool on the database of pg-boss'],
       ['job options that are no object', () => enqueue(boss, 'q', { pool, job: 3 as never }), 'svc-webhooks: enqueue options.job must be an object'],
+      ['job options that are null', () => enqueue(boss, 'q', { pool, job: null as never }), 'svc-webhooks: enqueue options.job must be an object'],
       ['a timeout of 0', () => enqueue(boss, 'q', { pool, timeoutMs: 0 }), 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
       ['a timeout that is no whole number', () => enqueue(boss, 'q', { pool, timeoutMs: 1.5 }), 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
     ])('throws TypeError at creation for %s', (_name, create, message) => {
