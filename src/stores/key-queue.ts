@@ -19,20 +19,31 @@ export class KeyQueue {
   #stamps: number[] = [];
   #head = 0;
   readonly #isCurrent: (key: string, stamp: number) => boolean;
+  readonly #held: { readonly size: number };
 
-  /** `isCurrent` tells whether a key queued with a stamp still counts; the others are dropped as they are met. */
-  constructor(isCurrent: (key: string, stamp: number) => boolean) {
+  /**
+   * `isCurrent` tells whether a key queued with a stamp still counts; the others are dropped as they are
+   * met. `held` is what holds the keys that may be current (a Map): past twice its size and `SLACK`
+   * slots, a push compacts.
+   */
+  constructor(isCurrent: (key: string, stamp: number) => boolean, held: { readonly size: number }) {
     this.#isCurrent = isCurrent;
+    this.#held = held;
   }
+
+  /** Stale slots a queue may hold beyond twice the keys held before a push compacts it. */
+  static readonly SLACK = 1024;
 
   /** Keys queued, stale ones not yet dropped included. */
   get length(): number {
     return this.#keys.length - this.#head;
   }
 
+  /** Queues `key` with `stamp`, last; compacts the queue first if stale slots have piled up. */
   push(key: string, stamp: number): void {
     this.#keys.push(key);
     this.#stamps.push(stamp);
+    if (this.length > 2 * this.#held.size + KeyQueue.SLACK) this.compact();
   }
 
   /** The oldest current key, after dropping the stale ones before it; undefined if there is none. */

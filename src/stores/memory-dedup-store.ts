@@ -47,9 +47,6 @@ function expiryOf(held: Lease | number): number {
   return typeof held === 'number' ? held : held.expiresAt;
 }
 
-/** Stale keys a queue may hold beyond twice its map's entries before it is compacted. */
-const QUEUE_SLACK = 1024;
-
 const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
 const DONE: BeginResult = Object.freeze({ state: 'done' });
 
@@ -64,12 +61,15 @@ export class MemoryDedupStore implements DedupStore {
   /** Each id held: its lease, or the expiry of a done id, a number alone, as done ids are most of a full store. */
   readonly #entries = new Map<string, Lease | number>();
   /** Leased ids in order of claim or renewal, each current while its lease has the expiry it was queued with: the first is the oldest, the one to evict if it ran out. */
-  readonly #leaseOrder = new KeyQueue((id, expiresAt) => {
-    const held = this.#entries.get(id);
-    return typeof held === 'object' && held.expiresAt === expiresAt;
-  });
+  readonly #leaseOrder = new KeyQueue(
+    (id, expiresAt) => {
+      const held = this.#entries.get(id);
+      return typeof held === 'object' && held.expiresAt === expiresAt;
+    },
+    this.#entries,
+  );
   /** Done ids in order of completion: the first is the one to forget when full. */
-  readonly #doneOrder = new KeyQueue((id, expiresAt) => this.#entries.get(id) === expiresAt);
+  readonly #doneOrder = new KeyQueue((id, expiresAt) => this.#entries.get(id) === expiresAt, this.#entries);
   readonly #sweepIntervalMs: number;
   #nextSweepAt = -Infinity;
   #tokenPrefix: string | undefined;
@@ -146,7 +146,7 @@ export class MemoryDedupStore implements DedupStore {
     // Replaced where it is: a delete and a set would leave a deleted slot in the map until it rehashes.
     const expiresAt = now + retentionMs;
     this.#entries.set(id, expiresAt);
-    this.#queue(this.#doneOrder, id, expiresAt);
+    this.#doneOrder.push(id, expiresAt);
     return true;
   };
 
@@ -179,14 +179,7 @@ export class MemoryDedupStore implements DedupStore {
 
   #lease(id: string, lease: Lease): void {
     this.#entries.set(id, lease);
-    this.#queue(this.#leaseOrder, id, lease.expiresAt);
-  }
-
-  #queue(queue: KeyQueue, id: string, expiresAt: number): void {
-    queue.push(id, expiresAt);
-    // Equivalent: when (or whether) a queue is compacted changes memory and time only; stale keys are dropped as they are met.
-    // Stryker disable next-line all
-    if (queue.length > 2 * this.#entries.size + QUEUE_SLACK) queue.compact();
+    this.#leaseOrder.push(id, lease.expiresAt);
   }
 
   /**

@@ -5,7 +5,7 @@ import { KeyQueue } from '../../src/stores/key-queue.js';
 
 /** A queue of keys, each current while `live` maps it to the stamp it was queued with. */
 function queueOf(live: Map<string, number>): KeyQueue {
-  return new KeyQueue((key, stamp) => live.get(key) === stamp);
+  return new KeyQueue((key, stamp) => live.get(key) === stamp, live);
 }
 
 /** Queues each key with stamp 1 and marks it live. */
@@ -87,6 +87,19 @@ describe('KeyQueue', () => {
     expect(queue.length).toBe(2);
     expect(forgetFirst(queue, live)).toBe('b');
     expect(queue.first()).toBe('a');
+  });
+
+  it('compacts itself on the push that takes its stale slots past twice the keys held and the slack', () => {
+    const live = new Map<string, number>();
+    const queue = filled(live, ['a', 'b']);
+    const room = 2 * live.size + KeyQueue.SLACK;
+    // Slots of a key that has no state: stale from the start.
+    for (let i = queue.length; i < room; i++) queue.push('gone', 1);
+    expect(queue.length).toBe(room);
+    queue.push('gone', 1);
+    expect(queue.length).toBe(2);
+    expect(forgetFirst(queue, live)).toBe('a');
+    expect(queue.first()).toBe('b');
   });
 
   it('gives back the slots it dropped past, still answering the keys after them', () => {
