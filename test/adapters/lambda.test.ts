@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook, type LambdaWebhookContext, type LambdaWebhookOptions, type LambdaWebhookResult } from '../../adapters/lambda.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type HarnessSpec } from '../helpers/adapter-contract.js';
-import { hearDeliveries } from '../helpers/delivery-traces.js';
+import { hearDeliveries } from '../helpers/heard-traces.js';
 import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { deliveryOf, envelope, keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';

@@ -17,7 +17,7 @@ import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
 import { OnWebhook, WebhooksModule, WebhooksRoute, type WebhooksModuleOptions } from '../../adapters/nestjs.js';
 import type { CallMissedEvent, DedupStore, Handoff, MessageReceivedEvent, StandardSchema, WebhookDelivery } from '../../src/index.js';
-import { hearDeliveries } from '../helpers/delivery-traces.js';
+import { hearDeliveries } from '../helpers/heard-traces.js';
 import { refusalOf } from '../helpers/refusal.js';
 import { keyOf, NOW_SECONDS, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';

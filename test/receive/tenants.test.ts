@@ -8,7 +8,7 @@ import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
-import { hearDeliveries } from '../helpers/delivery-traces.js';
+import { hearDeliveries } from '../helpers/heard-traces.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 

@@ -12,6 +12,7 @@ import { recordingLogger } from '../../helpers/recording-logger.js';
 import { redisUrl } from '../../helpers/redis-clients.js';
 import { BULLMQ_MAJORS, connectionTo, dropQueue, uniqueQueueName, type BullMQMajor, type TestJob, type TestQueue } from '../../helpers/bullmq-majors.js';
 import { eventOf } from '../../helpers/events.js';
+import { hearJobs } from '../../helpers/heard-traces.js';
 import { deliveryOf, keyOf } from '../../helpers/signed-request.js';
 import { TestDedupStore } from '../../helpers/test-dedup-store.js';
 
@@ -64,8 +65,10 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 
-  it('does not run a handler again for an event queued again after its job was removed', async () => {
+  it('does not run a handler again for an event queued again after its job was removed, and tells the job channel so', async () => {
     const { queue, start, handoff } = setUp(major);
+    const jobs = hearJobs();
+    cleanups.push(async () => jobs.stop());
     let calls = 0;
     await start({ dedup: new TestDedupStore(), on: { 'call.missed': () => void calls++ } });
     await handoff.hand(deliveryOf());
@@ -74,10 +77,13 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
 
     expect((await settled(queue, jobOf('evt_1'))).returnvalue).toBe('duplicate');
     expect(calls).toBe(1);
+    expect(jobs.outcomes.get(jobOf('evt_1'))).toEqual(['processed', 'duplicate']);
   });
 
-  it('runs the handler once when two workers take copies of the event at once', async () => {
+  it('runs the handler once when two workers take copies of the event at once, the copy that finds it running postponed', async () => {
     const { queue, start } = setUp(major);
+    const jobs = hearJobs();
+    cleanups.push(async () => jobs.stop());
     const dedup = new TestDedupStore();
     let calls = 0;
     const on = { 'call.missed': async () => void (calls++, await pause(300)) };
@@ -89,6 +95,11 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     const results = await Promise.all(['copy-a', 'copy-b'].map(async (id) => (await settled(queue, id)).returnvalue));
     expect(results.sort()).toEqual(['duplicate', 'processed']);
     expect(calls).toBe(1);
+    // The copy that found the event running waited, without an attempt, until it was done.
+    const [first, second] = ['copy-a', 'copy-b'].map((id) => jobs.outcomes.get(id) ?? []).sort((a, b) => a.length - b.length);
+    expect(first).toEqual(['processed']);
+    expect(second).toEqual([...second!.slice(0, -1).map(() => 'postponed'), 'duplicate']);
+    expect(second!.length).toBeGreaterThan(1);
   });
 
   it('does not run the handler again when BullMQ re-runs the job as stalled while its first run goes on', async () => {
