@@ -121,6 +121,32 @@ describe('DeadlineQueue, once drained and on Workers', () => {
     expect(fired).toEqual(['first', 'second']);
   });
 
+  it('lets a deadline be cancelled after it fired (as withinDeadline does once late won) without touching those started since', async () => {
+    const queue = new DeadlineQueue(50);
+    const fired: string[] = [];
+    const first = queue.start(() => fired.push('first'));
+    await vi.advanceTimersByTimeAsync(50);
+    for (const name of ['second', 'third']) queue.start(() => fired.push(name));
+    first.cancel();
+    await vi.advanceTimersByTimeAsync(50);
+    expect(fired).toEqual(['first', 'second', 'third']);
+  });
+
+  it('cancels the right deadline, and none of the others, once the queue dropped the slots of 1,025 that fired', async () => {
+    const queue = new DeadlineQueue(100);
+    const fired: number[] = [];
+    const early = Array.from({ length: 1_025 }, (_, i) => queue.start(() => fired.push(i)));
+    await vi.advanceTimersByTimeAsync(50);
+    const later = Array.from({ length: 3 }, (_, i) => queue.start(() => fired.push(2_000 + i)));
+    // The 1,025 fire while 3 wait: more than half the slots are spent, and the queue drops them.
+    await vi.advanceTimersByTimeAsync(50);
+    expect(fired).toHaveLength(1_025);
+    for (const deadline of early) deadline.cancel();
+    later[1]!.cancel();
+    await vi.advanceTimersByTimeAsync(50);
+    expect(fired.slice(1_025)).toEqual([2_000, 2_002]);
+  });
+
   it('sleeps until the next deadline is due, rather than waking each millisecond', async () => {
     const queue = new DeadlineQueue(100);
     queue.start(() => undefined);

@@ -1,12 +1,16 @@
 /**
  * Telling the operator of a failed store: an onStoreError that cannot change
  * anything by throwing, or the default log line, written at most once per
- * store per interval, naming what failed and what it leads to.
+ * store per interval, naming what failed and what it leads to; and the
+ * channels a subscriber hears each failure on.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { STORE_LOG_INTERVAL_MS, storeErrorLog, storeErrorReporter } from '../../src/process/store-failures.js';
+import { SECRET_LOOKUP_CHANNEL, STORE_CHANNEL } from '../../src/process/diagnostics.js';
+import { STORE_LOG_INTERVAL_MS, storeErrorLog, storeErrorReporter, tellLookupFailure, tellStoreFailure } from '../../src/process/store-failures.js';
 import { storeFailureHint } from '../../src/stores/store-failure-hint.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -95,6 +99,25 @@ describe('storeErrorLog', () => {
     first(new Error('down'), { operation: 'begin', key: 'evt_7' });
     expect(lines(log)[3]).not.toMatch(/more store failures/);
   });
+
+  it("gives a logger the fields of each line: the code, what failed, the tenant, the error, and the failures left out", async () => {
+    const { logger, lines: written } = recordingLogger();
+    const store = {};
+    const logged = storeErrorLog(store, undefined, logger);
+    logged(new Error('down'), { operation: 'begin', key: 'k:evt_1', tenant: 'acme' });
+    logged(new Error('down'), { operation: 'begin', key: 'k:evt_2' });
+    await vi.advanceTimersByTimeAsync(STORE_LOG_INTERVAL_MS);
+    logged(Object.assign(new Error('gone'), { code: 'ECONNREFUSED' }), { operation: 'complete', key: 'k:evt_3' });
+    storeErrorLog({}, undefined, logger)(new TypeError('no row'), { operation: 'lookup', id: 'evt_4', tenant: 'acme' });
+    storeErrorLog({}, undefined, logger)(new TypeError('no params'), { operation: 'lookup', id: 'evt_5' });
+    // Strictly: a record names a tenant only where there is one.
+    expect(written.map(([level, fields]) => [level, fields])).toStrictEqual([
+      ['warn', { code: 'store_failed', operation: 'begin', key: 'k:evt_1', tenant: 'acme', errorClass: 'Error', errorMessage: 'down' }],
+      ['error', { code: 'store_failed', operation: 'complete', key: 'k:evt_3', errorClass: 'Error', errorCode: 'ECONNREFUSED', errorMessage: 'gone', unlogged: 1 }],
+      ['warn', { code: 'secret_unavailable', operation: 'lookup', id: 'evt_4', tenant: 'acme', errorClass: 'TypeError', errorMessage: 'no row' }],
+      ['warn', { code: 'secret_unavailable', operation: 'lookup', id: 'evt_5', errorClass: 'TypeError', errorMessage: 'no params' }],
+    ]);
+  });
 });
 
 describe('storeErrorLog, for a secret lookup', () => {
@@ -122,5 +145,31 @@ describe('storeErrorLog, for a secret lookup', () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     storeErrorLog({}, 'the job waits in the delayed set and is tried again')(new Error('down'), { operation: 'begin', key: 'k:evt_4' });
     expect(log.mock.calls).toEqual([['svc-webhooks: the dedup store failed to begin event "k:evt_4" (Error: down); the job waits in the delayed set and is tried again.']]);
+  });
+});
+
+describe('tellStoreFailure and tellLookupFailure', () => {
+  it('publish each failure on its channel, naming the tenant only where there is one', () => {
+    const [stores, lookups]: unknown[][] = [[], []];
+    const onStore = (message: unknown): void => void stores.push(message);
+    const onLookup = (message: unknown): void => void lookups.push(message);
+    subscribe(STORE_CHANNEL, onStore);
+    subscribe(SECRET_LOOKUP_CHANNEL, onLookup);
+    try {
+      const error = new Error('down');
+      tellStoreFailure('begin', 'k:evt_1', 1, error);
+      tellStoreFailure('complete', 'k:evt_2', 2, error, 'acme');
+      tellLookupFailure('evt_3', undefined, error);
+      tellLookupFailure('evt_4', 'acme', error);
+      // Strictly: a tenant key holding undefined is not the same message.
+      expect(stores).toStrictEqual([
+        { operation: 'begin', key: 'k:evt_1', attempt: 1, error },
+        { operation: 'complete', key: 'k:evt_2', attempt: 2, error, tenant: 'acme' },
+      ]);
+      expect(lookups).toStrictEqual([{ id: 'evt_3', error }, { id: 'evt_4', tenant: 'acme', error }]);
+    } finally {
+      unsubscribe(STORE_CHANNEL, onStore);
+      unsubscribe(SECRET_LOOKUP_CHANNEL, onLookup);
+    }
   });
 });
