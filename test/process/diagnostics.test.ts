@@ -163,6 +163,17 @@ describe('the delivery tracing channel', () => {
     ]);
   });
 
+  it("calls a route's answer processed from 200 to 299 alone", async () => {
+    const traces = answeredTraces();
+    for (const status of [199, 200, 299, 300]) await deliver({}, { id: `evt_${status}` }, status);
+    expect(traces.map(({ status, outcome }) => [status, outcome])).toEqual([
+      [199, 'failed'],
+      [200, 'processed'],
+      [299, 'processed'],
+      [300, 'failed'],
+    ]);
+  });
+
   it('tells a body refusal by its code, with no delivery', async () => {
     const traces = answeredTraces();
     await deliver({ on: {} }, {}, undefined, Promise.reject(tooLarge(10)));

@@ -14,6 +14,7 @@ import type { WebhookResponse } from '../../src/receive/responses.js';
 import type { EntryRunner, Route } from '../../src/receive/what-runs.js';
 import { deliveryOf, keyOf, OLD_SECRET, now, SECRET, signedRequest, type RequestSpec, type SignedRequest } from '../helpers/signed-request.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 class Answer {
@@ -238,6 +239,14 @@ describe('createPipeline: the claim', () => {
     expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
     expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"]]);
     expect(await receive(request())).toMatchObject({ status: 200 });
+
+    // A logger of the entry's gets the line's fields.
+    const { logger, lines } = recordingLogger();
+    const logged = entry({ dedup: new TestDedupStore(), logger }, () => undefined, on);
+    expect(await logged(request())).toEqual(new Answer(204, {}, undefined));
+    expect(lines).toStrictEqual([
+      ['error', { code: 'wait_until_failed', errorClass: 'Error', errorMessage: 'waitUntil is gone' }, "the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"],
+    ]);
   });
 });
 
