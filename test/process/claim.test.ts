@@ -370,7 +370,7 @@ describe('holding a claim through a receiver', () => {
         const claimed = await attempt;
         if (claimed.state !== 'claimed') throw new Error('expected a claim');
         await settledAfter(claimed.settle(taken));
-        expect(contexts).toEqual([tenant === undefined ? { operation, key } : { operation, key, tenant }]);
+        expect(contexts).toStrictEqual([tenant === undefined ? { operation, key } : { operation, key, tenant }]);
       }
     });
 
@@ -380,7 +380,7 @@ describe('holding a claim through a receiver', () => {
         const { contexts, key, attempt } = claimOn(tenant);
         const answer = await attempt;
         expect(answer).toEqual({ state: 'unavailable', error: new TypeError("svc-webhooks: the dedup store's begin answered no known state") });
-        expect(contexts).toEqual([tenant === undefined ? { operation: 'begin', key } : { operation: 'begin', key, tenant }]);
+        expect(contexts).toStrictEqual([tenant === undefined ? { operation: 'begin', key } : { operation: 'begin', key, tenant }]);
       }
     });
   });

@@ -41,6 +41,12 @@ describe('handoff', () => {
 
   it.each([
     ['a handoff without hand', { handoff: {} }, 'svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method'],
+    ['a handoff that is null', { handoff: null }, 'svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method'],
+    [
+      'a handoff that is a function, even one with a hand method',
+      { handoff: Object.assign(() => undefined, { hand: async () => undefined }) },
+      'svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method',
+    ],
     [
       'a handoff beside on',
       { handoff: { hand: async () => undefined }, on: {} },
