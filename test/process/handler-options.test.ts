@@ -9,6 +9,7 @@ import { dispatch, WebhookHandlerError } from '../../src/index.js';
 import { createDispatcher } from '../../src/process/dispatcher.js';
 import { checkHandlerOptions, checkOnHandlerError, handlerErrorLog } from '../../src/process/handler-options.js';
 import { eventOf } from '../helpers/events.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
 import { deliveryOfEvent } from '../helpers/signed-request.js';
 
 const handler = (): void => undefined;
@@ -211,6 +212,18 @@ describe('the default onHandlerError', () => {
   it('names any other refusal by its class, as an Error', () => {
     const other = new WebhookHandlerError('handler_failed', 'secret detail');
     expect(loggedFor(other)).toEqual([[line('the handler failed (WebhookHandlerError)')]]);
+  });
+
+  it('gives a logger the fields of each line: the code, the event, the key, the tenant only where there is one, the class', () => {
+    const { logger, lines } = recordingLogger();
+    const logged = handlerErrorLog('the sender will retry it', logger);
+    logged(new TypeError('secret detail'), event, delivery);
+    logged(new WebhookHandlerError('invalid_event_data', 'the event failed the schema for its type at $.data.id'), event, { ...delivery, tenant: 'acme' });
+    // Strictly: a record names a tenant only where there is one.
+    expect(lines.map(([level, fields]) => [level, fields])).toStrictEqual([
+      ['warn', { code: 'handler_failed', id: 'evt_9', type: 'call.missed', keyId: '0', errorClass: 'TypeError' }],
+      ['warn', { code: 'invalid_event_data', id: 'evt_9', type: 'call.missed', keyId: '0', errorClass: 'WebhookHandlerError', tenant: 'acme' }],
+    ]);
   });
 
   it("says in a worker's words who retries the event", () => {

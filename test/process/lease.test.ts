@@ -4,8 +4,10 @@
  * stopped when settled, when the store says the lease went elsewhere, or at
  * maxClaimMs.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BeginResult, DedupStore } from '../../src/index.js';
+import { STORE_CHANNEL } from '../../src/process/diagnostics.js';
 import { LeaseRenewal, renewalDelay, type HeldLease } from '../../src/process/lease.js';
 
 describe('LeaseRenewal', () => {
@@ -203,6 +205,22 @@ describe('LeaseRenewal', () => {
       expect(tries.at(-1)).toBe(900);
       expect(tries.length).toBeGreaterThan(3);
       expect(gaveUp).toEqual([new Error('renew at 900 failed')]);
+    });
+
+    it('tells each failed try on the store channel: a renew of its key, numbered, with its tenant', async () => {
+      const heard: unknown[] = [];
+      const hear = (message: unknown): void => void heard.push(message);
+      subscribe(STORE_CHANNEL, hear);
+      try {
+        renewal = new LeaseRenewal({ store, key: 'k:evt_1', token: 'token-1', leaseMs: 1_000, claimedAt: Date.now(), maxClaimMs: 100_000, tenant: 'acme' }, async () => undefined);
+        await vi.advanceTimersByTimeAsync(500);
+      } finally {
+        unsubscribe(STORE_CHANNEL, hear);
+      }
+      expect(heard.length).toBeGreaterThan(1);
+      expect(heard).toEqual(
+        store.calls.map(({ at }, i) => ({ operation: 'renew', key: 'k:evt_1', attempt: i + 1, error: new Error(`renew at ${at} failed`), tenant: 'acme' })),
+      );
     });
 
     it('is tried no more once stopped between tries, and onGiveUp hears nothing', async () => {
