@@ -39,12 +39,13 @@ describe('handoff', () => {
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
   });
 
+  const functionWithHand: unknown = Object.assign(() => undefined, { hand: async () => undefined });
   it.each([
     ['a handoff without hand', { handoff: {} }, 'svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method'],
     ['a handoff that is null', { handoff: null }, 'svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method'],
     [
       'a handoff that is a function, even one with a hand method',
-      { handoff: Object.assign(() => undefined, { hand: async () => undefined }) },
+      { handoff: functionWithHand },
       'svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method',
     ],
     [

@@ -150,7 +150,8 @@ describe('storeErrorLog, for a secret lookup', () => {
 
 describe('tellStoreFailure and tellLookupFailure', () => {
   it('publish each failure on its channel, naming the tenant only where there is one', () => {
-    const [stores, lookups]: unknown[][] = [[], []];
+    const stores: unknown[] = [];
+    const lookups: unknown[] = [];
     const onStore = (message: unknown): void => void stores.push(message);
     const onLookup = (message: unknown): void => void lookups.push(message);
     subscribe(STORE_CHANNEL, onStore);
