@@ -28,6 +28,13 @@ describe('readRequestBody', () => {
     expect(state.cancelled).toBe(false);
   });
 
+  it('reads a body sent without a length as it streams, the chunks in order, into one buffer', async () => {
+    const { stream, state } = webStream([Buffer.from('ab'), Buffer.from(''), Buffer.from('cdef'), Buffer.from('ghij')]);
+    const body = await read(streamedRequest(stream));
+    expect(Buffer.from(body).toString()).toBe('abcdefghij');
+    expect(state.cancelled).toBe(false);
+  });
+
   it('answers a single chunk as it is, uncopied', async () => {
     const chunk = Buffer.from('abc');
     const { stream } = webStream([chunk]);
