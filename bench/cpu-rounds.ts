@@ -57,16 +57,18 @@ async function block(name: string, request: () => Promise<number> | number, coun
 /** The median and quartiles of `ours / minimum`, round by round. */
 export function pairedRatio(results: CpuRounds, minimum: string, ours: string): { readonly median: number; readonly p25: number; readonly p75: number } {
   const base = results.get(minimum)!;
-  const sorted = results
-    .get(ours)!
-    .map((value, round) => value / base[round]!)
-    .sort((a, b) => a - b);
+  const [p25, median, p75] = quartilesOf(results.get(ours)!.map((value, round) => value / base[round]!));
+  return { median, p25, p75 };
+}
+
+/** The first quartile, the median and the third quartile of `values`. */
+export function quartilesOf(values: readonly number[]): [number, number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { median: at(0.5), p25: at(0.25), p75: at(0.75) };
+  return [at(0.25), at(0.5), at(0.75)];
 }
 
 /** The median of a case's rounds. */
 export function medianOf(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return quartilesOf(values)[1];
 }

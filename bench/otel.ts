@@ -23,6 +23,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { WebhookDelivery, WebhookEvent } from '../src/index.js';
 import { built } from './built.js';
+import { quartilesOf } from './cpu-rounds.js';
 import { envelopeOfSize } from './payloads.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -45,7 +46,7 @@ if ((SIDES as readonly string[]).includes(side ?? '')) {
   }
   const [off, byHand, on] = SIDES.map((name) => spent.get(name)!);
   const band = (values: readonly number[]): string => {
-    const [low, mid, high] = quartiles(values);
+    const [low, mid, high] = quartilesOf(values);
     return `${mid.toFixed(2)} (${low.toFixed(2)}–${high.toFixed(2)})`;
   };
   const minus = (a: readonly number[], b: readonly number[]): number[] => a.map((value, round) => value - b[round]!);
@@ -165,10 +166,4 @@ function byHand(
     span.end();
     return response;
   };
-}
-
-function quartiles(values: readonly number[]): [number, number, number] {
-  const sorted = [...values].sort((a, b) => a - b);
-  const q = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-  return [q(0.25), q(0.5), q(0.75)];
 }

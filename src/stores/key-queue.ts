@@ -39,7 +39,7 @@ export class KeyQueue {
     return this.#keys.length - this.#head;
   }
 
-  /** Queues `key` with `stamp`, last; compacts the queue first if stale slots have piled up. */
+  /** Queues `key` with `stamp`, last; then compacts the queue if stale slots have piled up. */
   push(key: string, stamp: number): void {
     this.#keys.push(key);
     this.#stamps.push(stamp);
