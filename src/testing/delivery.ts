@@ -47,7 +47,8 @@ export interface Attempt {
 
 /** Whether the sender counts the attempt as delivered. */
 export function delivered(attempt: Attempt): boolean {
-  return attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
+  const status = attempt.status ?? 0;
+  return status >= 200 && status < 300;
 }
 
 /** One attempt, as `postWithAnswer` makes it, without the answer's text. */
@@ -88,7 +89,7 @@ export async function postWithAnswer(
       ms: elapsed(),
       status: response.status,
       ...(errorCode !== undefined && { errorCode }),
-      ...(retryAfter !== null && /^\d{1,9}$/.test(retryAfter) && { retryAfterSeconds: Number(retryAfter) }),
+      ...(/^\d{1,9}$/.test(String(retryAfter)) && { retryAfterSeconds: Number(retryAfter) }),
       ...((answer as { duplicate?: unknown } | undefined)?.duplicate === true && { duplicate: true as const }),
       ...(outcome !== null && { outcome }),
     };
@@ -121,7 +122,7 @@ function send(target: DeliveryTarget, init: RequestInit & { readonly signal: Abo
   if (typeof target === 'string') return fetch(target, init);
   const { signal } = init;
   return new Promise<Response>((resolve, reject) => {
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    signal.addEventListener('abort', () => reject(signal.reason));
     Promise.resolve()
       .then(() => target(new Request(IN_PROCESS_URL, init)))
       .then(resolve, reject);

@@ -34,6 +34,7 @@ function escaped(char: string): string {
   if (char === '\n') return '\\n';
   if (char === '\r') return '\\r';
   if (char === '\t') return '\\t';
-  const code = char.codePointAt(0)!;
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  // Every unprintable character past U+00FF is in U+2000–U+206F: four hex digits.
+  const hex = char.codePointAt(0)!.toString(16);
+  return hex.length <= 2 ? `\\x${hex.padStart(2, '0')}` : `\\u${hex}`;
 }

@@ -7,7 +7,7 @@
 import type { WebhookEvent } from '../core/event.js';
 import type { WebhookSecret } from '../core/secret.js';
 import { checkCallback } from '../base/option-checks.js';
-import { deliver, SERVICE_TIMING, type DeliveryTarget } from './delivery.js';
+import { deliver, delivered, SERVICE_TIMING, type DeliveryTarget } from './delivery.js';
 import { signedHeaders } from './signed-request.js';
 
 /** Options of `simulateDelivery()`. */
@@ -99,9 +99,5 @@ export async function simulateDelivery(target: DeliveryTarget, event: WebhookEve
       }),
     ),
   );
-  const delivered = outcomes.every((copy) => {
-    const last = copy.at(-1)!;
-    return last.status !== undefined && last.status >= 200 && last.status < 300;
-  });
-  return { delivered, attempts };
+  return { delivered: outcomes.every((copy) => delivered(copy.at(-1)!)), attempts };
 }

@@ -5,7 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deliver, delivered, describeAttempt, post, type Attempt } from '../../src/testing/delivery.js';
+import { deliver, delivered, describeAttempt, MAX_ANSWER_BYTES, post, postWithAnswer, SERVICE_TIMING, type Attempt } from '../../src/testing/delivery.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { recordingReceiver } from '../cli/delivery-scenarios.js';
 import { recordedTiming } from '../cli/in-process-cli.js';
@@ -59,6 +59,25 @@ describe('delivered', () => {
     [300, false],
   ])('counts status %s as delivered: %s', (status, expected) => {
     expect(delivered({ ms: 1, ...(status === undefined ? { failure: 'no answer within 10 s' } : { status }) })).toBe(expected);
+  });
+});
+
+describe('SERVICE_TIMING', () => {
+  it('pauses for the time it is given before a retry', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let paused = false;
+      const pause = SERVICE_TIMING.pause(1000).then(() => {
+        paused = true;
+      });
+      await vi.advanceTimersByTimeAsync(999);
+      expect(paused).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await pause;
+      expect(paused).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
@@ -187,6 +206,22 @@ describe('post', () => {
     } finally {
       await closeServer(slow);
     }
+  });
+
+  it('gives the answer as text, empty for an answer without a body', async () => {
+    const { answer } = await postWithAnswer(() => new Response(null, { status: 204 }), '{}', {});
+    expect(answer).toBe('');
+    expect((await postWithAnswer(`${base}/error-code`, '{}', {})).answer).toBe(ANSWERS['/error-code']![1]);
+  });
+
+  it('stops reading once it holds MAX_ANSWER_BYTES, without waiting for a body that never ends', async () => {
+    // Exactly the bound, then nothing more, ever: a reader that asked for more would wait out the window.
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new Uint8Array(MAX_ANSWER_BYTES).fill(0x61)),
+    });
+    const { attempt, answer } = await postWithAnswer(() => new Response(body, { status: 200 }), '{}', {}, 60_000);
+    expect(withoutMs(attempt)).toStrictEqual({ ms: 0, status: 200 });
+    expect(answer).toBe('a'.repeat(MAX_ANSWER_BYTES));
   });
 
   it('names why a connection failed: the system error code, else the error', async () => {

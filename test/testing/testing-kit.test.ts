@@ -124,6 +124,19 @@ describe('signedRequest and signedHeaders', () => {
     expect(headers['webhook-id']).toBe('msg_given');
     expect(() => verify(body, headers, SECRET)).toThrow(expect.objectContaining({ code: 'invalid_payload' }));
   });
+
+  it("take the body's id when it is a non-empty string, and a fresh msg_ id for any other body", () => {
+    expect(signedHeaders('{"id":"evt_from_body"}', { secret: SECRET })['webhook-id']).toBe('evt_from_body');
+    for (const body of ['{"id":""}', '{"id":5}', '{}', 'not json', '']) {
+      expect(signedHeaders(body, { secret: SECRET })['webhook-id']).toMatch(/^msg_[0-9A-Za-z]{20,}$/);
+    }
+  });
+
+  it('send a string body as it is, not as a JSON string', async () => {
+    const body = JSON.stringify(testEvent('webhook.test'), null, 2);
+    const request = signedRequest(body, { secret: SECRET, url: 'http://receiver.test/hooks/acme' });
+    expect([request.url, await request.text()]).toEqual(['http://receiver.test/hooks/acme', body]);
+  });
 });
 
 describe('simulateDelivery', () => {
@@ -229,6 +242,40 @@ describe('simulateDelivery', () => {
     const receiver = (): Response => Response.json({ error: { code: codes.shift() } }, { status: 500 });
     const result = await simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, maxAttempts: 2, sleep: noWait });
     expect(result.attempts.map(({ code }) => code)).toEqual(['x\\x1b[2J\\r\\nattempt 2: 204', `${'y'.repeat(200)}…`]);
+  });
+
+  it.each([
+    [{ copies: 0 }, 'copies'],
+    [{ copies: 1.5 }, 'copies'],
+    [{ maxAttempts: 0 }, 'maxAttempts'],
+    [{ maxAttempts: Number.NaN }, 'maxAttempts'],
+  ])('refuses %j before sending anything', async (counts, name) => {
+    let sent = 0;
+    const receiver = (): Response => {
+      sent += 1;
+      return new Response(null, { status: 204 });
+    };
+    await expect(simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, ...counts })).rejects.toThrow(
+      new TypeError(`svc-webhooks: ${name} must be a whole number of at least 1`),
+    );
+    expect(sent).toBe(0);
+  });
+
+  it('makes one attempt when maxAttempts is 1, an attempt with no answer carrying no status', async () => {
+    const receiver = (): Promise<Response> => new Promise(() => undefined);
+    const result = await simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, maxAttempts: 1, answerWindowMs: 20 });
+    expect(result).toStrictEqual({ delivered: false, attempts: [{ copy: 1, ms: expect.any(Number) }] });
+  });
+
+  it('says an event is delivered only when every copy ended in a 2xx, and marks a duplicate answer alone', async () => {
+    const answers = [Response.json({ received: true, duplicate: true }), new Response(null, { status: 300 })];
+    const result = await simulateDelivery(() => answers.shift()!, testEvent('webhook.test'), { secret: SECRET, copies: 2, maxAttempts: 1 });
+    expect(result.delivered).toBe(false);
+    // In the order they ended, which either copy may win.
+    expect([...result.attempts].sort((a, b) => a.copy - b.copy)).toStrictEqual([
+      { copy: 1, status: 200, duplicate: true, ms: expect.any(Number) },
+      { copy: 2, status: 300, ms: expect.any(Number) },
+    ]);
   });
 
   it('gives up after maxAttempts, and says the event was not delivered', async () => {

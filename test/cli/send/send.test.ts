@@ -158,17 +158,4 @@ describe("send's default timing", () => {
       expect(run.code).toBe(1);
     });
   });
-
-  it('pauses for the time it is given before a retry', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    let paused = false;
-    const pause = SERVICE_TIMING.pause(1000).then(() => {
-      paused = true;
-    });
-    await vi.advanceTimersByTimeAsync(999);
-    expect(paused).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    await pause;
-    expect(paused).toBe(true);
-  });
 });
