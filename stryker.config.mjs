@@ -1,9 +1,11 @@
 /**
- * Mutation testing (`npm run test:mutation`): all of src/ and adapters/,
- * the stores and the queue entries included, against the suites of
- * vitest.mutation.config.ts, which need the Redis and Postgres the tests
- * use. Reports go to reports/mutation/ (git-ignored), and the results a
- * later run reuses for unchanged code to reports/stryker-incremental.json.
+ * Mutation testing: the settings every run shares. `npm run test:mutation`
+ * (test/mutation/areas.ts) runs it area by area, naming each area's files
+ * and suites on the command line; alone, it mutates all of src/ and
+ * adapters/ against every suite of vitest.mutation.config.ts, which need
+ * the Redis and Postgres the tests use. Reports go to reports/mutation/
+ * (git-ignored), and the results a later run reuses for unchanged code to
+ * reports/stryker-incremental.json.
  *
  * Four runners on two cores: most suites wait on servers and timers. Static
  * mutants (a module's top-level values, computed once at import) are left

@@ -1,0 +1,111 @@
+/**
+ * The whole mutation run (`npm run test:mutation`), area by area: each area's
+ * files are mutated against the suites that hold them, one Stryker run an
+ * area, and the areas' reports are merged into reports/mutation/mutation.json.
+ *
+ * One Stryker run over everything would run a mutant of the pipeline against
+ * every suite that passes through it, the adapters' over HTTP and the queues'
+ * included; on two cores that was estimated at 20 hours. An area's suites are
+ * the ones written for its files, so a mutant only another area's suite
+ * notices counts as survived: the score is a floor.
+ *
+ * Arguments name the areas to run (all by default). Each area keeps its own
+ * incremental file, so a later run tests again only what changed. Fails when
+ * the merged score is under 95%, or a file's under 85%.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
+/** What one area mutates and against which suites. */
+interface Area {
+  readonly name: string;
+  /** Stryker's `--mutate` globs. */
+  readonly mutate: readonly string[];
+  /** Stryker's `--testFiles` globs, within vitest.mutation.config.ts's suites. */
+  readonly testFiles: readonly string[];
+}
+
+/** The core keeps its own configuration (static mutants too), which CI runs. */
+const CORE = 'core';
+
+const AREAS: readonly Area[] = [
+  { name: CORE, mutate: ['src/core/**/*.ts'], testFiles: [] },
+  { name: 'base-process', mutate: ['src/base/**/*.ts', 'src/process/**/*.ts'], testFiles: ['test/base/**/*.test.ts', 'test/process/**/*.test.ts'] },
+  {
+    name: 'receive-adapters',
+    mutate: ['src/receive/**/*.ts', 'adapters/**/*.ts'],
+    testFiles: ['test/receive/**/*.test.ts', 'test/adapters/**/*.test.ts', 'test/otel/instrument-webhooks.test.ts'],
+  },
+  { name: 'stores', mutate: ['src/stores/**/*.ts'], testFiles: ['test/stores/**/*.test.ts'] },
+  { name: 'queues', mutate: ['src/queues/**/*.ts'], testFiles: ['test/queues/**/*.test.ts', 'test/otel/queue-traces.test.ts'] },
+  { name: 'testing', mutate: ['src/testing/**/*.ts'], testFiles: ['test/testing/**/*.test.ts'] },
+  { name: 'cli', mutate: ['src/cli/**/*.ts'], testFiles: ['test/cli/**/*.test.ts'] },
+];
+
+const WHOLE_FLOOR = 95;
+const FILE_FLOOR = 85;
+const AREA_REPORTS = 'reports/mutation/areas';
+
+type Status = 'Killed' | 'Timeout' | 'Survived' | 'NoCoverage' | 'CompileError' | 'RuntimeError' | 'Ignored';
+interface Report {
+  readonly files: Record<string, { readonly mutants: readonly { readonly status: Status }[] }>;
+  readonly [other: string]: unknown;
+}
+
+function strykerArgs(area: Area): string[] {
+  if (area.name === CORE) return ['stryker.core.config.mjs'];
+  return [
+    'stryker.config.mjs',
+    '--mutate',
+    area.mutate.join(','),
+    '--testFiles',
+    area.testFiles.join(','),
+    '--incrementalFile',
+    `reports/stryker-incremental-${area.name}.json`,
+    '--tempDirName',
+    `.stryker-tmp-${area.name}`,
+    '--reporters',
+    'clear-text,progress,json',
+  ];
+}
+
+/** Runs one area, and keeps its report under reports/mutation/areas/. */
+function runArea(area: Area): Report {
+  const written = area.name === CORE ? 'reports/mutation-core/mutation.json' : 'reports/mutation/mutation.json';
+  rmSync(written, { force: true });
+  const started = Date.now();
+  // The exit code is not the verdict: Stryker's own floor would stop an area below 95% before the merge.
+  spawnSync('npx', ['stryker', 'run', ...strykerArgs(area)], { stdio: 'inherit' });
+  if (!existsSync(written)) throw new Error(`area ${area.name}: Stryker wrote no report (see its output above)`);
+  const report = JSON.parse(readFileSync(written, 'utf8')) as Report;
+  writeFileSync(`${AREA_REPORTS}/${area.name}.json`, JSON.stringify(report));
+  console.log(`area ${area.name}: ${Math.round((Date.now() - started) / 1000)} s`);
+  return report;
+}
+
+const counted = (status: Status): boolean => status === 'Killed' || status === 'Timeout' || status === 'Survived' || status === 'NoCoverage';
+const found = (status: Status): boolean => status === 'Killed' || status === 'Timeout';
+
+/** Stryker's score: found over counted, in percent; undefined when nothing counts. */
+function scoreOf(statuses: readonly Status[]): number | undefined {
+  const total = statuses.filter(counted).length;
+  return total === 0 ? undefined : (100 * statuses.filter(found).length) / total;
+}
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !AREAS.some((area) => area.name === name));
+if (unknown.length > 0) {
+  console.error(`unknown area: ${unknown.join(', ')} (areas: ${AREAS.map((area) => area.name).join(', ')})`);
+  process.exit(2);
+}
+mkdirSync(AREA_REPORTS, { recursive: true });
+const reports = AREAS.filter((area) => wanted.length === 0 || wanted.includes(area.name)).map(runArea);
+const files = Object.assign({}, ...reports.map((report) => report.files)) as Report['files'];
+writeFileSync('reports/mutation/mutation.json', JSON.stringify({ ...reports[0], files }));
+
+const statusesOf = (path: string): Status[] => (files[path]?.mutants ?? []).map((mutant) => mutant.status);
+const whole = scoreOf(Object.keys(files).flatMap(statusesOf)) ?? 100;
+const low = Object.keys(files).filter((path) => (scoreOf(statusesOf(path)) ?? 100) < FILE_FLOOR);
+console.log(`merged: ${whole.toFixed(2)}% of ${Object.keys(files).flatMap(statusesOf).filter(counted).length} mutants (npm run mutation:table for each file)`);
+for (const path of low) console.log(`under ${FILE_FLOOR}%: ${path} ${scoreOf(statusesOf(path))?.toFixed(2)}%`);
+if (whole < WHOLE_FLOOR || low.length > 0) process.exit(1);
