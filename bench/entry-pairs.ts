@@ -22,7 +22,7 @@ import { built } from './built.js';
 import { rawVerify } from './limit.js';
 import { cpuRounds, type CpuCase } from './cpu-rounds.js';
 import { BLOCKS, PAIRS, REQUESTS, ROUNDS, STORED, type PairName } from './entry-pair-names.js';
-import { envelopeOfSize } from './payloads.js';
+import { kibEnvelope, numberedId } from './payloads.js';
 
 const { verifyWebhook: azureWebhook } = await built<typeof import('../adapters/azure.js')>('adapters/azure.js');
 const { verifyWebhook: fastifyWebhook } = await built<typeof import('../adapters/fastify.js')>('adapters/fastify.js');
@@ -48,11 +48,9 @@ interface Delivery {
   readonly headers: Record<string, string>;
 }
 
-const ID_PLACEHOLDER = 'evt_000000000000000000000000';
-const template = envelopeOfSize(ID_PLACEHOLDER, 1024);
 const pool: Delivery[] = Array.from({ length: POOL }, (_, i) => {
-  const id = `evt_${String(i).padStart(24, '0')}`;
-  const body = template.replace(ID_PLACEHOLDER, id);
+  const id = numberedId(i);
+  const body = kibEnvelope(id);
   const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...sign(body, { id, timestamp: SIGNED_AT, secret: SECRET }) };
   return { id, body, headers };
 });

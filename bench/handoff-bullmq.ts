@@ -25,15 +25,13 @@ import { sign } from '../src/index.js';
 import { enqueue } from '../src/queues/bullmq/index.js';
 import { RedisDedupStore } from '../src/stores/redis/index.js';
 import { bestOf, WORST_RUN, type HttpRun } from './best-run.js';
-import { envelopeOfSize } from './payloads.js';
+import { kibEnvelope, numberedId } from './payloads.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIGNED_AT = 1_700_000_000;
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
-const ID_PLACEHOLDER = 'evt_000000000000000000000000';
-const TEMPLATE = envelopeOfSize(ID_PLACEHOLDER, 1024);
 
 /** The routes, each building its Express app in the child process that serves it. */
 const ROUTES: Record<string, (prefix: string) => express.Express> = {
@@ -87,8 +85,8 @@ async function measure(route: string, { child, url }: Served, seconds: number): 
     requests: [
       {
         setupRequest: (request) => {
-          const id = `evt_${String(sent++).padStart(24, '0')}`;
-          const body = TEMPLATE.replace(ID_PLACEHOLDER, id);
+          const id = numberedId(sent++);
+          const body = kibEnvelope(id);
           return { ...request, body, headers: { 'content-type': 'application/json', ...sign(body, { id, timestamp: SIGNED_AT, secret: SECRET }) } };
         },
       },

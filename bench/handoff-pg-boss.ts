@@ -25,7 +25,7 @@ import { enqueue } from '../src/queues/pg-boss/index.js';
 import { migrate } from '../src/stores/postgres/index.js';
 import PgBoss from 'pg-boss';
 import { bestOf, WORST_RUN, type HttpRun } from './best-run.js';
-import { envelopeOfSize } from './payloads.js';
+import { kibEnvelope } from './payloads.js';
 import { benchPool, DATABASE_URL, listen, quantile, uniqueName } from './servers.js';
 
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 4);
@@ -34,7 +34,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = [1, 10];
 const SIGNED_AT = 1_700_000_000;
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
-const ID_PLACEHOLDER = 'evt_000000000000000000000000';
 
 /** What one load run measured, as the load process prints it. */
 interface LoadResult {
@@ -45,7 +44,6 @@ interface LoadResult {
 
 /** Child process: loads `url` for `seconds` over `connections`, each request a new event id, and prints the result as JSON. */
 async function load(url: string, seconds: number, connections: number): Promise<void> {
-  const template = envelopeOfSize(ID_PLACEHOLDER, 1024);
   // Ids no other run used: the handoff route would answer a repeated id as a duplicate.
   const prefix = randomBytes(6).toString('hex');
   let sent = 0;
@@ -58,7 +56,7 @@ async function load(url: string, seconds: number, connections: number): Promise<
       {
         setupRequest: (request) => {
           const id = `evt_${prefix}${String(sent++).padStart(12, '0')}`;
-          const body = template.replace(ID_PLACEHOLDER, id);
+          const body = kibEnvelope(id);
           return { ...request, body, headers: { 'content-type': 'application/json', ...sign(body, { id, timestamp: SIGNED_AT, secret: SECRET }) } };
         },
       },

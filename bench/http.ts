@@ -41,7 +41,7 @@ import { OnWebhook, WebhooksModule } from '../adapters/nestjs.js';
 import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
 import { RedisDedupStore } from '../src/stores/redis/index.js';
 import { rawVerify } from './limit.js';
-import { envelopeOfSize } from './payloads.js';
+import { kibEnvelope, numberedId } from './payloads.js';
 
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -52,15 +52,12 @@ const KEY = Buffer.from(SECRET.slice(6), 'base64');
 // Dedup off unless a case adds a store: the plain verifyWebhook rows measure verification alone.
 const receiverOptions: ReceiverOptions = { secret: SECRET, now: () => SIGNED_AT * 1000, dedup: false };
 
-// Ids of one length, so every body is the template's size.
-const ID_PLACEHOLDER = 'evt_000000000000000000000000';
-const template = envelopeOfSize(ID_PLACEHOLDER, 1024);
 let sent = 0;
 
 /** The next request: a new event id, signed like the service signs it. */
 function nextRequest(request: autocannon.Request): autocannon.Request {
-  const id = `evt_${String(sent++).padStart(24, '0')}`;
-  const body = template.replace(ID_PLACEHOLDER, id);
+  const id = numberedId(sent++);
+  const body = kibEnvelope(id);
   const signature = sign(body, { id, timestamp: SIGNED_AT, secret: SECRET });
   return { ...request, body, headers: { 'content-type': 'application/json', ...signature } };
 }
@@ -325,7 +322,7 @@ async function measure(entry: BenchCase, server: BenchServer, duration: number):
 
 async function main(): Promise<void> {
   console.log(
-    `POST of a ${Buffer.byteLength(template)} byte envelope with a new event id each, 10 connections, ` +
+    `POST of a ${Buffer.byteLength(kibEnvelope(numberedId(0)))} byte envelope with a new event id each, 10 connections, ` +
       `best of ${ROUNDS} interleaved runs of ${SECONDS_PER_RUN} s per case (the most req/s and, apart, the least server CPU per request)\n`,
   );
   const servers = await Promise.all(cases.map(spawnServer));

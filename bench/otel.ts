@@ -24,7 +24,7 @@ import { BasicTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trac
 import type { WebhookDelivery, WebhookEvent } from '../src/index.js';
 import { built } from './built.js';
 import { quartilesOf } from './cpu-rounds.js';
-import { envelopeOfSize } from './payloads.js';
+import { kibEnvelope, numberedId } from './payloads.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
@@ -73,11 +73,9 @@ async function timeSide(name: Side): Promise<number> {
   const { sign } = await built<typeof import('../src/index.js')>('src/index.js');
   const secret = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
   const signedAt = 1_700_000_000;
-  const placeholder = 'evt_000000000000000000000000';
-  const template = envelopeOfSize(placeholder, 1024);
   const pool = Array.from({ length: 2 * REQUESTS }, (_, i) => {
-    const id = `evt_${String(i).padStart(24, '0')}`;
-    const body = template.replace(placeholder, id);
+    const id = numberedId(i);
+    const body = kibEnvelope(id);
     return { body, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...sign(body, { id, timestamp: signedAt, secret }) } };
   });
   let handled = 0;

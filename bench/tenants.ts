@@ -8,7 +8,7 @@
 import { Buffer } from 'node:buffer';
 import { built } from './built.js';
 import { measure, microseconds, ROUNDS, TIME_MS, type Case } from './measure.js';
-import { envelopeOfSize } from './payloads.js';
+import { kibEnvelope, numberedId } from './payloads.js';
 
 const { verifyWebhook: fetchWebhook } = await built<typeof import('../adapters/fetch.js')>('adapters/fetch.js');
 const { sign, TenantWebhooks, Webhook } = await built<typeof import('../src/index.js')>('src/index.js');
@@ -26,14 +26,12 @@ interface Delivery {
   readonly headers: Record<string, string>;
 }
 
-const ID_PLACEHOLDER = 'evt_000000000000000000000000';
-const template = envelopeOfSize(ID_PLACEHOLDER, 1024);
 /** The same deliveries signed twice: with the static secret, and with their tenant's. */
 function deliveries(secret: (tenant: string) => string): Delivery[] {
   return Array.from({ length: POOL }, (_, i) => {
-    const id = `evt_${String(i).padStart(24, '0')}`;
+    const id = numberedId(i);
     const tenant = `tenant-${i % TENANTS}`;
-    const body = template.replace(ID_PLACEHOLDER, id);
+    const body = kibEnvelope(id);
     return { tenant, body, headers: { 'content-type': 'application/json', ...sign(body, { id, timestamp: SIGNED_AT, secret: secret(tenant) }) } };
   });
 }
