@@ -30,6 +30,16 @@ describe('beforeDeadline', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(answer).toBe('late');
   });
+
+  it('rejects with what late throws once the time is up', async () => {
+    const queue = new DeadlineQueue(100);
+    const answer = withinDeadline(queue, new Promise(() => undefined), () => {
+      throw new Error('too late');
+    });
+    const settled = expect(answer).rejects.toThrow('too late');
+    await vi.advanceTimersByTimeAsync(100);
+    await settled;
+  });
 });
 
 describe('DeadlineQueue', () => {

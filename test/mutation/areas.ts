@@ -30,7 +30,12 @@ const CORE = 'core';
 
 const AREAS: readonly Area[] = [
   { name: CORE, mutate: ['src/core/**/*.ts'], testFiles: [] },
-  { name: 'base-process', mutate: ['src/base/**/*.ts', 'src/process/**/*.ts'], testFiles: ['test/base/**/*.test.ts', 'test/process/**/*.test.ts'] },
+  // The receive specs too: the processing layer is what their in-process receivers run.
+  {
+    name: 'base-process',
+    mutate: ['src/base/**/*.ts', 'src/process/**/*.ts'],
+    testFiles: ['test/base/**/*.test.ts', 'test/process/**/*.test.ts', 'test/receive/**/*.test.ts'],
+  },
   {
     name: 'receive-adapters',
     mutate: ['src/receive/**/*.ts', 'adapters/**/*.ts'],
