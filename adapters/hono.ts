@@ -114,7 +114,8 @@ async function rawBody(c: Context, limits: BodyLimits): Promise<ArrayBuffer | Ui
   // Hono derives an ArrayBuffer from whichever form it cached (text, for c.req.json()).
   if (Object.keys(c.req.bodyCache).length > 0) return c.req.arrayBuffer();
   const body = await readRequestBody(c.req.raw, limits, BODY_USED_MESSAGE);
-  const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body.buffer : copyOf(body);
+  // A view as long as its buffer is all of it.
+  const whole = body.byteLength === body.buffer.byteLength ? body.buffer : copyOf(body);
   // Hono caches the promise (its other readers chain on it), though its type names the value.
   c.req.bodyCache.arrayBuffer = Promise.resolve(whole) as unknown as ArrayBuffer;
   return body;

@@ -71,14 +71,17 @@ describe('hono adapter through app.request()', () => {
     expect([response.status, await response.json()]).toEqual([200, { reread: body, peeked: 'peeked evt_1', id: 'evt_1' }]);
   });
 
-  it('leaves the exact bytes cached when the body arrived as a view into a larger buffer', async () => {
+  it.each([
+    ['inside', 'xxxxx', 'yyyyy'],
+    ['at the start of', '', 'yyyyy'],
+  ])('leaves the exact bytes cached when the body arrived as a view %s a larger buffer', async (_where, before, after) => {
     const app = new Hono();
     app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: false }), async (c) => c.json({ reread: await c.req.text() }));
     const { body, headers } = signedRequest();
-    const pooled = Buffer.from(`xxxxx${body}yyyyy`);
+    const pooled = Buffer.from(`${before}${body}${after}`);
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(pooled.subarray(5, 5 + Buffer.byteLength(body)));
+        controller.enqueue(pooled.subarray(before.length, before.length + Buffer.byteLength(body)));
         controller.close();
       },
     });
