@@ -66,6 +66,12 @@ const meterProvider = new MeterProvider({ readers: [reader] });
 const spans = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
 
+/** The description of instrument `name`, once it recorded something. */
+async function descriptionOf(name: string): Promise<string | undefined> {
+  const { resourceMetrics } = await reader.collect();
+  return resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).find((metric) => metric.descriptor.name === name)?.descriptor.description;
+}
+
 /** The data points of `name`, as plain attributes and values. */
 async function points(name: string): Promise<Array<DataPoint<unknown>>> {
   const { resourceMetrics } = await reader.collect();
@@ -170,6 +176,7 @@ describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, 
     }
     expect(await counted({ 'webhook.entry': entry, 'webhook.outcome': 'dedup_unavailable', 'http.response.status_code': 503 })).toBe(before + 1);
     expect(await failures()).toBe(failedBefore + 1);
+    expect(await descriptionOf('webhook.store.failures')).toBe('Dedup store operations that failed, retries included');
   });
 
   it('names the secret that matched: a plain one by its place, a keyed one by its id', async () => {
@@ -659,6 +666,7 @@ describe.each(tenantEntries)('instrumentWebhooks on the %s entry, for many tenan
       await app.close();
     }
     expect(await total('webhook.secret_lookup.failures')).toBe(lookups + 2);
+    expect(await descriptionOf('webhook.secret_lookup.failures')).toBe("Lookups of a tenant's secret that failed or timed out");
     expect(await total('webhook.store.failures')).toBe(stores);
     expect(await counted({ 'webhook.entry': entry, 'webhook.outcome': 'secret_unavailable', 'http.response.status_code': 503 })).toBe(unavailable + 2);
     const refusals = spans.getFinishedSpans().filter((span) => span.name === 'webhook receive');
@@ -777,6 +785,10 @@ describe('instrumentWebhooks instruments', () => {
       const skew = (await points('webhook.timestamp.skew')).find((point) => point.attributes['webhook.entry'] === 'fetch' && point.attributes['webhook.outcome'] === 'processed');
       expect((skew?.value as Histogram).max).toBe(30);
       expect(skew?.attributes['webhook.timestamp.direction']).toBe('behind');
+      // Buckets for a sender's 10 s window, and for skews up to and past the 300 s tolerance.
+      expect((skew?.value as Histogram).buckets.boundaries).toEqual([0, 1, 10, 60, 120, 240, 300, 600]);
+      const duration = (await points('webhook.delivery.duration')).find((point) => point.attributes['webhook.entry'] === 'fetch');
+      expect((duration?.value as Histogram).buckets.boundaries).toEqual([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 7.5, 10, 15, 30]);
     } finally {
       instrumentation.stop();
       await app.close();
