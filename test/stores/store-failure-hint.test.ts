@@ -307,6 +307,13 @@ describe('describeStoreError', () => {
     expect(describeStoreError(Object.assign(new Error('x'), { code: 7 }))).toBe('Error: x');
     expect(describeStoreError(Object.assign(new Error('x'), { code: 'not a code: it has spaces' }))).toBe('Error: x');
     expect(describeStoreError({ message: 'plain object' })).toBe('Error: plain object');
+    // A class without a name gives way to the error's name, and a name that is empty to Error.
+    expect(describeStoreError({ constructor: { name: '' }, name: 'ReplyError', message: 'x' })).toBe('ReplyError: x');
+    expect(describeStoreError(Object.assign(new Error('x'), { name: '' }))).toBe('Error: x');
+  });
+
+  it('leaves out the credentials of a URL whose scheme holds a digit, and trims the message', () => {
+    expect(describeStoreError(new Error(`  no bucket at s3://key:${PASSWORD}@bucket/path  `))).toBe('Error: no bucket at s3://bucket/path');
   });
 
   it('leaves out the credentials of URLs and password or secret values', () => {

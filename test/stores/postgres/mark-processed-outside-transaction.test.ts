@@ -32,7 +32,7 @@ async function expectRefused(answer: Promise<boolean>, id: string): Promise<void
     (rejection: unknown) => rejection,
   );
   expect(error).toBeInstanceOf(TypeError);
-  expect((error as TypeError).message).toContain('call markProcessed inside the transaction that does the side effect');
+  expect((error as TypeError).message).toMatch(/^svc-webhooks: markProcessed ran outside a transaction \(its connection had no BEGIN\), .*: call markProcessed inside the transaction that does the side effect, on its connection$/);
   expect(rootCause(error)).toMatchObject({ code: '25P01' });
   expect(await recorded(id)).toBe(false);
 }

@@ -213,17 +213,18 @@ describe('markProcessed through a query function', () => {
 
 describe('markProcessed: arguments', () => {
   it('refuses a pool or a postgres.js top-level sql, whose statements would run outside the transaction', () => {
-    expect(() => markProcessed(suite.pool, 'evt_1')).toThrow(/transaction/);
-    expect(() => markProcessed(suite.sql, 'evt_1')).toThrow(TypeError);
+    const pool = /^svc-webhooks: markProcessed runs in the caller's transaction: pass the transaction's client \(pg: .*\), not a pool$/;
+    expect(() => markProcessed(suite.pool, 'evt_1')).toThrow(pool);
+    expect(() => markProcessed(suite.sql, 'evt_1')).toThrow(pool);
   });
 
   it('refuses an empty or non-string id, a bad table, and anything that is no client', async () => {
     const client = await suite.pool.connect();
     try {
       for (const key of ['', 5, null, undefined]) expect(() => markProcessed(client, key as string)).toThrow(new TypeError('svc-webhooks: the key to mark must be a non-empty string'));
-      for (const table of ['', 'Processed', 'a b', 'a.b.c', 7]) expect(() => markProcessed(client, 'evt_1', { table: table as string })).toThrow(TypeError);
-      expect(() => markProcessed(client, 'evt_1', null as unknown as object)).toThrow(TypeError);
-      for (const bad of [null, {}, 'postgres://x']) expect(() => markProcessed(bad as unknown as PostgresConnection, 'evt_1')).toThrow(TypeError);
+      for (const table of ['', 'Processed', 'a b', 'a.b.c', 7]) expect(() => markProcessed(client, 'evt_1', { table: table as string })).toThrow(/^svc-webhooks: table must be a table name/);
+      expect(() => markProcessed(client, 'evt_1', null as unknown as object)).toThrow(new TypeError('svc-webhooks: options must be an object'));
+      for (const bad of [null, {}, 'postgres://x']) expect(() => markProcessed(bad as unknown as PostgresConnection, 'evt_1')).toThrow(/^svc-webhooks: markProcessed needs a pg client or pool/);
     } finally {
       client.release();
     }

@@ -73,7 +73,14 @@ describe('PostgresDedupStore: renew', () => {
   it('rejects durations that are not positive integers with a TypeError and leaves the lease alone', async () => {
     const store = await migratedStore(suite.pool);
     const token = await claim(store, 'evt_1', 300);
-    for (const bad of [0, -1, 1.5, Number.NaN]) await expect(store.renew('evt_1', token, bad)).rejects.toThrow(TypeError);
+    const leaseMs = new TypeError(`svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
+    for (const bad of [0, -1, 1.5, Number.NaN]) {
+      await expect(store.renew('evt_1', token, bad)).rejects.toThrow(leaseMs);
+      await expect(store.begin('evt_other', bad)).rejects.toThrow(leaseMs);
+      await expect(store.complete('evt_1', token, bad)).rejects.toThrow(
+        new TypeError(`svc-webhooks: retentionMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`),
+      );
+    }
     await sleep(500);
     expect((await store.begin('evt_1', LONG)).state).toBe('claimed');
   });
@@ -153,14 +160,17 @@ describe('PostgresDedupStore: concurrency', () => {
 });
 
 describe('PostgresDedupStore: connections and options', () => {
-  it('throws a TypeError for anything that is no client, or for bad options', () => {
+  it('throws a TypeError naming what is wrong for anything that is no client, or for bad options', () => {
     for (const bad of [null, undefined, {}, 'postgres://127.0.0.1/test', 5]) {
-      expect(() => new PostgresDedupStore(bad as unknown as PostgresConnection)).toThrow(TypeError);
+      expect(() => new PostgresDedupStore(bad as unknown as PostgresConnection)).toThrow(/^svc-webhooks: PostgresDedupStore needs a pg client or pool/);
     }
-    for (const table of ['', 'Dedup', '1dedup', 'a-b', 'a.b.c', 'a'.repeat(47), 'x; DROP TABLE y', 5, null]) {
-      expect(() => new PostgresDedupStore(suite.pool, { table: table as string })).toThrow(TypeError);
+    const tableMessage = new TypeError(
+      'svc-webhooks: table must be a table name, optionally schema-qualified (schema.table), each part of lower-case letters, digits and underscores, at most 46 characters',
+    );
+    for (const table of ['', 'Dedup', '1dedup', 'a-b', 'a.b.c', 'public.Dedup', 'Public.dedup', 'a'.repeat(47), 'x; DROP TABLE y', 5, null]) {
+      expect(() => new PostgresDedupStore(suite.pool, { table: table as string })).toThrow(tableMessage);
     }
-    expect(() => new PostgresDedupStore(suite.pool, null as unknown as object)).toThrow(TypeError);
+    expect(() => new PostgresDedupStore(suite.pool, null as unknown as object)).toThrow(new TypeError('svc-webhooks: PostgresDedupStore options must be an object'));
     expect(() => new PostgresDedupStore(suite.pool, { table: 'a'.repeat(46) })).not.toThrow();
     expect(() => new PostgresDedupStore(suite.pool, Object.freeze({ table: 'webhooks.dedup' }))).not.toThrow();
   });
