@@ -149,6 +149,38 @@ describe('createPipeline: the single handler', () => {
   });
 });
 
+describe('createPipeline: the outcome header', () => {
+  const OUTCOME = 'svc-webhooks-outcome';
+
+  it("refuses an outcomeHeader that is neither 'off' nor 'on'", () => {
+    expect(() => entry({ outcomeHeader: 'yes' as never }, () => undefined)).toThrow(new TypeError("svc-webhooks: outcomeHeader must be 'off' or 'on'"));
+  });
+
+  it('sends none unless asked', async () => {
+    expect(await entry({}, () => undefined)(request())).toEqual(new Answer(204, {}, undefined));
+    expect(await entry({ outcomeHeader: 'off' }, () => undefined)(request())).toEqual(new Answer(204, {}, undefined));
+  });
+
+  it("tells the outcome, how long the user's code ran by the receiver's clock, and which secret matched", async () => {
+    let clock = now();
+    const receive = entry({ outcomeHeader: 'on', now: () => clock }, () => void (clock += 7));
+    expect(await receive(request())).toEqual(new Answer(204, { [OUTCOME]: 'processed; handler-ms=7; key-id=0' }, undefined));
+    const failing = entry({ outcomeHeader: 'on', onHandlerError: () => undefined }, () => {
+      throw new Error('down');
+    });
+    expect(((await failing(request())) as Answer).headers[OUTCOME]).toBe('handler_failed; handler-ms=0; key-id=0');
+  });
+
+  it('tells a duplicate with the secret that matched, and a refusal with its code alone', async () => {
+    const store = new MemoryDedupStore();
+    const receive = entry({ outcomeHeader: 'on', dedup: store }, () => undefined);
+    await receive(request());
+    expect(((await receive(request())) as Answer).headers[OUTCOME]).toBe('duplicate; key-id=0');
+    expect(((await receive(request({ secret: OLD_SECRET }))) as Answer).headers[OUTCOME]).toBe('invalid_signature');
+    store.close();
+  });
+});
+
 describe('createPipeline: refusals and onError', () => {
   it('gives a refusal the default answer when onError answers no answer, and logs why', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
