@@ -280,6 +280,14 @@ describe('createPipeline: the claim', () => {
       ['error', { code: 'wait_until_failed', errorClass: 'Error', errorMessage: 'waitUntil is gone' }, "the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"],
     ]);
   });
+
+  it('settles with no word when the platform has no keepAlive, as on Node', async () => {
+    const { logger, lines } = recordingLogger();
+    const receive = entry({ dedup: new TestDedupStore(), logger }, () => undefined);
+    expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
+    expect(await receive(request())).toMatchObject({ status: 200 });
+    expect(lines).toEqual([]);
+  });
 });
 
 /** A pipeline with handlers, answering what it decided as it is: one call per delivery. */
