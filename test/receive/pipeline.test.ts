@@ -171,6 +171,21 @@ describe('createPipeline: the outcome header', () => {
     expect(((await failing(request())) as Answer).headers[OUTCOME]).toBe('handler_failed; handler-ms=0; key-id=0');
   });
 
+  it.each([
+    ['queued', async () => undefined, 'queued'],
+    ['found before', async () => 'duplicate' as const, 'duplicate'],
+    ['failed', async () => Promise.reject(new Error('queue down')), 'handoff_failed'],
+  ])('tells a handoff %s', async (_what, hand, outcome) => {
+    const receive = entry({ outcomeHeader: 'on', handoff: { hand }, onHandlerError: () => undefined });
+    expect(((await receive(request())) as Answer).headers[OUTCOME]).toBe(`${outcome}; handler-ms=0; key-id=0`);
+  });
+
+  it("tells what the handlers of on led to: an event of a type without one, and data its schema refused", async () => {
+    const receive = entry({ outcomeHeader: 'on', onHandlerError: () => undefined, on: { 'call.missed': () => undefined }, schemas: { 'call.missed': z.object({ never: z.string() }) } } as Partial<PipelineOptions>);
+    expect(((await receive(request({ type: 'message.received' }))) as Answer).headers[OUTCOME]).toBe('unhandled; handler-ms=0; key-id=0');
+    expect(((await receive(request({ type: 'call.missed' }))) as Answer).headers[OUTCOME]).toBe('invalid_event_data; handler-ms=0; key-id=0');
+  });
+
   it('tells a duplicate with the secret that matched, and a refusal with its code alone', async () => {
     const store = new MemoryDedupStore();
     const receive = entry({ outcomeHeader: 'on', dedup: store }, () => undefined);
