@@ -65,6 +65,12 @@ describe('dispatch', () => {
     expect(seen[0]![0]).toBe(event);
   });
 
+  it.each([null, undefined, 'on', 5])('throws a TypeError for options that are %s, before running anything', (options) => {
+    expect(() => dispatchDelivery(deliveryOfEvent(eventOf('call.missed')), options as never)).toThrow(
+      new TypeError('svc-webhooks: dispatch needs options with on, an object of handlers by event type'),
+    );
+  });
+
   it('answers 204 for a handler that returns a value without a promise, and ignores the value', async () => {
     expect(await dispatch(eventOf('webhook.test'), { 'webhook.test': () => 'ignored' })).toEqual(ACCEPTED);
   });

@@ -8,7 +8,7 @@ import { Buffer } from 'node:buffer';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
 import { DeadlineQueue } from '../../src/base/deadlines.js';
-import { isResponse, readRequestBody, webResponse, withMissingHeaders } from '../../src/receive/web-platform.js';
+import { isResponse, onErrorResponse, readRequestBody, webResponse, withMissingHeaders } from '../../src/receive/web-platform.js';
 import { settledAfter, streamedRequest, webStream } from '../helpers/web-stream.js';
 
 const USED = 'hand the request over unread';
@@ -90,6 +90,11 @@ describe('readRequestBody', () => {
     await expect(read(request)).rejects.toThrow(alreadyRead);
   });
 
+  it('takes a host whose request throws from arrayBuffer() at once as the sender gone', async () => {
+    const request = { headers: new Headers({ 'content-length': '2' }), arrayBuffer: () => { throw new Error('the socket closed'); } };
+    await expect(read(request as unknown as Request)).rejects.toBeInstanceOf(SenderGoneError);
+  });
+
   it('rejects a body of a declared length that broke off as the sender gone', async () => {
     const { stream } = webStream([Buffer.from('abc')], 'error');
     await expect(read(streamedRequest(stream, { 'content-length': '10' }))).rejects.toBeInstanceOf(SenderGoneError);
@@ -157,6 +162,22 @@ describe('webResponse', () => {
     expect(response.status).toBe(204);
     expect(response.body).toBe(null);
     expect([...response.headers]).toEqual([]);
+  });
+
+  it('answers no body with the headers given', () => {
+    const response = webResponse(503, { 'retry-after': '5' }, undefined);
+    expect([response.status, response.body, Object.fromEntries(response.headers)]).toEqual([503, null, { 'retry-after': '5' }]);
+  });
+});
+
+describe('onErrorResponse', () => {
+  it("answers the user's Response with the refusal's headers it lacks", () => {
+    const answer = onErrorResponse(new Response(null, { status: 401 }), { 'retry-after': '5' });
+    expect([answer.status, answer.headers.get('retry-after')]).toEqual([401, '5']);
+  });
+
+  it.each([undefined, null, { status: 401 }, 'denied'])('throws for %j, which is no Response', (answer) => {
+    expect(() => onErrorResponse(answer, {})).toThrow(new TypeError('it answered no Response'));
   });
 });
 
