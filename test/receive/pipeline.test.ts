@@ -233,6 +233,8 @@ describe('createPipeline: refusals and onError', () => {
     expect(await receive(request({}, Promise.reject(new SenderGoneError())))).toEqual(new Answer(499));
     expect(await receive(request({}, Promise.reject(tooLarge(10))))).toMatchObject({ status: 413 });
     await expect(receive(request({}, Promise.reject(new Error('socket gone'))))).rejects.toThrow('socket gone');
+    // A platform without senderGone hears of the sender gone as a rejection of its own.
+    await expect(entry({}, () => undefined)(request({}, Promise.reject(new SenderGoneError())))).rejects.toBeInstanceOf(SenderGoneError);
   });
 });
 
@@ -435,6 +437,23 @@ describe('createPipeline: the handlers of on and a slow store', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(await answer).toMatchObject({ status: 204 });
     expect(answeredAfter()).toBe(SETTLE_WAIT_MS);
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('leased');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
+  });
+
+  it("leaves a route's request at once, since the route answered: the settle goes on in the background", async () => {
+    const dedup = new TestDedupStore();
+    const complete = dedup.complete.bind(dedup);
+    dedup.complete = async (id, token) => {
+      await sleep(60_000);
+      return complete(id, token);
+    };
+    let left = false;
+    const receive = entry({ dedup }, undefined, platform(undefined, { statusOf: () => 204 }), async () => 204);
+    void receive(request()).then(() => (left = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(left).toBe(true);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('leased');
     await vi.advanceTimersByTimeAsync(60_000);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');

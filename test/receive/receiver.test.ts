@@ -62,6 +62,12 @@ describe('createReceiver', () => {
       expect(() => createReceiver(options as never)).toThrow(TypeError);
     });
 
+    it('names the policy and its values when dedupUnavailable is neither', () => {
+      expect(() => createReceiver({ secret: SECRET, dedupUnavailable: 'ignore' } as never)).toThrow(
+        new TypeError("svc-webhooks: dedupUnavailable must be 'reject' or 'process'"),
+      );
+    });
+
     it('processes without settling with dedup: false', async () => {
       const reception = await deliver({ dedup: false });
       expect(reception.action).toBe('process');
