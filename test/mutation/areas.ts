@@ -16,6 +16,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { scoreOf, statusesIn, tally, totalOf, type Report } from './report.js';
 
 /** What one area mutates and against which suites. */
 interface Area {
@@ -52,12 +53,6 @@ const WHOLE_FLOOR = 95;
 const FILE_FLOOR = 85;
 const AREA_REPORTS = 'reports/mutation/areas';
 
-type Status = 'Killed' | 'Timeout' | 'Survived' | 'NoCoverage' | 'CompileError' | 'RuntimeError' | 'Ignored';
-interface Report {
-  readonly files: Record<string, { readonly mutants: readonly { readonly status: Status }[] }>;
-  readonly [other: string]: unknown;
-}
-
 function strykerArgs(area: Area): string[] {
   if (area.name === CORE) return ['stryker.core.config.mjs'];
   return [
@@ -87,15 +82,6 @@ function runArea(area: Area): void {
   console.log(`area ${area.name}: ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
-const counted = (status: Status): boolean => status === 'Killed' || status === 'Timeout' || status === 'Survived' || status === 'NoCoverage';
-const found = (status: Status): boolean => status === 'Killed' || status === 'Timeout';
-
-/** Stryker's score: found over counted, in percent; undefined when nothing counts. */
-function scoreOf(statuses: readonly Status[]): number | undefined {
-  const total = statuses.filter(counted).length;
-  return total === 0 ? undefined : (100 * statuses.filter(found).length) / total;
-}
-
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !AREAS.some((area) => area.name === name));
 if (unknown.length > 0) {
@@ -111,12 +97,13 @@ const notRunNow = stored.filter((area) => wanted.length > 0 && !wanted.includes(
 if (notRunNow.length > 0) console.log(`from earlier runs: ${notRunNow.join(', ')}`);
 if (missing.length > 0) console.log(`never run, so left out: ${missing.join(', ')}`);
 const reports = stored.map((area) => JSON.parse(readFileSync(`${AREA_REPORTS}/${area.name}.json`, 'utf8')) as Report);
-const files = Object.assign({}, ...reports.map((report) => report.files)) as Report['files'];
+const files: Report['files'] = Object.assign({}, ...reports.map((report) => report.files));
 writeFileSync('reports/mutation/mutation.json', JSON.stringify({ ...reports[0], files }));
 
-const statusesOf = (path: string): Status[] => (files[path]?.mutants ?? []).map((mutant) => mutant.status);
-const whole = scoreOf(Object.keys(files).flatMap(statusesOf)) ?? 100;
-const low = Object.keys(files).filter((path) => (scoreOf(statusesOf(path)) ?? 100) < FILE_FLOOR);
-console.log(`merged: ${whole.toFixed(2)}% of ${Object.keys(files).flatMap(statusesOf).filter(counted).length} mutants (npm run mutation:table for each file)`);
-for (const path of low) console.log(`under ${FILE_FLOOR}%: ${path} ${scoreOf(statusesOf(path))?.toFixed(2)}%`);
+const merged: Report = { files };
+const all = tally(Object.keys(files).flatMap((path) => statusesIn(merged, path)));
+const whole = scoreOf(all) ?? 100;
+const low = Object.keys(files).filter((path) => (scoreOf(tally(statusesIn(merged, path))) ?? 100) < FILE_FLOOR);
+console.log(`merged: ${whole.toFixed(2)}% of ${totalOf(all)} mutants (npm run mutation:table for each file)`);
+for (const path of low) console.log(`under ${FILE_FLOOR}%: ${path} ${scoreOf(tally(statusesIn(merged, path)))?.toFixed(2)}%`);
 if (whole < WHOLE_FLOOR || low.length > 0) process.exit(1);

@@ -5,34 +5,11 @@
  * no test reaching them; compile and runtime errors do not count.
  */
 import { readFileSync } from 'node:fs';
+import { scoreOf, statusesIn, tally, type Report, type Tally } from './report.js';
 
-type Status = 'Killed' | 'Timeout' | 'Survived' | 'NoCoverage' | 'CompileError' | 'RuntimeError' | 'Ignored';
-
-interface Report {
-  readonly files: Record<string, { readonly mutants: readonly { readonly status: Status }[] }>;
-}
-
-interface Tally {
-  killed: number;
-  timeout: number;
-  survived: number;
-  noCoverage: number;
-}
-
-const COUNTED: Partial<Record<Status, keyof Tally>> = { Killed: 'killed', Timeout: 'timeout', Survived: 'survived', NoCoverage: 'noCoverage' };
-
-function tally(statuses: readonly Status[]): Tally {
-  const counts: Tally = { killed: 0, timeout: 0, survived: 0, noCoverage: 0 };
-  for (const status of statuses) {
-    const key = COUNTED[status];
-    if (key !== undefined) counts[key] += 1;
-  }
-  return counts;
-}
-
-function score({ killed, timeout, survived, noCoverage }: Tally): string {
-  const total = killed + timeout + survived + noCoverage;
-  return total === 0 ? 'n/a' : `${((100 * (killed + timeout)) / total).toFixed(1)}%`;
+function score(counts: Tally): string {
+  const percent = scoreOf(counts);
+  return percent === undefined ? 'n/a' : `${percent.toFixed(1)}%`;
 }
 
 const row = (name: string, counts: Tally): string =>
@@ -42,5 +19,5 @@ const report = JSON.parse(readFileSync(process.argv[2] ?? 'reports/mutation/muta
 const files = Object.entries(report.files).sort(([a], [b]) => a.localeCompare(b));
 console.log('| file | score | killed | timed out | survived | no coverage |');
 console.log('|---|---:|---:|---:|---:|---:|');
-for (const [path, { mutants }] of files) console.log(row(`\`${path}\``, tally(mutants.map((mutant) => mutant.status))));
-console.log(row('**all**', tally(files.flatMap(([, { mutants }]) => mutants.map((mutant) => mutant.status)))));
+for (const [path] of files) console.log(row(`\`${path}\``, tally(statusesIn(report, path))));
+console.log(row('**all**', tally(files.flatMap(([path]) => statusesIn(report, path)))));
