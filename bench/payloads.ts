@@ -30,12 +30,11 @@ export function envelopeOfSize(id: string, bytes: number): string {
 }
 
 const ID_PLACEHOLDER = 'evt_000000000000000000000000';
-let kibTemplate: string | undefined;
+const KIB_TEMPLATE = envelopeOfSize(ID_PLACEHOLDER, 1024);
 
 /** A 1 KiB envelope with `id`, an id of 28 characters as `numberedId`'s, so that every body has one size. */
 export function kibEnvelope(id: string): string {
-  kibTemplate ??= envelopeOfSize(ID_PLACEHOLDER, 1024);
-  return kibTemplate.replace(ID_PLACEHOLDER, id);
+  return KIB_TEMPLATE.replace(ID_PLACEHOLDER, id);
 }
 
 /** The `i`th event id of a run: `evt_` and `i` in 24 digits. */
