@@ -51,7 +51,7 @@ function envelopeOf(body: Buffer): Record<string, unknown> {
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    parsed = undefined;
+    // No JSON: refused below, as anything but an object is.
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('new-id needs a body that is a JSON object, to give it a new id');
   return parsed as Record<string, unknown>;

@@ -39,10 +39,12 @@ function dechunk(data: Buffer, source: string): Buffer {
   let at = 0;
   for (;;) {
     const lineEnd = data.indexOf('\r\n', at);
+    // A chunk cut short leaves no size line after it: `subarray` stops at the end, and the next turn lands here.
+    if (lineEnd === -1) throw new UsageError(`${source}: the chunked body ends before its last chunk`);
+    const digits = data.subarray(at, lineEnd).toString('latin1').split(';')[0]!.trim();
     // Hex digits only (then extensions): parseInt would read "-6" as a step back, and loop for ever.
-    const digits = lineEnd === -1 ? '' : data.subarray(at, lineEnd).toString('latin1').split(';')[0]!.trim();
-    const size = /^[0-9a-fA-F]{1,8}$/.test(digits) ? Number.parseInt(digits, 16) : Number.NaN;
-    if (!Number.isSafeInteger(size) || lineEnd + 2 + size > data.length) throw new UsageError(`${source}: a malformed or truncated chunk`);
+    if (!/^[0-9a-fA-F]{1,8}$/.test(digits)) throw new UsageError(`${source}: a chunk size that is no hex number`);
+    const size = Number.parseInt(digits, 16);
     if (size === 0) return Buffer.concat(chunks);
     chunks.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
     at = lineEnd + 2 + size + 2;

@@ -2,7 +2,7 @@
 import { Buffer } from 'node:buffer';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { testEvent } from '../../../src/testing/index.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET, startRelayRig, type RelayRig } from '../../helpers/dev-relay.js';
@@ -71,6 +71,7 @@ describe('svc-webhooks replay', () => {
     ['a line that is not JSON after blank ones', '\n  \nnot json\n', 'line 3 is not JSON'],
     ['headers that are no object', '{"request":{"headers":null,"bodyBase64":""}}\n', 'line 1 holds no recorded request'],
     ['a body that is no string', '{"request":{"headers":{},"bodyBase64":1}}\n', 'line 1 holds no recorded request'],
+    ['headers that are a string', '{"request":{"headers":"x-a: 1","bodyBase64":""}}\n', 'line 1 holds no recorded request'],
   ])('refuses a file with %s, exit 2', async (_name, text, message) => {
     const file = join(await typesFolder(), 'bad.jsonl');
     await writeFile(file, text);
@@ -139,6 +140,54 @@ describe('svc-webhooks replay', () => {
       const exact = await replay(file, '--to', url);
       expect(exact).toMatchObject({ code: 1, stdout: '' });
       expect(exact.stderr).toMatch(/^#1: signed \d+ s ago/);
+    });
+  });
+
+  it('names what its command line lacks, exit 2', async () => {
+    expect(await replay('--to', 'http://127.0.0.1:9/')).toMatchObject({ code: 2, stderr: expect.stringContaining('<deliveries.jsonl> is missing') });
+    expect(await replay('x.jsonl')).toMatchObject({ code: 2, stderr: expect.stringContaining('--to is required') });
+  });
+
+  it('joins the values of a header a line names twice, in two letter cases', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const file = await handWritten(`${line({ headers: { 'X-Tag': 'a', 'x-tag': 'b' }, body: '{}' })}\n`);
+      expect((await replay(file, '--to', url)).code).toBe(0);
+      expect(received[0]!.headers['x-tag']).toBe('a, b');
+    });
+  });
+
+  it('sends exact bytes signed 300 s ago, the most a receiver allows, and holds back those of 301 s', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_795_000_000_000);
+    try {
+      await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+        const signedAgo = (seconds: number): string => line({ headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': String(1_795_000_000 - seconds) }, body: '{}' });
+        const run = await replay(await handWritten(`${signedAgo(300)}\n${signedAgo(301)}\n`), '--to', url);
+        expect(run.stderr).toBe('line 2: signed 301 s ago, past the 300 s a receiver allows: replay it with --mode resign or --mode new-id\n');
+        expect(received).toHaveLength(1);
+        expect(run.code).toBe(1);
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('sends the bytes of a timestamp that is no plain number as they are: the receiver judges it', async () => {
+    await withRecordingReceiver([{ status: 400, code: 'invalid_timestamp' }], async ({ url, received }) => {
+      const stamped = (timestamp: string): string => line({ headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': timestamp }, body: '{}' });
+      const run = await replay(await handWritten(`${stamped(' 1')}\n${stamped('1 ')}\n`), '--to', url);
+      expect(received.map(({ headers }) => headers['webhook-timestamp'])).toEqual(['1', '1']);
+      expect(run).toMatchObject({ code: 1, stderr: '' });
+    });
+  });
+
+  it('counts each failure apart: a refusal beside a delivery too old, or beside one it cannot re-sign, exits 1', async () => {
+    await withRecordingReceiver([{ status: 400, code: 'invalid_signature' }], async ({ url }) => {
+      const refused = line({ headers: { 'webhook-id': 'msg_2' }, body: '{}' });
+      const tooOld = line({ headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': '1' }, body: '{}' });
+      expect((await replay(await handWritten(`${tooOld}\n${refused}\n`), '--to', url)).code).toBe(1);
+      const idless = line({ headers: {}, body: '{}' });
+      expect((await replay(await handWritten(`${idless}\n${refused}\n`), '--to', url, '--mode', 'resign', '--secret', RELAY_SECRET)).code).toBe(1);
     });
   });
 });

@@ -12,4 +12,18 @@ describe('readCapped', () => {
     await expect(readCapped(stream(MAX_INPUT_BYTES + 1), 'standard input')).rejects.toThrow(new UsageError('standard input is larger than 4 MiB: that is no webhook'));
     expect((await readCapped(stream(MAX_INPUT_BYTES), 'standard input')).length).toBe(MAX_INPUT_BYTES);
   });
+
+  it('reads the strings of a stream with an encoding as their UTF-8 bytes, counting bytes, not characters', async () => {
+    async function* text() {
+      yield 'é';
+      yield Buffer.from('-');
+      yield 'ü'.repeat(MAX_INPUT_BYTES / 2);
+    }
+    await expect(readCapped(text(), 'the file')).rejects.toThrow(new UsageError('the file is larger than 4 MiB: that is no webhook'));
+    async function* small() {
+      yield 'é';
+      yield new Uint8Array([0x2d]);
+    }
+    expect((await readCapped(small(), 'the file')).toString()).toBe('é-');
+  });
 });
