@@ -49,6 +49,8 @@ export function headersOf(request: LambdaWebhookEvent | null): HeaderGetter {
   // An event that is no object (a warmer's ping) has no headers: the body check refuses it.
   if (typeof request !== 'object' || request === null) return NO_HEADERS;
   const source: Readonly<Record<string, unknown>> = ('multiValueHeaders' in request ? request.multiValueHeaders : undefined) ?? request.headers ?? {};
+  // Listed once for the three or four headers a request is asked for, not once each.
+  let names: string[] | undefined;
   return {
     get(name) {
       // Most headers come once: the first value as it is, a list only from a second one on. The
@@ -60,7 +62,7 @@ export function headersOf(request: LambdaWebhookEvent | null): HeaderGetter {
         if (first === null) first = value;
         else (values ??= [first]).push(value);
       };
-      for (const key of Object.keys(source)) {
+      for (const key of (names ??= Object.keys(source))) {
         if (key.length !== name.length || (key !== name && key.toLowerCase() !== name)) continue;
         const value = source[key];
         if (Array.isArray(value)) value.forEach(add);
