@@ -6,10 +6,14 @@ import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-// The commands load once, here, outside any test; each test loads only a fresh bin over them. Loaded
-// anew inside a test, each command's top-level values (its help, its tables) would count as reached by
-// that test alone, and a mutant of them would be tried against it alone.
-import '../../src/cli/run.js';
+import * as io from '../../src/cli/shared/io.js';
+import * as run from '../../src/cli/run.js';
+
+// The commands load once, here, outside any test, and each test's fresh bin gets these same modules. Loaded
+// anew inside a test, a command's top-level values (its help, its tables) would count as reached by that
+// test alone, and a mutant of them would be tried against it alone.
+vi.doMock('../../src/cli/shared/io.js', () => io);
+vi.doMock('../../src/cli/run.js', () => run);
 
 const SECRET = `whsec_${Buffer.from('main-test-secret').toString('base64')}`;
 
@@ -32,15 +36,11 @@ afterEach(() => {
   process.exitCode = undefined;
 });
 
-let runs = 0;
-
 /** Imports a fresh copy of the bin with `args` on its command line; it finishes when the command has. */
 async function runBin(...args: string[]): Promise<number | string | undefined> {
   process.argv = ['/usr/bin/node', '/usr/lib/node_modules/svc-webhooks/dist/esm/src/cli/main.js', ...args];
-  // A query of its own makes the bin a module not yet loaded; what it imports stays loaded.
-  runs += 1;
-  const bin = `../../src/cli/main.js?run=${runs}`;
-  await import(bin);
+  vi.resetModules();
+  await import('../../src/cli/main.js');
   return process.exitCode;
 }
 
