@@ -75,10 +75,9 @@ export function headersOf(request: LambdaWebhookEvent | null): HeaderGetter {
 
 /** The result of `status`, `headers` and `body`, as a literal: a spread of the headers field makes a hidden class per answer. */
 export function result(statusCode: number, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent, body: string): LambdaWebhookResult {
-  const field = headersField(headers, request);
-  return 'headers' in field
-    ? { statusCode, headers: field.headers, body, isBase64Encoded: false }
-    : { statusCode, multiValueHeaders: field.multiValueHeaders, body, isBase64Encoded: false };
+  return usesMultiValueHeaders(request)
+    ? { statusCode, multiValueHeaders: multiValued(headers), body, isBase64Encoded: false }
+    : { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
 }
 
 /** Whether `value` is a result Lambda can send: an object with a whole-number `statusCode`. */
@@ -94,12 +93,9 @@ function usesMultiValueHeaders(request: LambdaWebhookEvent | null): boolean {
   return 'elb' in request.requestContext && 'multiValueHeaders' in request && request.multiValueHeaders !== undefined;
 }
 
-function headersField(
-  headers: Readonly<Record<string, string>>,
-  request: LambdaWebhookEvent,
-): { headers: Record<string, string> } | { multiValueHeaders: Record<string, string[]> } {
-  if (!usesMultiValueHeaders(request)) return { headers: { ...headers } };
-  return { multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])) };
+/** `headers` as an ALB's `multiValueHeaders`: each value in a list of its own. */
+function multiValued(headers: Readonly<Record<string, string>>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
 }
 
 /**
@@ -112,7 +108,6 @@ export function withMissingHeaders(answer: LambdaWebhookResult, headers: Readonl
   );
   const missing = Object.fromEntries(Object.entries(headers).filter(([name]) => !own.has(name)));
   if (Object.keys(missing).length === 0) return answer;
-  const field = headersField(missing, request);
-  if ('headers' in field) return { ...answer, headers: { ...field.headers, ...answer.headers } };
-  return { ...answer, multiValueHeaders: { ...field.multiValueHeaders, ...(answer as ALBResult).multiValueHeaders } };
+  if (!usesMultiValueHeaders(request)) return { ...answer, headers: { ...missing, ...answer.headers } };
+  return { ...answer, multiValueHeaders: { ...multiValued(missing), ...(answer as ALBResult).multiValueHeaders } };
 }

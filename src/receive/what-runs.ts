@@ -170,11 +170,6 @@ export function whatRuns<R, A>(options: ModeOptions, runner: EntryRunner<R, A> |
   };
 }
 
-/**
- * Runs an entry's single handler for `delivery`: its answer, or 204 when it
- * returns nothing. A throw, a rejection or a value that is no answer
- * becomes 500 `handler_failed`. Never rejects.
- */
 /** What a handler that returned nothing led to: 204, the same object each time. */
 const PROCESSED: Outcome<never> = Object.freeze({ kind: 'decided', response: accepted(), outcome: 'processed' });
 
@@ -184,26 +179,42 @@ function handlersOutcome(outcome: HandlerOutcome): Outcome<never> {
   return { kind: 'decided', response: handlersAnswer(outcome), outcome: outcome.kind === 'failed' ? outcome.error.code : 'unhandled' };
 }
 
-/** Runs the entry's handler; one that answers at once (no thenable) is answered at once, without a turn of the event loop. */
+/**
+ * Runs an entry's single handler for `delivery`: its answer, or 204 when it
+ * returns nothing. A throw, a rejection or a value that is no answer
+ * becomes 500 `handler_failed`. Never rejects. A handler that answers at
+ * once (no thenable) is answered at once, without a turn of the event loop
+ * and without a closure made for it.
+ */
 function runSingleHandler<R, A>(single: SingleHandler<R, A>, onHandlerError: HandlerErrorCallback, request: R, delivery: WebhookDelivery): Outcome<A> | Promise<Outcome<A>> {
-  const failed = (error: unknown): Outcome<A> => ({ kind: 'decided', response: refused(handlerFailed(onHandlerError, error, delivery)), outcome: 'handler_failed' });
-  const answered = (value: unknown): Outcome<A> => {
-    if (value === undefined) return PROCESSED;
-    const { shape } = single;
-    try {
-      // The answer's own getters are the user's code, and may throw.
-      if (!shape.isAnswer(value)) throw new TypeError(`svc-webhooks: the webhook handler must return ${shape.described} or nothing`);
-      return { kind: 'answered', answer: value, status: shape.statusOf(value) };
-    } catch (error) {
-      return failed(error);
-    }
-  };
   let returned: unknown;
   try {
     returned = (single.handler as (event: unknown, context: unknown) => unknown)(delivery.event, single.context(request, delivery));
   } catch (error) {
-    return failed(error);
+    return handlerFailure(onHandlerError, error, delivery);
   }
+  if (!isThenable(returned)) return singleOutcome(single, onHandlerError, returned, delivery);
   // Promise.resolve adopts a thenable as `await` does, one whose `then` throws included.
-  return isThenable(returned) ? Promise.resolve(returned).then(answered, failed) : answered(returned);
+  return Promise.resolve(returned).then(
+    (value) => singleOutcome(single, onHandlerError, value, delivery),
+    (error: unknown) => handlerFailure(onHandlerError, error, delivery),
+  );
+}
+
+/** What the single handler's `value` led to: 204 for nothing, its answer, or 500 for a value that is no answer. */
+function singleOutcome<R, A>(single: SingleHandler<R, A>, onHandlerError: HandlerErrorCallback, value: unknown, delivery: WebhookDelivery): Outcome<A> {
+  if (value === undefined) return PROCESSED;
+  const { shape } = single;
+  try {
+    // The answer's own getters are the user's code, and may throw.
+    if (!shape.isAnswer(value)) throw new TypeError(`svc-webhooks: the webhook handler must return ${shape.described} or nothing`);
+    return { kind: 'answered', answer: value, status: shape.statusOf(value) };
+  } catch (error) {
+    return handlerFailure(onHandlerError, error, delivery);
+  }
+}
+
+/** 500 `handler_failed` for what the single handler threw or rejected with, told to `onHandlerError`. */
+function handlerFailure(onHandlerError: HandlerErrorCallback, error: unknown, delivery: WebhookDelivery): Outcome<never> {
+  return { kind: 'decided', response: refused(handlerFailed(onHandlerError, error, delivery)), outcome: 'handler_failed' };
 }
