@@ -38,6 +38,17 @@ describe('svc-webhooks dev', () => {
     expect(lines.join('\n')).not.toContain(RELAY_SECRET.slice(6));
   });
 
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops on %s when no test gives its own signal, exit 0', async (signal) => {
+    const lines: string[] = [];
+    const io: CliIO = { out: (line) => lines.push(line), err: (line) => lines.push(`err: ${line}`), stdin: async () => Buffer.alloc(0) };
+    const before = process.listenerCount(signal);
+    const running = devCommand.run(['--forward', 'http://127.0.0.1:9/webhooks', '--port', '0', '--secret', RELAY_SECRET], io);
+    await expect.poll(() => process.listenerCount(signal)).toBe(before + 1);
+    process.emit(signal, signal);
+    expect(await running).toBe(0);
+    expect(lines).toHaveLength(2);
+  });
+
   it('says which port is in use, exit 2', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
