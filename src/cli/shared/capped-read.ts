@@ -14,8 +14,8 @@ export async function readCapped(source: AsyncIterable<unknown>, what: string): 
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of source) {
-    // A stream with an encoding set yields strings; a copy of each chunk costs little within the bound.
-    const bytes = Buffer.from(chunk as string | Uint8Array);
+    // A stream with an encoding set yields strings; bytes are taken as they come, with no copy.
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
     size += bytes.byteLength;
     // Leaving the loop early destroys the stream: nothing more is read.
     if (size > MAX_INPUT_BYTES) throw new UsageError(`${what} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB: that is no webhook`);
