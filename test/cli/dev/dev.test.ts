@@ -6,10 +6,15 @@ import type { CliIO } from '../../../src/cli/shared/io.js';
 import { inProcessCli } from '../in-process-cli.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
 
+/** Standard streams that keep each printed line, an error line marked as one. */
+function recordingIO(): { lines: string[]; io: CliIO } {
+  const lines: string[] = [];
+  return { lines, io: { out: (line) => lines.push(line), err: (line) => lines.push(`err: ${line}`), stdin: async () => Buffer.alloc(0) } };
+}
+
 /** Runs `dev` with `args`, then `whileRunning` on the webhook address it printed, then stops it: its exit code and lines. */
 async function runDev(args: readonly string[], whileRunning: (webhookUrl: string) => Promise<void> = async () => {}): Promise<{ code: number; lines: string[] }> {
-  const lines: string[] = [];
-  const io: CliIO = { out: (line) => lines.push(line), err: (line) => lines.push(`err: ${line}`), stdin: async () => Buffer.alloc(0) };
+  const { lines, io } = recordingIO();
   let stop!: () => void;
   const running = devCommand.run(['--forward', 'http://127.0.0.1:9/webhooks', '--secret', RELAY_SECRET, ...args], io, (resolve) => (stop = resolve));
   await expect.poll(() => lines.length).toBe(2);
@@ -20,8 +25,7 @@ async function runDev(args: readonly string[], whileRunning: (webhookUrl: string
 
 describe('svc-webhooks dev', () => {
   it("prints the page's address with its token first, then the webhook address, and stops on the signal", async () => {
-    const lines: string[] = [];
-    const io: CliIO = { out: (line) => lines.push(line), err: (line) => lines.push(`err: ${line}`), stdin: async () => Buffer.alloc(0) };
+    const { lines, io } = recordingIO();
     let stop!: () => void;
     const running = devCommand.run(['--forward', 'http://127.0.0.1:9/webhooks', '--port', '0', '--secret', RELAY_SECRET], io, (resolve) => (stop = resolve));
     await expect.poll(() => lines.length).toBe(2);
@@ -39,8 +43,7 @@ describe('svc-webhooks dev', () => {
   });
 
   it.each(['SIGINT', 'SIGTERM'] as const)('stops on %s when no test gives its own signal, exit 0', async (signal) => {
-    const lines: string[] = [];
-    const io: CliIO = { out: (line) => lines.push(line), err: (line) => lines.push(`err: ${line}`), stdin: async () => Buffer.alloc(0) };
+    const { lines, io } = recordingIO();
     const before = process.listenerCount(signal);
     const running = devCommand.run(['--forward', 'http://127.0.0.1:9/webhooks', '--port', '0', '--secret', RELAY_SECRET], io);
     await expect.poll(() => process.listenerCount(signal)).toBe(before + 1);

@@ -29,7 +29,7 @@ describe('endToEndHeaders', () => {
 
 describe('replayedRequest', () => {
   const recorded = {
-    headers: { host: 'tunnel.example', 'content-type': 'application/json', ...signedHeaders(BODY.toString(), { secret: SECRET, id: 'msg_1', timestamp: new Date(NOW_MS - 600_000) }) },
+    headers: { host: 'tunnel.example', ...signedHeaders(BODY.toString(), { secret: SECRET, id: 'msg_1', timestamp: new Date(NOW_MS - 600_000) }) },
     body: BODY,
   };
 
