@@ -21,6 +21,14 @@ const untilInterrupted: StopSignal = (stop) => {
   process.once('SIGTERM', stop);
 };
 
+/** What a failed start becomes: a usage error when the port is the cause (in use, or privileged), else the error itself. */
+export function startFailure(error: unknown, port: number): unknown {
+  const { code } = error as { code?: unknown };
+  if (code === 'EADDRINUSE') return new UsageError(`port ${port} is in use: give another with --port`);
+  if (code === 'EACCES') return new UsageError(`port ${port} needs privileges this process does not have: give another with --port`);
+  return error;
+}
+
 export const devCommand = {
   name: 'dev',
   summary: 'relay deliveries to a receiver, and show, diagnose and replay each on a local page',
@@ -53,12 +61,9 @@ Stops on Ctrl-C. Exit status: 0 stopped, 2 bad arguments or a port in use.`,
     const secretList = secrets(values.secret);
     let relay: Relay;
     try {
-      relay = await startRelay({ forward, port, secrets: secretList, ...(values.save !== undefined && { save: values.save }), onProblem: (line) => io.err(`svc-webhooks dev: ${line}`) });
+      relay = await startRelay({ forward, port, secrets: secretList, save: values.save, onProblem: (line) => io.err(`svc-webhooks dev: ${line}`) });
     } catch (error) {
-      const { code } = error as { code?: unknown };
-      if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use: give another with --port`);
-      if (code === 'EACCES') throw new UsageError(`port ${port} needs privileges this process does not have: give another with --port`);
-      throw error;
+      throw startFailure(error, port);
     }
     io.out(`Inspector: ${relay.inspectorUrl}`);
     io.out(`Webhooks: ${relay.webhookUrl} -> ${forward}`);

@@ -32,8 +32,8 @@ export interface RelayOptions {
   readonly secrets: readonly string[];
   /** The port on 127.0.0.1; 0 for any free one. */
   readonly port: number;
-  /** A file each record is appended to, one JSON object a line. */
-  readonly save?: string;
+  /** A file each record is appended to, one JSON object a line; none when undefined. */
+  readonly save?: string | undefined;
   /** How long the receiver has to answer: the service's 10 s unless a test shortens it. */
   readonly answerWindowMs?: number;
   /** What the log keeps: `DEFAULT_BOUNDS` unless a test shrinks it. */

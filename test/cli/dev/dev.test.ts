@@ -1,7 +1,8 @@
 /** `svc-webhooks dev` as a user starts it: the two lines it prints first, its stop, and its mistakes. */
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { devCommand } from '../../../src/cli/dev/dev.js';
+import { devCommand, startFailure } from '../../../src/cli/dev/dev.js';
+import { UsageError } from '../../../src/cli/shared/args.js';
 import type { CliIO } from '../../../src/cli/shared/io.js';
 import { inProcessCli } from '../in-process-cli.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
@@ -62,6 +63,15 @@ describe('svc-webhooks dev', () => {
     } finally {
       taken.close();
     }
+  });
+
+  it('says which port needs privileges, and passes any other start failure on as it is', () => {
+    const refused = startFailure(Object.assign(new Error('listen EACCES'), { code: 'EACCES' }), 80);
+    expect(refused).toBeInstanceOf(UsageError);
+    expect((refused as Error).message).toBe('port 80 needs privileges this process does not have: give another with --port');
+    const other = Object.assign(new Error('listen EMFILE'), { code: 'EMFILE' });
+    expect(startFailure(other, 8787)).toBe(other);
+    expect(startFailure('no object', 8787)).toBe('no object');
   });
 
   it.each([
