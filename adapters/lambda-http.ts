@@ -57,16 +57,14 @@ export function headersOf(request: LambdaWebhookEvent | null): HeaderGetter {
       // names asked for are lower case, so a key equal to one needs no lower-casing.
       let first: string | null = null;
       let values: string[] | undefined;
-      const add = (value: unknown): void => {
-        if (typeof value !== 'string') return;
-        if (first === null) first = value;
-        else (values ??= [first]).push(value);
-      };
       for (const key of (names ??= Object.keys(source))) {
         if (key.length !== name.length || (key !== name && key.toLowerCase() !== name)) continue;
         const value = source[key];
-        if (Array.isArray(value)) value.forEach(add);
-        else add(value);
+        for (const one of Array.isArray(value) ? (value as unknown[]) : [value]) {
+          if (typeof one !== 'string') continue;
+          if (first === null) first = one;
+          else (values ??= [first]).push(one);
+        }
       }
       return values === undefined ? first : values.join(', ');
     },

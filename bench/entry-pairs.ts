@@ -65,7 +65,7 @@ let handled = 0;
 const handler = (_event: WebhookEvent): void => void handled++;
 
 /** The minimum's checks on raw bytes; `null` when a check fails. */
-function checked(header: (name: string) => string | null | undefined, body: Buffer): WebhookEvent | null {
+function checked(header: (name: string) => string | null | undefined, body: string | Buffer): WebhookEvent | null {
   const id = header('webhook-id');
   const timestamp = header('webhook-timestamp');
   const signature = header('webhook-signature');
@@ -113,8 +113,10 @@ function lambdaEvent({ body, headers }: Delivery) {
 const lambdaPool = pool.map(lambdaEvent);
 const lambdaContext = {} as never;
 
-function minimumLambda(event: (typeof lambdaPool)[number]): { statusCode: number } {
-  const body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body);
+// Async, as a Lambda handler that answers must be: the runtime ignores a result a handler returns synchronously.
+async function minimumLambda(event: (typeof lambdaPool)[number]): Promise<{ statusCode: number }> {
+  // The text as the event holds it: the HMAC and JSON.parse take a string with no copy to bytes and back.
+  const body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
   const parsed = checked((name) => event.headers[name as keyof typeof event.headers], body);
   if (parsed === null) return { statusCode: 400 };
   handler(parsed);
@@ -190,7 +192,7 @@ const cases: Record<string, CpuCase> = {
   },
   'Lambda: minimum': () => {
     const next = walk(lambdaPool);
-    return () => minimumLambda(next()).statusCode;
+    return async () => (await minimumLambda(next())).statusCode;
   },
   'Lambda: verifyWebhook': () => {
     const entry = lambdaWebhook({ ...options, dedup: false }, handler);

@@ -6,9 +6,9 @@
 import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export function rawVerify(key: Buffer, id: string, timestamp: string, signature: string, body: Buffer): unknown {
+export function rawVerify(key: Buffer, id: string, timestamp: string, signature: string, body: string | Buffer): unknown {
   const digest = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
   const given = Buffer.from(signature.slice(3), 'base64');
   if (given.length !== digest.length || !timingSafeEqual(digest, given)) throw new Error('signature mismatch');
-  return JSON.parse(body.toString('utf8'));
+  return JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
 }
