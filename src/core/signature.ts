@@ -17,10 +17,11 @@ export function computeSignature(key: Buffer, id: string, timestamp: string, bod
 
 /**
  * Whether any `v1,` entry of a `webhook-signature` header equals any of the
- * expected digests. See `signatureCandidates` and `matchingKey`.
+ * expected digests. See `signatureCandidates` and `matchesCandidate`.
  */
 export function hasMatchingSignature(header: string, expected: readonly Buffer[]): boolean {
-  return matchingKey(signatureCandidates(header), expected) !== -1;
+  const candidates = signatureCandidates(header);
+  return expected.some((digest) => matchesCandidate(candidates, digest));
 }
 
 /**
@@ -52,12 +53,10 @@ export function signatureCandidates(header: string): Buffer[] {
   return candidates;
 }
 
-/** The first index in `expected` of a digest that some candidate equals, or -1. Compares are constant-time. */
-export function matchingKey(candidates: readonly Buffer[], expected: readonly Buffer[]): number {
-  for (let i = 0; i < expected.length; i++) {
-    for (const candidate of candidates) {
-      if (timingSafeEqual(candidate, expected[i]!)) return i;
-    }
+/** Whether some candidate equals `digest`. Compares are constant-time. */
+export function matchesCandidate(candidates: readonly Buffer[], digest: Buffer): boolean {
+  for (const candidate of candidates) {
+    if (timingSafeEqual(candidate, digest)) return true;
   }
-  return -1;
+  return false;
 }
