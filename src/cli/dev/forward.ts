@@ -23,8 +23,9 @@ export interface ForwardAgents {
   readonly https: Agent;
 }
 
-/** The receiver's answer as the relay hands it back to the sender: its headers that say something to a sender, and its bytes (at most 64 KiB). */
+/** The receiver's answer as the relay hands it back to the sender: its status, its headers that say something to a sender, and its bytes (at most 64 KiB). */
 export interface PassedAnswer {
+  readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer;
 }
@@ -61,14 +62,15 @@ function attempt(url: URL, request: OutgoingRequest, answerWindowMs: number, age
       const header = incoming[OUTCOME_HEADER];
       const outcome = typeof header === 'string' ? parseOutcome(header) : undefined;
       const headers = Object.fromEntries(PASSED_HEADERS.flatMap((name) => (typeof incoming[name] === 'string' ? [[name, incoming[name]]] : [])));
+      const status = response!.statusCode!;
       const answer = {
         latencyMs: latencyMs(),
-        status: response!.statusCode!,
+        status,
         body: bytes.toString('utf8'),
         ...(size > MAX_ANSWER_BYTES && { truncated: true }),
         ...(outcome !== undefined && { outcome }),
       };
-      resolve({ answer, passOn: { headers, body: bytes } });
+      resolve({ answer, passOn: { status, headers, body: bytes } });
     };
     const https = url.protocol === 'https:';
     const outgoing = (https ? httpsRequest : httpRequest)(

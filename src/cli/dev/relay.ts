@@ -217,9 +217,8 @@ class RelayRequestError extends Error {}
 
 /** The sender gets the receiver's answer, or 502 when none came. */
 function answerSender(res: ServerResponse, { record, passOn }: { record: DeliveryRecord; passOn?: PassedAnswer }): void {
-  const { answer } = record;
-  if (answer.status === undefined || passOn === undefined) return json(res, 502, problem('receiver_unreachable', `the receiver gave no answer: ${answer.failure}`));
-  res.writeHead(answer.status, passOn.headers).end(passOn.body);
+  if (passOn === undefined) return json(res, 502, problem('receiver_unreachable', `the receiver gave no answer: ${record.answer.failure}`));
+  res.writeHead(passOn.status, passOn.headers).end(passOn.body);
 }
 
 /** The relay's own verdict on a request, as `svc-webhooks verify` gives it. */

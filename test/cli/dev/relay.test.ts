@@ -6,13 +6,13 @@
  */
 import { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type RequestListener } from 'node:http';
+import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryRecord, RecordSummary } from '../../../src/cli/dev/delivery-log.js';
 import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
-import { KNOWN_EVENT_TYPES } from '../../../src/index.js';
+import { KNOWN_EVENT_TYPES, type WebhookEvent } from '../../../src/index.js';
 import { testEvent } from '../../../src/testing/index.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET, startRelayRig, type RelayRig } from '../../helpers/dev-relay.js';
@@ -28,9 +28,15 @@ async function rawRequest(port: number, text: string): Promise<string> {
   return answer;
 }
 
-/** Runs `test` against a relay (`options` its own) in front of a receiver that answers with `listener`. */
-async function withReceiver(listener: RequestListener, test: (relay: Relay) => Promise<void>, options: Partial<RelayOptions> = {}): Promise<void> {
+/** Runs `test` against a relay (`options` its own) in front of a receiver that answers with `listener` (and that `watch` may watch). */
+async function withReceiver(
+  listener: RequestListener,
+  test: (relay: Relay) => Promise<void>,
+  options: Partial<RelayOptions> = {},
+  watch: (receiver: Server) => void = () => {},
+): Promise<void> {
   const receiver = createHttpServer(listener);
+  watch(receiver);
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const { port } = receiver.address() as { port: number };
   const relay = await startRelay({ forward: `http://127.0.0.1:${port}/webhooks`, secrets: [RELAY_SECRET], port: 0, ...options });
@@ -157,8 +163,8 @@ describe('svc-webhooks dev: who may read it', () => {
   ])('answers 403 to %s', async (_name, call) => {
     rig = await startRelayRig();
     const answer = await call(rig.relay.webhookUrl, rig.relay.token);
-    expect(answer.status).toBe(403);
     expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+    await expectProblem(answer, 403, 'forbidden', 'this needs the address the relay printed, with its token');
   });
 
   it('answers 403 to a Host that is not its own, token or not (DNS rebinding), and takes deliveries under any Host', async () => {
@@ -227,6 +233,54 @@ describe('svc-webhooks dev: bounds and faults', () => {
     } finally {
       await relay.close();
     }
+  });
+
+  it('keeps one connection to the receiver for delivery after delivery, and tells of no problem when all went well', async () => {
+    const problems: string[] = [];
+    let connections = 0;
+    await withReceiver(
+      (_req, res) => res.writeHead(204).end(),
+      async (relay) => {
+        for (let i = 0; i < 3; i++) expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(204);
+        // No save was asked for: nothing was appended, nor failed to be.
+        expect(problems).toEqual([]);
+      },
+      { onProblem: (line) => problems.push(line) },
+      (server) => server.on('connection', () => connections++),
+    );
+    expect(connections).toBe(1);
+  });
+
+  it('shows no event for a body whose id or type is no string', async () => {
+    await withReceiver(
+      (_req, res) => res.writeHead(400).end(),
+      async (relay) => {
+        for (const body of ['{"id":"evt_1","type":5}', '{"id":5,"type":"call.missed"}', '{"id":"evt_1","type":"call.missed"}']) {
+          await fetch(relay.webhookUrl, { method: 'POST', body });
+        }
+        expect([1, 2, 3].map((n) => 'event' in relay.log.get(n)!)).toEqual([false, false, true]);
+      },
+    );
+  });
+
+  it('takes a sender that leaves mid-body as no failure of its own, and serves on', async () => {
+    const problems: string[] = [];
+    await withReceiver(
+      (_req, res) => res.writeHead(204).end(),
+      async (relay) => {
+        const port = Number(new URL(relay.webhookUrl).port);
+        const socket = connect(port, '127.0.0.1');
+        await new Promise<void>((resolve) => socket.once('connect', resolve));
+        socket.write(`POST /webhooks HTTP/1.1\r\nHost: tunnel.example\r\nContent-Length: 100\r\n\r\n{"id":`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        socket.destroy();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect((await fetch(relay.webhookUrl, { method: 'POST', body: '{}' })).status).toBe(204);
+        expect(problems).toEqual([]);
+        expect(relay.log.summaries()).toHaveLength(1);
+      },
+      { onProblem: (line) => problems.push(line) },
+    );
   });
 
   it('gives up on a receiver that does not answer within the window, and serves on', async () => {
@@ -396,6 +450,9 @@ describe('svc-webhooks dev: its clock and bounds', () => {
     expect(await detail(1)).toMatchObject({ receivedAt: '2030-01-01T00:00:00.000Z', verdict: { valid: false, code: 'timestamp_too_old' } });
     const sent = (await (await rig.api('/api/send', { type: 'webhook.test' })).json()) as DeliveryRecord;
     expect(sent.request.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-timestamp': String(clock / 1000) });
+    // The event itself is built on that clock too: its timestamp, and the time part of its id.
+    const sentEvent = JSON.parse(Buffer.from(sent.request.bodyBase64, 'base64').toString('utf8')) as WebhookEvent;
+    expect([sentEvent.timestamp, sentEvent.id.slice(0, 14)]).toEqual(['2030-01-01T00:00:00Z', testEvent('webhook.test', undefined, { now: () => clock }).id.slice(0, 14)]);
     expect(sent).toMatchObject({ receivedAt: '2030-01-01T00:00:00.000Z', verdict: { valid: true }, answer: { outcome: { outcome: 'timestamp_too_new' } } });
     const resigned = await replay(1, 'resign');
     expect(resigned).toMatchObject({ request: { headers: { 'webhook-timestamp': String(clock / 1000) } }, verdict: { valid: true } });
@@ -450,6 +507,15 @@ describe("svc-webhooks dev: the API's mistakes", () => {
     expect(((await (await rig.api('/api/deliveries/10')).json()) as DeliveryRecord).n).toBe(10);
   });
 
+  it('answers 405 to a delivery that is no POST, and 404 to a request target that is no URL', async () => {
+    rig = await startRelayRig();
+    await expectProblem(await fetch(rig.relay.webhookUrl), 405, 'method_not_allowed', 'deliveries are POSTed to /webhooks');
+    const { port } = new URL(rig.relay.webhookUrl);
+    const answer = await rawRequest(Number(port), `GET http://[ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answer).toContain('{"error":{"code":"not_found","message":"no such page or operation"}}');
+  });
+
   it('answers 400 with the reason to a body, a mode or an event it cannot use', async () => {
     rig = await startRelayRig();
     await rig.deliver(testEvent('webhook.test'));
@@ -461,6 +527,8 @@ describe("svc-webhooks dev: the API's mistakes", () => {
       ['/api/deliveries/1/replay', 'not json', 'the body is not JSON'],
       ['/api/deliveries/1/replay', '["exact"]', 'the body must be a JSON object'],
       ['/api/deliveries/1/replay', 'null', 'the body must be a JSON object'],
+      ['/api/deliveries/1/replay', '5', 'the body must be a JSON object'],
+      ['/api/deliveries/1/replay', '"exact"', 'the body must be a JSON object'],
       ['/api/send', '{"type":1}', 'type must be an event type string'],
       ['/api/send', '{"type":"call.missed","data":null}', 'data must be a JSON object'],
       ['/api/send', '{"type":"call.missed","data":"x"}', 'data must be a JSON object'],
