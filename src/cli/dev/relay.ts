@@ -230,12 +230,14 @@ function verdictOf(request: OutgoingRequest, secrets: readonly string[], nowMs: 
 
 /** The envelope's id and type, when the body has them. */
 function envelopeOf(body: Buffer): DeliveryRecord['event'] {
+  let parsed: unknown;
   try {
-    const { id, type } = JSON.parse(body.toString('utf8')) as { id?: unknown; type?: unknown };
-    return typeof id === 'string' && typeof type === 'string' ? { id: id.slice(0, MAX_SHOWN_LENGTH), type: type.slice(0, MAX_SHOWN_LENGTH) } : undefined;
+    parsed = JSON.parse(body.toString('utf8'));
   } catch {
     return undefined;
   }
+  const { id, type } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { id?: unknown; type?: unknown };
+  return typeof id === 'string' && typeof type === 'string' ? { id: id.slice(0, MAX_SHOWN_LENGTH), type: type.slice(0, MAX_SHOWN_LENGTH) } : undefined;
 }
 
 function headersOf(req: IncomingMessage): Record<string, string> {

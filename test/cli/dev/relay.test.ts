@@ -251,14 +251,13 @@ describe('svc-webhooks dev: bounds and faults', () => {
     expect(connections).toBe(1);
   });
 
-  it('shows no event for a body whose id or type is no string', async () => {
+  it('shows no event for a body that is no JSON object, or whose id or type is no string', async () => {
     await withReceiver(
       (_req, res) => res.writeHead(400).end(),
       async (relay) => {
-        for (const body of ['{"id":"evt_1","type":5}', '{"id":5,"type":"call.missed"}', '{"id":"evt_1","type":"call.missed"}']) {
-          await fetch(relay.webhookUrl, { method: 'POST', body });
-        }
-        expect([1, 2, 3].map((n) => 'event' in relay.log.get(n)!)).toEqual([false, false, true]);
+        const bodies = ['{"id":"evt_1","type":5}', '{"id":5,"type":"call.missed"}', 'null', '"evt_1"', 'not json', '{"id":"evt_1","type":"call.missed"}'];
+        for (const body of bodies) await fetch(relay.webhookUrl, { method: 'POST', body });
+        expect(bodies.map((_, i) => 'event' in relay.log.get(i + 1)!)).toEqual([false, false, false, false, false, true]);
       },
     );
   });
