@@ -182,8 +182,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     route(req, res, url).catch((error: unknown) => {
       if (error instanceof RelayRequestError) return json(res, 400, problem('bad_request', error.message));
       if ((error as Error).name === 'UsageError') return json(res, 413, problem('too_large', (error as Error).message));
-      // A client that went away mid-request is no failure of the relay's.
-      if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return void res.destroy();
+      // A client that went away mid-request is no failure of the relay's. Its socket tells: a request read to its
+      // end is destroyed as well, whoever failed.
+      if (req.socket.destroyed) return void res.destroy();
       // The path alone: a query may hold the run's token.
       onProblem(`a request to ${printable(url?.pathname ?? '?')} failed: ${printable((error as Error).message)}`);
       if (res.headersSent) res.destroy();

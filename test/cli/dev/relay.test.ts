@@ -282,6 +282,19 @@ describe('svc-webhooks dev: bounds and faults', () => {
     );
   });
 
+  it('answers 500 relay_failed to a request it failed on, and tells of it by its path alone', async () => {
+    const problems: string[] = [];
+    await withReceiver(
+      (_req, res) => res.writeHead(204).end(),
+      async (relay) => {
+        // A clock that gives no time fails the record of the delivery.
+        await expectProblem(await fetch(`${relay.webhookUrl}?token=kept-out`, { method: 'POST', body: '{}' }), 500, 'relay_failed', 'the relay failed on this request');
+        expect(problems).toEqual(['a request to /webhooks failed: Invalid time value']);
+      },
+      { now: () => Number.NaN, onProblem: (line) => problems.push(line) },
+    );
+  });
+
   it('gives up on a receiver that does not answer within the window, and serves on', async () => {
     const silent = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
