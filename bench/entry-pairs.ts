@@ -11,7 +11,8 @@
  * Content-Length every host gives; a Lambda event is parsed from JSON, as
  * the runtime hands it over, an Azure request built as Azure's HttpRequest,
  * as the Functions worker builds it. Prints each side's CPU µs per request in each
- * round (`cpu-rounds.ts`), as JSON.
+ * round (`cpu-rounds.ts`), as JSON; `node bench/entry-pairs.ts <pair> minimum` (or
+ * `ours`) times one side alone.
  */
 import functions, { type HttpRequest as AzureHttpRequest } from '@azure/functions';
 import { Buffer } from 'node:buffer';
@@ -256,6 +257,10 @@ function injected({ body, headers }: Delivery) {
   return { payload: body, headers };
 }
 
-const results = await cpuRounds({ minimum: cases[pair.minimum]!, ours: cases[pair.ours]! }, { rounds: ROUNDS, blocks: BLOCKS, requests });
+// `minimum` or `ours` as a second argument times that side alone, in a process the other side never ran in.
+const side = process.argv[3];
+if (side !== undefined && side !== 'minimum' && side !== 'ours') throw new Error(`a side is minimum or ours, not ${side}`);
+const sides = { minimum: cases[pair.minimum]!, ours: cases[pair.ours]! };
+const results = await cpuRounds(side === undefined ? sides : { [side]: sides[side] }, { rounds: ROUNDS, blocks: BLOCKS, requests });
 if (handled === 0) throw new Error('no handler ran');
 console.log(JSON.stringify(Object.fromEntries(results)));
