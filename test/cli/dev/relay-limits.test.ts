@@ -57,7 +57,11 @@ describe('svc-webhooks dev: what is in progress', () => {
         // The two are in progress until the receiver answers.
         await expect.poll(holding).toBe(2);
         const refused = await post(relay, '{}');
-        expect([refused.status, refused.headers.get('retry-after'), ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([503, '5', 'relay_busy']);
+        expect([refused.status, refused.headers.get('retry-after'), await refused.json()]).toEqual([
+          503,
+          '5',
+          { error: { code: 'relay_busy', message: 'the relay has 2 deliveries in progress; retry later' } },
+        ]);
         release();
         expect((await Promise.all(held)).map((answer) => answer.status)).toEqual([204, 204]);
         expect((await post(relay, '{}')).status).toBe(204);
