@@ -1,4 +1,5 @@
 import type { Buffer } from 'node:buffer';
+import { isRecord } from '../base/record.js';
 import { WebhookVerificationError } from './errors.js';
 
 /**
@@ -154,10 +155,6 @@ function envelopeProblem(value: unknown): string | undefined {
   const { data } = value;
   if (!isRecord(data) || !isRecord(data.object) || typeof data.object.id !== 'string') return 'the envelope has no string "data.object.id"';
   return undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function invalid(message: string): WebhookVerificationError {

@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { isRecord } from '../base/record.js';
 import { dedupScope } from './dedup-key.js';
 import { isWellFormed } from './well-formed.js';
 
@@ -79,5 +80,5 @@ function decodeKey(entry: unknown, position: number, decode: (secret: string) =>
 }
 
 function isKeyed(value: unknown): value is KeyedSecret {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'secret' in value;
+  return isRecord(value) && 'secret' in value;
 }

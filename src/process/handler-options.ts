@@ -1,4 +1,5 @@
 /** Checks the handler options once, at creation, into a snapshot the caller can no longer change. */
+import { isRecord } from '../base/record.js';
 import { CONSOLE_LINES, errorFields, writeLog, type WebhookLogCode, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
 import { checkCallback, checkPolicy } from '../base/option-checks.js';
 import { kindOf } from '../base/user-code.js';
@@ -69,7 +70,7 @@ export function checkHandlerOptions(options: HandlerOptions<{}>, byDefault?: Han
  * module adds is known to TypeScript alone, which is what catches a misspelled one.
  */
 function eventTypeEntries(name: string, record: unknown): Array<[string, unknown]> {
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+  if (!isRecord(record)) {
     throw new TypeError(`svc-webhooks: ${name} must be an object keyed by event type`);
   }
   return Reflect.ownKeys(record).map((key) => {

@@ -1,4 +1,5 @@
 /** Valid envelopes of the known event types, for tests. */
+import { isRecord } from '../base/record.js';
 import { isEventTypeName, type KnownEventMap, type KnownEventType, type SpecEventMap } from '../core/event.js';
 import type { EventSchemas } from '../process/handler-types.js';
 import { newId } from './envelope.js';
@@ -61,12 +62,8 @@ export function testEvent<T extends KnownEventType>(type: T, overrides?: TestEve
 }
 
 function merged(base: unknown, overrides: unknown): unknown {
-  if (!isPlainObject(base) || !isPlainObject(overrides)) return overrides === undefined ? base : overrides;
+  if (!isRecord(base) || !isRecord(overrides)) return overrides === undefined ? base : overrides;
   const result: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(overrides)) result[key] = merged(base[key], value);
   return result;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -12,6 +12,7 @@ import { appendFile } from 'node:fs/promises';
 import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { isRecord } from '../../base/record.js';
 import { sign } from '../../core/sign.js';
 import { testEvent } from '../../testing/test-event.js';
 import { MAX_INPUT_BYTES, readCapped } from '../shared/capped-read.js';
@@ -166,7 +167,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   async function sentRequest(req: IncomingMessage): Promise<OutgoingRequest> {
     const { type, data } = await jsonBody(req);
     if (typeof type !== 'string') throw new RelayRequestError('type must be an event type string');
-    if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) throw new RelayRequestError('data must be a JSON object');
+    if (data !== undefined && !isRecord(data)) throw new RelayRequestError('data must be a JSON object');
     let event: { id: string };
     try {
       event = testEvent(type as never, (data === undefined ? undefined : { data }) as never, { now });
@@ -237,7 +238,7 @@ function envelopeOf(body: Buffer): DeliveryRecord['event'] {
   } catch {
     return undefined;
   }
-  const { id, type } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { id?: unknown; type?: unknown };
+  const { id, type } = isRecord(parsed) ? parsed : {};
   return typeof id === 'string' && typeof type === 'string' ? { id: id.slice(0, MAX_SHOWN_LENGTH), type: type.slice(0, MAX_SHOWN_LENGTH) } : undefined;
 }
 
@@ -267,8 +268,8 @@ async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   } catch {
     throw new RelayRequestError('the body is not JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new RelayRequestError('the body must be a JSON object');
-  return parsed as Record<string, unknown>;
+  if (!isRecord(parsed)) throw new RelayRequestError('the body must be a JSON object');
+  return parsed;
 }
 
 function problem(code: string, message: string): { error: { code: string; message: string } } {

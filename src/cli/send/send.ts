@@ -1,4 +1,5 @@
 import { sign } from '../../core/sign.js';
+import { isRecord } from '../../base/record.js';
 import { onePositional, parseCommandArgs, receiverUrl, secrets, UsageError, wholeNumber } from '../shared/args.js';
 import { EXIT, type Command } from '../shared/command.js';
 import { deliver, delivered, describeAttempt, SERVICE_TIMING, type DeliveryTiming } from '../../testing/delivery.js';
@@ -87,7 +88,7 @@ async function readData(spec: string, io: CliIO): Promise<unknown> {
     if (error instanceof UsageError) throw error;
     throw new UsageError('--data is not JSON');
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UsageError('--data must be a JSON object');
+  if (!isRecord(data)) throw new UsageError('--data must be a JSON object');
   const object = (data as { object?: { id?: unknown } }).object;
   // Receivers built on this library refuse an envelope without data.object.id; say so rather than send it silently.
   if (typeof object?.id !== 'string') io.err('svc-webhooks send: warning: --data has no string "object.id" (spec section 2)');

@@ -6,6 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { isRecord } from '../../base/record.js';
 import { isEventTypeName } from '../../core/event.js';
 import { UsageError } from './args.js';
 import { ContractError } from './contract-error.js';
@@ -253,10 +254,6 @@ function escapePointer(part: string): string {
 
 function record(value: unknown): Record<string, unknown> | undefined {
   return isRecord(value) ? value : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The contract's file name, for a message: never the rest of a path, which may be long. */

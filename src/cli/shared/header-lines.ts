@@ -1,3 +1,4 @@
+import { isRecord } from '../../base/record.js';
 import { UsageError } from './args.js';
 import { printable } from '../../testing/printable.js';
 
@@ -35,7 +36,7 @@ function fromJson(text: string, source: string): HeaderLists {
   } catch {
     throw new UsageError(`${source}: starts with "{" but is not JSON`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`${source}: starts with "{" but is not a JSON object`);
+  if (!isRecord(parsed)) throw new UsageError(`${source}: starts with "{" but is not a JSON object`);
   const headers = noHeaders();
   for (const [name, value] of Object.entries(parsed)) {
     for (const one of Array.isArray(value) ? value : [value]) {

@@ -7,6 +7,7 @@
  * new id in the body and the header and signs it (the handler runs again).
  */
 import { Buffer } from 'node:buffer';
+import { isRecord } from '../../base/record.js';
 import { sign } from '../../core/sign.js';
 import { newId } from '../../testing/envelope.js';
 import { UsageError } from './args.js';
@@ -53,6 +54,6 @@ function envelopeOf(body: Buffer): Record<string, unknown> {
   } catch {
     // No JSON: refused below, as anything but an object is.
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('new-id needs a body that is a JSON object, to give it a new id');
-  return parsed as Record<string, unknown>;
+  if (!isRecord(parsed)) throw new UsageError('new-id needs a body that is a JSON object, to give it a new id');
+  return parsed;
 }

@@ -3,6 +3,7 @@
  * validators `--schemas` writes, and for `send --contract`, which checks an
  * event before it sends it.
  */
+import { isRecord } from '../../base/record.js';
 import type { Contract, ContractEvent } from './contract.js';
 import { ContractError } from './contract-error.js';
 import { loadPeer, SCHEMA_PEERS } from './peers.js';
@@ -73,7 +74,7 @@ export function pathOf(instanceLocation: string, value: unknown, slashes = new W
 }
 
 function mostSlashes(node: unknown, slashes: WeakMap<object, number>): number {
-  if (typeof node !== 'object' || node === null || Array.isArray(node)) return 0;
+  if (!isRecord(node)) return 0;
   let most = slashes.get(node);
   if (most === undefined) {
     most = 0;
@@ -103,9 +104,9 @@ function unescaped(part: string): string {
  */
 function forSchemasafe(document: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(document), (_key, value: unknown) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-    const { format, ...rest } = value as Record<string, unknown>;
-    const schema = typeof format === 'string' ? rest : (value as Record<string, unknown>);
+    if (!isRecord(value)) return value;
+    const { format, ...rest } = value;
+    const schema = typeof format === 'string' ? rest : value;
     if (schema.nullable !== true || typeof schema.type !== 'string') return schema;
     const { nullable: _nullable, ...plain } = schema;
     return Array.isArray(schema.enum) ? { ...plain, type: [schema.type, 'null'], enum: [...schema.enum, null] } : { ...plain, type: [schema.type, 'null'] };
