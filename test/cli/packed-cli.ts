@@ -1,6 +1,6 @@
 /**
- * The bin as a user gets it: the package's sources copied aside, built with
- * its own build script, packed, installed from the tarball into a new project,
+ * The bin as a user gets it: the package's sources copied aside, without a
+ * dist/, packed (its `prepack` script builds it), installed from the tarball into a new project,
  * and run there as npm linked its bin. The work tree's dist/ is left alone.
  */
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -42,7 +42,6 @@ export async function installPackedCli(): Promise<PackedCli> {
   try {
     for (const source of SOURCES) cpSync(join(PACKAGE_ROOT, source), join(stage, source), { recursive: true });
     symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
-    await promisify(execFile)('npm', ['run', 'build'], { cwd: stage });
     const { tarball } = packTarball(stage);
     packed = tarball;
     dirs.push(dirname(tarball));

@@ -6,8 +6,8 @@
  * Nitro 2 as Nuxt runs it: `nitropack build`, tsc against the types it
  * generated, then its .output server). A
  * temporary copy of each installs its dependencies and the tarball, and is
- * sent a signed event, a tampered one and an unsigned one. Expects a fresh
- * build in dist/. Prints how long each step took.
+ * sent a signed event, a tampered one and an unsigned one. Prints how long
+ * each step took.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';

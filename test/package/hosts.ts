@@ -11,7 +11,7 @@
  * Azure example has no server of its own (the Functions host serves it, which
  * does not run here): a driver hands its handler each request as Azure's own
  * HttpRequest, with an InvocationContext. Each compiled example runs on the
- * Node running this and on Node 22 and 24. Expects a fresh build in dist/.
+ * Node running this and on Node 22 and 24.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

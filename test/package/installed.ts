@@ -7,7 +7,6 @@
  * handler with a request shaped as Azure's, and the h3 handler with an event
  * shaped as h3 2's, on every runtime. Each must reach the
  * handler once and refuse the tampered copy with 400 invalid_signature.
- * Expects a fresh build in dist/.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

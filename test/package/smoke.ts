@@ -2,7 +2,7 @@
  * Installs the packed tarball into a new temporary project, as a user would,
  * and loads every subpath of its "exports": with import from ESM, with
  * require from CommonJS, and through the type checker under nodenext (both
- * module kinds) and bundler resolution. Expects a fresh build in dist/.
+ * module kinds) and bundler resolution.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
