@@ -2,7 +2,7 @@
 import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { computeSignature, hasMatchingSignature, MAX_SIGNATURES_TRIED } from '../../src/core/signature.js';
+import { computeSignature, hasMatchingSignature } from '../../src/core/signature.js';
 import { sign, verify } from '../../src/index.js';
 import { codeOf } from '../helpers/error-code.js';
 
@@ -68,13 +68,13 @@ describe('signature entries', () => {
     }
   });
 
-  it(`stops after ${MAX_SIGNATURES_TRIED} well-formed v1 entries, but skips any number of others`, () => {
+  it(`stops after 8 well-formed v1 entries, but skips any number of others`, () => {
     const expected = [computeSignature(KEY, 'evt_1', String(NOW), body)];
     const wrong = `v1,${Buffer.alloc(32, 1).toString('base64')}`;
     const others = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? `v2,${digest}` : 'v1,short'));
     expect(hasMatchingSignature([...others, good].join(' '), expected)).toBe(true);
-    expect(hasMatchingSignature([...Array(MAX_SIGNATURES_TRIED - 1).fill(wrong), good].join(' '), expected)).toBe(true);
-    expect(hasMatchingSignature([...Array(MAX_SIGNATURES_TRIED).fill(wrong), good].join(' '), expected)).toBe(false);
+    expect(hasMatchingSignature([...Array(7).fill(wrong), good].join(' '), expected)).toBe(true);
+    expect(hasMatchingSignature([...Array(8).fill(wrong), good].join(' '), expected)).toBe(false);
   });
 
   it('tries every expected digest: each secret of a rotation verifies on its own', () => {

@@ -8,7 +8,6 @@ import {
   WebhookVerificationError,
   type WebhookErrorCode,
 } from '../../src/index.js';
-import { MAX_SIGNATURES_TRIED } from '../../src/core/signature.js';
 import { codeOf } from '../helpers/error-code.js';
 import { keyOf } from '../helpers/signed-request.js';
 
@@ -99,11 +98,11 @@ describe('verify()', () => {
     }
   });
 
-  it(`tries at most ${MAX_SIGNATURES_TRIED} v1 entries`, () => {
+  it('tries at most 8 v1 entries, as SECURITY.md promises', () => {
     const { body, headers } = signed();
     const junk = (n: number) => Array.from({ length: n }, () => `v1,${Buffer.alloc(32, 1).toString('base64')}`);
-    const within = [...junk(MAX_SIGNATURES_TRIED - 1), headers['webhook-signature']].join(' ');
-    const beyond = [...junk(MAX_SIGNATURES_TRIED), headers['webhook-signature']].join(' ');
+    const within = [...junk(7), headers['webhook-signature']].join(' ');
+    const beyond = [...junk(8), headers['webhook-signature']].join(' ');
     expect(verify(body, { ...headers, 'webhook-signature': within }, SECRET, clock).id).toBe('evt_1');
     expect(codeOf(() => verify(body, { ...headers, 'webhook-signature': beyond }, SECRET, clock))).toBe('invalid_signature');
   });

@@ -1,7 +1,7 @@
 /** Validating an event against its schema, naming paths and never values, and the fixed refusal for a handler that failed. */
 import { describe, expect, it } from 'vitest';
 import { WebhookHandlerError, type StandardSchema, type StandardSchemaIssue } from '../../src/index.js';
-import { handlerFailed, MAX_REPORTED_PATHS, validateEvent } from '../../src/process/dispatcher.js';
+import { handlerFailed, validateEvent } from '../../src/process/dispatcher.js';
 import { eventOf } from '../helpers/events.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { deliveryOfEvent } from '../helpers/signed-request.js';
@@ -26,10 +26,10 @@ describe('validateEvent', () => {
     expect(await pathsOf([null as never, 'id'])).toEqual(['$[null].id']);
   });
 
-  it(`names each path once, and ${MAX_REPORTED_PATHS} at most`, async () => {
-    const many = Array.from({ length: MAX_REPORTED_PATHS + 5 }, (_, i) => ['items', i]);
+  it('names each path once, and 20 at most', async () => {
+    const many = Array.from({ length: 25 }, (_, i) => ['items', i]);
     const paths = await pathsOf(['id'], ['id'], ...many);
-    expect(paths).toHaveLength(MAX_REPORTED_PATHS);
+    expect(paths).toHaveLength(20);
     expect(paths.slice(0, 2)).toEqual(['$.id', '$.items[0]']);
   });
 });

@@ -7,7 +7,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SECRET_LOOKUP_CHANNEL, STORE_CHANNEL } from '../../src/process/diagnostics.js';
-import { STORE_LOG_INTERVAL_MS, storeErrorLog, storeErrorReporter, tellLookupFailure, tellStoreFailure } from '../../src/process/store-failures.js';
+import { storeErrorLog, storeErrorReporter, tellLookupFailure, tellStoreFailure } from '../../src/process/store-failures.js';
 import { storeFailureHint } from '../../src/stores/store-failure-hint.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { recordingLogger } from '../helpers/recording-logger.js';
@@ -79,7 +79,7 @@ describe('storeErrorLog', () => {
     expect(lines(log)).toEqual([expect.stringContaining(consequence)]);
   });
 
-  it('writes at most one line per store per interval while it stays down, then counts the failures it left out', async () => {
+  it('writes at most one line per store per 5 s while it stays down, then counts the failures it left out', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     const store = {};
     const first = storeErrorLog(store);
@@ -88,14 +88,14 @@ describe('storeErrorLog', () => {
     second(new Error('down'), { operation: 'begin', key: 'evt_3' });
     storeErrorLog({})(new Error('other store down'), { operation: 'begin', key: 'evt_4' });
     expect(log).toHaveBeenCalledTimes(2);
-    await vi.advanceTimersByTimeAsync(STORE_LOG_INTERVAL_MS - 1);
+    await vi.advanceTimersByTimeAsync(4_999);
     first(new Error('down'), { operation: 'begin', key: 'evt_5' });
     expect(log).toHaveBeenCalledTimes(2);
     await vi.advanceTimersByTimeAsync(1);
     first(new Error('down'), { operation: 'begin', key: 'evt_6' });
     expect(log).toHaveBeenCalledTimes(3);
     expect(lines(log)[2]).toMatch(/ \(4 more store failures since the last line\)$/);
-    await vi.advanceTimersByTimeAsync(STORE_LOG_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(5_000);
     first(new Error('down'), { operation: 'begin', key: 'evt_7' });
     expect(lines(log)[3]).not.toMatch(/more store failures/);
   });
@@ -106,7 +106,7 @@ describe('storeErrorLog', () => {
     const logged = storeErrorLog(store, undefined, logger);
     logged(new Error('down'), { operation: 'begin', key: 'k:evt_1', tenant: 'acme' });
     logged(new Error('down'), { operation: 'begin', key: 'k:evt_2' });
-    await vi.advanceTimersByTimeAsync(STORE_LOG_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(5_000);
     logged(Object.assign(new Error('gone'), { code: 'ECONNREFUSED' }), { operation: 'complete', key: 'k:evt_3' });
     storeErrorLog({}, undefined, logger)(new TypeError('no row'), { operation: 'lookup', id: 'evt_4', tenant: 'acme' });
     storeErrorLog({}, undefined, logger)(new TypeError('no params'), { operation: 'lookup', id: 'evt_5' });

@@ -21,7 +21,6 @@ import {
   type WebhookDelivery,
   type WebhookEvent,
 } from '../../src/index.js';
-import { MAX_REPORTED_PATHS } from '../../src/process/dispatcher.js';
 import { eventOf, recordingHandlers } from '../helpers/events.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { deliveryOfEvent } from '../helpers/signed-request.js';
@@ -330,10 +329,10 @@ describe('schema outcomes', () => {
     expect(result.body?.error.message).toBe(`the event failed the schema for its type at ${result.body?.error.paths?.join(', ')}`);
   });
 
-  it('names at most MAX_REPORTED_PATHS paths', async () => {
-    const issues = Array.from({ length: MAX_REPORTED_PATHS + 10 }, (_, i) => ({ message: 'bad', path: ['data', `field${i}`] }));
+  it('names at most 20 paths', async () => {
+    const issues = Array.from({ length: 30 }, (_, i) => ({ message: 'bad', path: ['data', `field${i}`] }));
     const result = await dispatch(eventOf('call.missed'), { 'call.missed': () => {} }, { schemas: { 'call.missed': failingWith(issues) }, ...quiet });
-    expect(result.body?.error.paths).toHaveLength(MAX_REPORTED_PATHS);
+    expect(result.body?.error.paths).toHaveLength(20);
   });
 
   it('treats an empty issues list as a failure, as the standard says', async () => {

@@ -5,7 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deliver, delivered, describeAttempt, MAX_ANSWER_BYTES, post, postWithAnswer, SERVICE_TIMING, type Attempt } from '../../src/testing/delivery.js';
+import { deliver, delivered, describeAttempt, post, postWithAnswer, SERVICE_TIMING, type Attempt } from '../../src/testing/delivery.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { recordingReceiver } from '../cli/delivery-scenarios.js';
 import { recordedTiming } from '../cli/in-process-cli.js';
@@ -214,14 +214,14 @@ describe('post', () => {
     expect((await postWithAnswer(`${base}/error-code`, '{}', {})).answer).toBe(ANSWERS['/error-code']![1]);
   });
 
-  it('stops reading once it holds MAX_ANSWER_BYTES, without waiting for a body that never ends', async () => {
+  it('stops reading once it holds 64 KiB, without waiting for a body that never ends', async () => {
     // Exactly the bound, then nothing more, ever: a reader that asked for more would wait out the window.
     const body = new ReadableStream<Uint8Array>({
-      start: (controller) => controller.enqueue(new Uint8Array(MAX_ANSWER_BYTES).fill(0x61)),
+      start: (controller) => controller.enqueue(new Uint8Array(65_536).fill(0x61)),
     });
     const { attempt, answer } = await postWithAnswer(() => new Response(body, { status: 200 }), '{}', {}, 60_000);
     expect(withoutMs(attempt)).toStrictEqual({ ms: 0, status: 200 });
-    expect(answer).toBe('a'.repeat(MAX_ANSWER_BYTES));
+    expect(answer).toBe('a'.repeat(65_536));
   });
 
   it('names why a connection failed: the system error code, else the error', async () => {
