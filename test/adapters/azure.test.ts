@@ -14,6 +14,7 @@ import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type AdapterHarness, type HarnessSpec } from '../helpers/adapter-contract.js';
 import { serveAzure } from '../helpers/adapter-servers.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { hearDeliveries } from '../helpers/heard-traces.js';
 import { fetchHarness } from '../helpers/http-harness.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
@@ -58,7 +59,13 @@ describe('azure entry', () => {
     const later = await handler(requestOf(signedRequest()), context);
     expect(later).toEqual({ status: 503, body: 'later' });
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
-    expect(await handler(requestOf(signedRequest()), context)).toEqual({ jsonBody: { queued: true } });
+    const heard = hearDeliveries();
+    try {
+      expect(await handler(requestOf(signedRequest()), context)).toEqual({ jsonBody: { queued: true } });
+      expect(heard.traces.map(({ status }) => status)).toEqual([200]);
+    } finally {
+      heard.stop();
+    }
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 

@@ -23,7 +23,7 @@ import { verifyWebhook, type H3Webhook, type H3WebhookContext, type H3WebhookOpt
 import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, disconnectContract, type AdapterHarness, type HarnessSpec } from '../helpers/adapter-contract.js';
 import { H3_MAJORS, serveH3, type H3Major } from '../helpers/adapter-servers.js';
-import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { fetchHarness, serveNode } from '../helpers/http-harness.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { recordingLogger } from '../helpers/recording-logger.js';
@@ -205,8 +205,13 @@ describe('h3 entry on h3 2', () => {
     const event: H3Event = mockEvent('https://receiver.test/webhooks', { method: 'POST', ...signedRequest() });
     const kept: Array<Promise<unknown>> = [];
     event.waitUntil = (work) => void kept.push(work);
-    const answer = await expectAnswerAfterSettling(held, verifyWebhook({ ...options, dedup: held.dedup }, () => undefined)(event));
+    const answering = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined)(event);
+    // What it hands over is the settling itself: pending while the store holds the claim's completion.
+    await vi.waitFor(() => expect(kept).toHaveLength(1));
+    expect(await isSettled(kept[0]!)).toBe(false);
+    const answer = await expectAnswerAfterSettling(held, answering);
     expect(answer.status).toBe(204);
+    expect(await isSettled(kept[0]!)).toBe(true);
     expect(kept).toHaveLength(1);
   });
 
