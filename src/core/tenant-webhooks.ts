@@ -50,7 +50,7 @@ export class TenantWebhooks {
   }
 }
 
-/** Where a tenant's keys come from: a lookup, or one secret shared by every tenant. */
+/** Where a tenant's keys come from: the lookup of the tenant's own secret. */
 export interface TenantKeySource {
   keysOf(tenant: string): TenantKeys | Promise<TenantKeys>;
 }

@@ -21,7 +21,7 @@ import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../p
 import { isDedupStore, type DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
-import { duplicate, refused, type DecidedResponse } from './responses.js';
+import { duplicate, refused, RETRY_SOON, type DecidedResponse } from './responses.js';
 import { createTenantVerify, type TenantVerify, type Verification } from './tenants.js';
 
 /** What to do when the dedup store fails before the user's code runs. */
@@ -107,9 +107,6 @@ export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
   readonly logger?: WebhookLogger;
 }
 
-/** `Retry-After`, in seconds, on a 503 for a failing store: soon, since a store is mostly back within seconds. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
-
 /** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
 const RENAMED = {
   onDedupError: "dedupUnavailable ('reject' or 'process')",
@@ -188,7 +185,6 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
     typeof secret === 'function' ? createTenantVerify(secret, options, verifyOptions, report) : verifierOf(new Webhook(secret, options));
   const claim = dedup === undefined ? undefined : claimFrom(claimSettings(dedup, durations, report));
   const inProgressHeaders = Object.freeze({ 'retry-after': String(Math.ceil(durations.leaseMs / 1000)) });
-  const unavailableHeaders = Object.freeze({ 'retry-after': String(STORE_RETRY_AFTER_SECONDS) });
 
   return {
     limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
@@ -216,7 +212,7 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
           if (dedupUnavailable === 'process') return undefined;
           return refused(
             new WebhookDedupError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause: attempt.error }),
-            unavailableHeaders,
+            RETRY_SOON,
           );
       }
     };

@@ -70,13 +70,15 @@ export function handlersAnswer(outcome: HandlerOutcome): DispatchResult {
   return outcome.kind === 'failed' ? refused(outcome.error, NO_HEADERS, outcome.paths) : ACCEPTED;
 }
 
-/** `Retry-After`, in seconds, when the queue failed: soon, like a failing store. */
-export const HANDOFF_RETRY_AFTER_SECONDS = 5;
-const RETRY_HANDOFF = Object.freeze({ 'retry-after': String(HANDOFF_RETRY_AFTER_SECONDS) });
+/**
+ * `Retry-After` on a 503 whose cause mostly passes within seconds: a failing
+ * dedup store, secret lookup or queue. 5 s, soon, for all three.
+ */
+export const RETRY_SOON: Readonly<Record<string, string>> = Object.freeze({ 'retry-after': '5' });
 
 /** The answer to a handoff: 202 once queued, the duplicate's 200, or 503 `handoff_failed` with `Retry-After`. */
 export function handoffAnswer(outcome: HandoffOutcome): DecidedResponse {
   if (outcome.kind === 'queued') return QUEUED;
   if (outcome.kind === 'duplicate') return DUPLICATE;
-  return refused(outcome.error, RETRY_HANDOFF);
+  return refused(outcome.error, RETRY_SOON);
 }

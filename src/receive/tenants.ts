@@ -13,7 +13,7 @@ import { SecretLookup, type SecretLookupOptions, type SecretResolver } from '../
 import { matchForTenant } from '../core/tenant-webhooks.js';
 import { readSignedRequest, type SignedRequest } from '../core/verify-delivery.js';
 import { tellLookupFailure, type StoreErrorReport } from '../process/store-failures.js';
-import { refused, type DecidedResponse } from './responses.js';
+import { refused, RETRY_SOON, type DecidedResponse } from './responses.js';
 
 /**
  * Which tenant's endpoint a request is for, read from the entry's request: a
@@ -33,10 +33,6 @@ export type Verification = WebhookDelivery | DecidedResponse;
 /** Verifies a request for the tenant `tenantOf` names; never throws nor rejects. */
 export type TenantVerify = (payload: WebhookPayload, headers: WebhookHeaders, tenantOf: () => unknown) => Verification | Promise<Verification>;
 
-/** `Retry-After`, in seconds, on a 503 for a failed lookup: soon, like a failing store. */
-export const LOOKUP_RETRY_AFTER_SECONDS = 5;
-
-const RETRY_LOOKUP: Readonly<Record<string, string>> = Object.freeze({ 'retry-after': String(LOOKUP_RETRY_AFTER_SECONDS) });
 const TENANT_THREW_MESSAGE = 'the tenant of this request could not be read; retry later';
 
 /**
@@ -59,7 +55,7 @@ export function createTenantVerify(
     if (!(error instanceof WebhookTenantError) || error.code !== 'secret_unavailable') return refused(error);
     tellLookupFailure(id, tenant, error.cause);
     void report(error.cause, tenant === undefined ? { operation: 'lookup', id } : { operation: 'lookup', id, tenant });
-    return refused(error, RETRY_LOOKUP);
+    return refused(error, RETRY_SOON);
   };
 
   /** Verifies `request` for the tenant `tenant` names. */

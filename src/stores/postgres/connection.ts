@@ -6,7 +6,7 @@
  */
 
 /** One row of a result, keyed by column name. */
-export type PostgresRow = Record<string, unknown>;
+type PostgresRow = Record<string, unknown>;
 
 /**
  * Runs one statement with `$1`, `$2`… placeholders and resolves to its rows:

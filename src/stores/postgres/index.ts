@@ -8,7 +8,7 @@
  * and imports none of them.
  * @packageDocumentation
  */
-export type { PgQueryable, PostgresConnection, PostgresJsSql, PostgresQueryFunction, PostgresRow } from './connection.js';
+export type { PgQueryable, PostgresConnection, PostgresJsSql, PostgresQueryFunction } from './connection.js';
 export { markProcessed } from './mark-processed.js';
 export { migrate } from './migrate.js';
 export { PostgresDedupStore, type PostgresDedupStoreOptions } from './postgres-dedup-store.js';
