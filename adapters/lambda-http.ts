@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import type { ALBEvent, ALBResult, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { WebhookVerificationError } from '../src/core/errors.js';
+import { WebhookBodyError } from '../src/core/errors.js';
 import type { HeaderGetter } from '../src/core/headers.js';
 
 /** The HTTP events a webhook reaches Lambda by. A Function URL sends the HTTP API (2.0) shape. */
@@ -23,18 +23,34 @@ export type LambdaWebhookResult =
 
 /**
  * The raw body. Only a boolean `isBase64Encoded: true` decodes it: AWS sends
- * a boolean, and a string `"false"` must not turn a body into bytes.
+ * a boolean, and a string `"false"` must not turn a body into bytes. An event
+ * of none of AWS's HTTP shapes (a warmer's ping, a queue's batch) means the
+ * function is wired to the wrong source.
  */
 export function bodyOf(request: LambdaWebhookEvent | null): string | Buffer {
-  if (typeof request !== 'object' || request === null) throw notHttp('the Lambda event is no HTTP request');
+  if (!isHttpEvent(request)) throw notHttp('the Lambda event is no HTTP request');
   const { body, isBase64Encoded } = request;
   if (body === undefined || body === null) return '';
   if (typeof body !== 'string') throw notHttp('the Lambda event\'s body is no string');
   return isBase64Encoded === true ? Buffer.from(body, 'base64') : body;
 }
 
-function notHttp(message: string): WebhookVerificationError {
-  return new WebhookVerificationError('invalid_payload', message);
+function notHttp(message: string): WebhookBodyError {
+  return new WebhookBodyError('not_http_request', message);
+}
+
+/**
+ * Whether `event` has any mark of an HTTP source: headers (REST sends `null`
+ * for none, so also its `httpMethod`), HTTP API's `rawPath`, or a request context.
+ */
+function isHttpEvent(event: unknown): event is LambdaWebhookEvent {
+  if (typeof event !== 'object' || event === null) return false;
+  const { headers, multiValueHeaders, httpMethod, rawPath, requestContext } = event as Readonly<Record<string, unknown>>;
+  return isObject(headers) || isObject(multiValueHeaders) || isObject(requestContext) || typeof httpMethod === 'string' || typeof rawPath === 'string';
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null;
 }
 
 const NO_HEADERS: HeaderGetter = { get: () => null };

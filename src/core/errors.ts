@@ -12,12 +12,11 @@ export type VerificationErrorCode =
   | 'timestamp_too_old'
   | 'timestamp_too_new'
   | 'invalid_signature'
-  | 'invalid_payload'
-  | 'payload_too_large';
+  | 'invalid_payload';
 /** The codes of `WebhookTenantError`: the request's tenant and its secret. */
 export type TenantErrorCode = 'unknown_tenant' | 'secret_unavailable';
-/** The codes of `WebhookBodyError`: reading the request's body. */
-export type BodyErrorCode = 'body_timeout' | 'body_already_parsed';
+/** The codes of `WebhookBodyError`: reading the request and its body off the host. */
+export type BodyErrorCode = 'payload_too_large' | 'body_timeout' | 'body_already_parsed' | 'not_http_request';
 /** The codes of `WebhookDedupError`: claiming the event in the dedup store. */
 export type DedupErrorCode = 'delivery_in_progress' | 'dedup_unavailable';
 /** The codes of `WebhookHandlerError`: running the user's code, or handing the event off. */
@@ -69,11 +68,6 @@ export const ERROR_CODES: { readonly [C in WebhookErrorCode]: ErrorCodeInfo<Erro
     errorClass: 'WebhookVerificationError',
     when: 'Signed, but not a JSON object with string `id`, `type` and `data.object.id`, or its `id` is not the `webhook-id`.',
   },
-  payload_too_large: {
-    status: 413,
-    errorClass: 'WebhookVerificationError',
-    when: 'The body is larger than `maxPayloadBytes` (1 MiB).',
-  },
   unknown_tenant: {
     status: 404,
     errorClass: 'WebhookTenantError',
@@ -84,6 +78,11 @@ export const ERROR_CODES: { readonly [C in WebhookErrorCode]: ErrorCodeInfo<Erro
     errorClass: 'WebhookTenantError',
     when: "Many tenants: the tenant's secret could not be looked up in time, or the `tenant` function threw; sent with `Retry-After`.",
   },
+  payload_too_large: {
+    status: 413,
+    errorClass: 'WebhookBodyError',
+    when: 'The body is larger than `maxPayloadBytes` (1 MiB).',
+  },
   body_timeout: {
     status: 408,
     errorClass: 'WebhookBodyError',
@@ -93,6 +92,11 @@ export const ERROR_CODES: { readonly [C in WebhookErrorCode]: ErrorCodeInfo<Erro
     status: 500,
     errorClass: 'WebhookBodyError',
     when: 'Express and Fetch entries: something read the body before verification and kept no raw bytes (a setup mistake; the message names the fix).',
+  },
+  not_http_request: {
+    status: 500,
+    errorClass: 'WebhookBodyError',
+    when: 'Lambda entry: the function was invoked with an event that is no HTTP request (a warmer, a queue, a test event): a setup mistake, never a delivery.',
   },
   delivery_in_progress: {
     status: 409,
@@ -185,7 +189,7 @@ export class WebhookError extends Error {
   }
 }
 
-/** The request itself failed a check: its headers, timestamp, signature, envelope or size. Answered 4xx; the sender should not retry it. */
+/** The request itself failed a check: its headers, timestamp, signature or envelope. Answered 4xx; the sender should not retry it. */
 export class WebhookVerificationError extends WebhookError {
   /** The class name its instances carry. */
   static override readonly errorClass = 'WebhookVerificationError';
@@ -209,7 +213,7 @@ export class WebhookTenantError extends WebhookError {
   }
 }
 
-/** The request's body could not be read: it stalled, or something read it before verification. */
+/** The request's body could not be read: it is too large, it stalled, something read it before verification, or the host handed no HTTP request. */
 export class WebhookBodyError extends WebhookError {
   /** The class name its instances carry. */
   static override readonly errorClass = 'WebhookBodyError';

@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { WebhookVerificationError } from './errors.js';
+import { WebhookBodyError } from './errors.js';
 
 /** The raw request body, exactly as received. */
 export type WebhookPayload = string | Uint8Array | ArrayBuffer;
@@ -36,8 +36,8 @@ export function rawPayload(payload: WebhookPayload, maxBytes: number): string | 
 }
 
 /** The refusal for a body past `maxBytes`. */
-export function tooLarge(maxBytes: number): WebhookVerificationError {
-  return new WebhookVerificationError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
+export function tooLarge(maxBytes: number): WebhookBodyError {
+  return new WebhookBodyError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
 }
 
 function tagOf(value: unknown): string {

@@ -251,14 +251,16 @@ describe('lambda adapter', () => {
   it.each([
     ['a null event', null],
     ['an event that is a string', 'POST /webhooks'],
+    ["a warmer's ping, an event without headers", { source: 'serverless-plugin-warmup' }],
+    ['an event whose headers are null', { headers: null, multiValueHeaders: null, body: '{}' }],
     ['a body that is an object', { headers: {}, body: { id: 'evt_1' } }],
-    ['a body that is a number', { headers: {}, body: 42 }],
-  ])('answers 400 invalid_payload for %s, and runs no handler', async (name, event) => {
+    ['a body that is a number', { multiValueHeaders: {}, body: 42 }],
+  ])('answers 500 not_http_request, a setup mistake, for %s, and runs no handler', async (name, event) => {
     const handler = vi.fn();
     const result = await verifyWebhook(options, handler)(event as never, lambdaContext);
-    expect(result).toMatchObject({ statusCode: 400, headers: { 'content-type': 'application/json' } });
-    const says = name.includes('event') ? 'the Lambda event is no HTTP request' : "the Lambda event's body is no string";
-    expect(JSON.parse(result.body!).error).toEqual({ code: 'invalid_payload', message: says });
+    expect(result).toMatchObject({ statusCode: 500, headers: { 'content-type': 'application/json' } });
+    const says = name.includes('body') ? "the Lambda event's body is no string" : 'the Lambda event is no HTTP request';
+    expect(JSON.parse(result.body!).error).toEqual({ code: 'not_http_request', message: says });
     expect(handler).not.toHaveBeenCalled();
   });
 
@@ -266,13 +268,13 @@ describe('lambda adapter', () => {
     ['a null event', null],
     ['an event that is a string', 'warmer'],
     ['an event that is a number', 42],
-  ])('answers 400 invalid_payload for %s while someone listens on the delivery channel', async (_name, event) => {
+  ])('answers 500 not_http_request for %s while someone listens on the delivery channel', async (_name, event) => {
     const heard = hearDeliveries();
     try {
       const result = await verifyWebhook(options, () => undefined)(event as never, lambdaContext);
-      expect(result.statusCode).toBe(400);
-      expect(JSON.parse(result.body!).error.code).toBe('invalid_payload');
-      expect(heard.traces).toEqual([{ entry: 'lambda', status: 400, outcome: 'invalid_payload' }]);
+      expect(result.statusCode).toBe(500);
+      expect(JSON.parse(result.body!).error.code).toBe('not_http_request');
+      expect(heard.traces).toEqual([{ entry: 'lambda', status: 500, outcome: 'not_http_request' }]);
     } finally {
       heard.stop();
     }

@@ -28,11 +28,12 @@ describe('ERROR_CODES', () => {
       'timestamp_too_new',
       'invalid_signature',
       'invalid_payload',
-      'payload_too_large',
       'unknown_tenant',
       'secret_unavailable',
+      'payload_too_large',
       'body_timeout',
       'body_already_parsed',
+      'not_http_request',
       'delivery_in_progress',
       'dedup_unavailable',
       'handler_failed',
@@ -48,15 +49,16 @@ describe('ERROR_CODES', () => {
       ['timestamp_too_new', 400],
       ['invalid_signature', 400],
       ['invalid_payload', 400],
-      ['payload_too_large', 413],
     ]);
     expect(byClass('WebhookTenantError')).toEqual([
       ['unknown_tenant', 404],
       ['secret_unavailable', 503],
     ]);
     expect(byClass('WebhookBodyError')).toEqual([
+      ['payload_too_large', 413],
       ['body_timeout', 408],
       ['body_already_parsed', 500],
+      ['not_http_request', 500],
     ]);
     expect(byClass('WebhookDedupError')).toEqual([
       ['delivery_in_progress', 409],

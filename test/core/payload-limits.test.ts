@@ -2,7 +2,7 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { rawPayload } from '../../src/core/payload.js';
-import { sign, verify, WebhookVerificationError } from '../../src/index.js';
+import { sign, verify, WebhookBodyError } from '../../src/index.js';
 import { codeOf } from '../helpers/error-code.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -74,7 +74,7 @@ describe('maxPayloadBytes', () => {
       rawPayload(Buffer.alloc(11), 10);
       expect.unreachable();
     } catch (error) {
-      expect(error).toBeInstanceOf(WebhookVerificationError);
+      expect(error).toBeInstanceOf(WebhookBodyError);
       expect(error).toMatchObject({ code: 'payload_too_large', status: 413, message: 'the body is larger than 10 bytes' });
     }
   });

@@ -7,7 +7,7 @@
 import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sign, verify, WebhookVerificationError, type WebhookErrorCode } from '../../src/index.js';
+import { sign, verify, WebhookError, type WebhookErrorCode } from '../../src/index.js';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { verifyAndClaim } from '../helpers/receiver-steps.js';
 
@@ -56,8 +56,8 @@ describe('refusal messages', () => {
     try {
       verify(request.body, request.headers, SECRETS, { ...clock, maxPayloadBytes: 1000 });
     } catch (error) {
-      expect(error).toBeInstanceOf(WebhookVerificationError);
-      expect((error as WebhookVerificationError).code).toBe(code);
+      expect(error).toBeInstanceOf(WebhookError);
+      expect((error as WebhookError).code).toBe(code);
       message = (error as Error).message;
     }
     expect(message).toEqual(expect.any(String));

@@ -5,7 +5,7 @@ import {
   verify,
   verifyDelivery,
   Webhook,
-  WebhookVerificationError,
+  WebhookBodyError,
   type WebhookErrorCode,
 } from '../../src/index.js';
 import { codeOf } from '../helpers/error-code.js';
@@ -38,8 +38,8 @@ describe('error codes of verify()', () => {
 
   it('gives 413 for payload_too_large and 400 for the rest', () => {
     for (const [code] of cases) expect(ERROR_CODES[code].status).toBe(code === 'payload_too_large' ? 413 : 400);
-    const error = new WebhookVerificationError('payload_too_large', 'x');
-    expect([error.status, error.name, error instanceof Error]).toEqual([413, 'WebhookVerificationError', true]);
+    const error = new WebhookBodyError('payload_too_large', 'x');
+    expect([error.status, error.name, error instanceof Error]).toEqual([413, 'WebhookBodyError', true]);
   });
 
   it('never puts the secret, a signature or the body in a message', () => {

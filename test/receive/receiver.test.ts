@@ -320,7 +320,7 @@ describe('createReceiver: option checks and refusals', () => {
 
   describe('bodyRefusal', () => {
     it('closes the connection after a 413 or a 408, whose body is left unread, and only then', () => {
-      expect(bodyRefusal(new WebhookVerificationError('payload_too_large', 'big'))).toMatchObject({ status: 413, headers: { connection: 'close' } });
+      expect(bodyRefusal(new WebhookBodyError('payload_too_large', 'big'))).toMatchObject({ status: 413, headers: { connection: 'close' } });
       expect(bodyRefusal(new WebhookBodyError('body_timeout', 'slow'))).toMatchObject({ status: 408, headers: { connection: 'close' } });
       expect(bodyRefusal(new WebhookBodyError('body_already_parsed', 'parsed')).headers).toEqual({});
     });

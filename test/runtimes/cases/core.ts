@@ -6,7 +6,7 @@
 import {
   ERROR_CODES,
   Webhook,
-  WebhookVerificationError,
+  WebhookError,
   sign,
   verify,
   verifyDelivery,
@@ -37,8 +37,8 @@ function signed(secret: string | readonly string[] = SECRET, timestamp = NOW_SEC
 
 function expectCode(fn: () => unknown, code: WebhookErrorCode): void {
   const error = thrown(fn, code);
-  assert(error instanceof WebhookVerificationError, `expected a WebhookVerificationError, got ${String(error)}`);
-  assertEqual(error.code, code, 'code');
+  assert(error instanceof WebhookError, `expected a WebhookError, got ${String(error)}`);
+  assertEqual([error.code, error.name], [code, ERROR_CODES[code].errorClass], 'code and class');
   assertEqual(error.status, ERROR_CODES[code].status, 'status');
 }
 
