@@ -1,7 +1,8 @@
 /**
  * The layers of the source: each folder imports only from the folders below
  * it (base, core, stores, process, then receive, queues and the testing kit,
- * then the command line), no file is part of an import circle, and nothing
+ * then the command line), no file is part of an import circle, each file
+ * opens with a comment saying what it holds, and nothing
  * but `node:` built-ins is loaded at run time, so that importing an entry
  * never loads a framework.
  */
@@ -97,6 +98,14 @@ describe('the layers of the source', () => {
     };
     for (const file of edges.keys()) visit(file, []);
     expect(circles).toEqual([]);
+  });
+
+  it('opens every file with a comment saying what it holds, before any code (a bin after its #! line)', () => {
+    const bare = filesIn('src', 'adapters').filter((file) => {
+      const text = readFileSync(join(ROOT, file), 'utf8').replace(/^#!.*\n/, '');
+      return !/^\/\*\*\s*\S/.test(text) && !/^\/\/ \S/.test(text);
+    });
+    expect(bare).toEqual([]);
   });
 
   it('names only files that exist', () => {

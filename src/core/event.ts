@@ -1,3 +1,4 @@
+/** The event envelope: the types of the known events, and the parse of a verified body into one. */
 import type { Buffer } from 'node:buffer';
 import { isRecord } from '../base/record.js';
 import { WebhookVerificationError } from './errors.js';

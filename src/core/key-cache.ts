@@ -1,3 +1,4 @@
+/** Decoded secrets, cached by the secret's text, so a secret is decoded once per process. */
 import { decodeSecrets, keyMaterial, type DecodedKey, type KeyMaterial, type WebhookSecret } from './secret.js';
 
 // verify() gets the secret on every call; decoding it each time costs more

@@ -1,3 +1,7 @@
+/**
+ * The verifier's options (`toleranceMs`, `now`, `maxPayloadBytes`), checked once and resolved with their
+ * defaults.
+ */
 import { checkCallback, checkOptionsObject, checkRenamed } from '../base/option-checks.js';
 
 /** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */

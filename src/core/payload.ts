@@ -1,3 +1,4 @@
+/** The raw body as given (string, bytes or ArrayBuffer), read without a copy and within its size bound. */
 import { Buffer } from 'node:buffer';
 import { WebhookBodyError } from './errors.js';
 

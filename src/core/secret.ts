@@ -1,3 +1,4 @@
+/** Signing secrets: `whsec_` base64 or legacy text, one or several, and their decoded keys. */
 import { Buffer } from 'node:buffer';
 import { isRecord } from '../base/record.js';
 import { dedupScope } from './dedup-key.js';

@@ -1,3 +1,4 @@
+/** Signing: the three headers the service sends with a body. */
 import { rawPayload, type WebhookPayload } from './payload.js';
 import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
 import { computeSignature } from './signature.js';

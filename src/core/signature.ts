@@ -1,3 +1,4 @@
+/** The `v1,` signatures of a `webhook-signature` header: computed, parsed and compared in constant time. */
 import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

@@ -1,3 +1,4 @@
+/** Many tenants for `verify()` users: each tenant's secret looked up, and the tenant name's bounds. */
 import type { WebhookDelivery } from './delivery.js';
 import { WebhookTenantError } from './errors.js';
 import type { WebhookEvent } from './event.js';

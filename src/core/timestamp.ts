@@ -1,3 +1,4 @@
+/** The `webhook-timestamp` header: whole seconds, within the tolerance of the clock. */
 import { WebhookVerificationError } from './errors.js';
 
 // Seconds, digits only: "1e9", " 12", "12.0" and "-1" are all refused, and

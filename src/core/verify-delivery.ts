@@ -1,3 +1,4 @@
+/** The verification of one request, step by step: size, headers, timestamp, signature, envelope. */
 import type { Buffer } from 'node:buffer';
 import type { WebhookDelivery } from './delivery.js';
 import { WebhookVerificationError } from './errors.js';

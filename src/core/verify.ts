@@ -1,3 +1,4 @@
+/** `verify()` and `verifyDelivery()`: verification in one call, for a request read by the caller. */
 import type { WebhookEvent } from './event.js';
 import type { WebhookHeaders } from './headers.js';
 import { cachedKeys } from './key-cache.js';

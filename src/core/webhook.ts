@@ -1,3 +1,4 @@
+/** `Webhook`: a verifier of one endpoint whose secret is decoded once. */
 import type { WebhookEvent } from './event.js';
 import type { WebhookHeaders } from './headers.js';
 import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from './options.js';

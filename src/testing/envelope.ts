@@ -1,3 +1,4 @@
+/** Test events: ids shaped as the service's and envelopes around any data. */
 import { randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

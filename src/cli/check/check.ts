@@ -1,3 +1,7 @@
+/**
+ * `svc-webhooks check`: sends a receiver the deliveries the service can send, valid and not, and grades how it
+ * answers each.
+ */
 import { onePositional, parseCommandArgs, receiverUrl, secrets, UsageError } from '../shared/args.js';
 import { EXIT, type Command } from '../shared/command.js';
 import { SERVICE_TIMING, type DeliveryTiming } from '../../testing/delivery.js';

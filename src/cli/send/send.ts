@@ -1,3 +1,7 @@
+/**
+ * `svc-webhooks send`: signs one event and delivers it to a receiver as the service does, and reports each
+ * attempt.
+ */
 import { sign } from '../../core/sign.js';
 import { isRecord } from '../../base/record.js';
 import { onePositional, parseCommandArgs, receiverUrl, secrets, UsageError, wholeNumber } from '../shared/args.js';

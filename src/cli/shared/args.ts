@@ -1,3 +1,7 @@
+/**
+ * The command line's arguments: parsing, the usage error, and the checks every command shares (secrets, a
+ * receiver's URL, whole numbers).
+ */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { decodeSecret } from '../../core/secret.js';
 

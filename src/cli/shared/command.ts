@@ -1,3 +1,4 @@
+/** What a command of the command line is, and its exit codes. */
 import type { CliIO } from './io.js';
 
 /** One subcommand of the `svc-webhooks` bin. */

@@ -1,3 +1,4 @@
+/** Headers as lines of text: read from a file or an argument, written for a terminal or a curl command. */
 import { isRecord } from '../../base/record.js';
 import { UsageError } from './args.js';
 import { printable } from '../../testing/printable.js';

@@ -1,3 +1,4 @@
+/** An input the command line reads: a value, `@file` or `-` for standard input, within the read bound. */
 import { Buffer } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { UsageError } from './args.js';

@@ -1,3 +1,4 @@
+/** The command line's standard streams, behind one interface that tests can replace. */
 import { Buffer } from 'node:buffer';
 import { UsageError } from './args.js';
 import { readCapped } from './capped-read.js';

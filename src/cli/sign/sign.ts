@@ -1,3 +1,4 @@
+/** `svc-webhooks sign`: the signature headers of a body, as the service would send them. */
 import { sign } from '../../core/sign.js';
 import { parseCommandArgs, noPositionals, required, secrets, wholeNumber } from '../shared/args.js';
 import { EXIT, type Command } from '../shared/command.js';

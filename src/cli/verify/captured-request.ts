@@ -1,3 +1,4 @@
+/** A captured HTTP request, as a proxy or a log saved it: its headers and raw body. */
 import { Buffer } from 'node:buffer';
 import { UsageError } from '../shared/args.js';
 import { parseHeaderText, type HeaderLists } from '../shared/header-lines.js';

@@ -1,3 +1,4 @@
+/** `svc-webhooks verify`: verifies a captured request, and says why one fails. */
 import { parseCommandArgs, noPositionals, secrets, UsageError, wholeNumber } from '../shared/args.js';
 import { parseCapturedRequest, type CapturedRequest } from './captured-request.js';
 import { EXIT, type Command } from '../shared/command.js';

@@ -1,3 +1,4 @@
+/** A DELETE whose deleted rows are counted, on any client the Postgres entry takes. */
 import type { RunStatement } from './connection.js';
 
 /**
