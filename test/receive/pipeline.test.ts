@@ -233,6 +233,10 @@ describe('createPipeline: refusals and onError', () => {
     expect(await receive(request({}, Promise.reject(new SenderGoneError())))).toEqual(new Answer(499));
     expect(await receive(request({}, Promise.reject(tooLarge(10))))).toMatchObject({ status: 413 });
     await expect(receive(request({}, Promise.reject(new Error('socket gone'))))).rejects.toThrow('socket gone');
+    // Passed on as it was, even what is no Error at all: never read as a refusal.
+    for (const thrown of [undefined, null, { code: 'payload_too_large' }]) {
+      await expect(receive(request({}, Promise.reject(thrown as never)))).rejects.toBe(thrown);
+    }
     // A platform without senderGone hears of the sender gone as a rejection of its own.
     await expect(entry({}, () => undefined)(request({}, Promise.reject(new SenderGoneError())))).rejects.toBeInstanceOf(SenderGoneError);
   });
