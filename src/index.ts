@@ -24,6 +24,7 @@ export {
   type VerificationErrorCode,
   type WebhookErrorCode,
 } from './core/errors.js';
+export { WebhookOptionsError } from './base/options-error.js';
 export {
   KNOWN_EVENT_TYPES,
   type AiSummaryReadyEvent,
