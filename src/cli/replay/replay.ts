@@ -7,7 +7,7 @@ import { EXIT, type Command } from '../shared/command.js';
 import type { CliIO } from '../shared/io.js';
 import { REPLAY_MODES, replayedRequest, type OutgoingRequest, type ReplayMode } from '../shared/replayed-request.js';
 import { delivered, describeAttempt, post } from '../../testing/delivery.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 import { TOLERANCE_SECONDS } from '../shared/diagnose.js';
 
 const options = {

@@ -1,6 +1,6 @@
 import { isRecord } from '../../base/record.js';
 import { UsageError } from './args.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 
 /** The three headers of a signed request (spec section 5). */
 export const HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
