@@ -17,7 +17,7 @@ export type VerificationErrorCode =
 /** The codes of `WebhookTenantError`: the request's tenant and its secret. */
 export type TenantErrorCode = 'unknown_tenant' | 'secret_unavailable';
 /** The codes of `WebhookBodyError`: reading the request's body. */
-export type BodyErrorCode = 'body_timeout' | 'body_already_parsed';
+export type BodyErrorCode = 'body_timeout' | 'body_already_parsed' | 'body_decoded';
 /** The codes of `WebhookDedupError`: claiming the event in the dedup store. */
 export type DedupErrorCode = 'delivery_in_progress' | 'dedup_unavailable';
 /** The codes of `WebhookHandlerError`: running the user's code, or handing the event off. */
@@ -93,6 +93,11 @@ export const ERROR_CODES: { readonly [C in WebhookErrorCode]: ErrorCodeInfo<Erro
     status: 500,
     errorClass: 'WebhookBodyError',
     when: 'Express and Fetch entries: something read the body before verification and kept no raw bytes (a setup mistake; the message names the fix).',
+  },
+  body_decoded: {
+    status: 400,
+    errorClass: 'WebhookBodyError',
+    when: 'Express and h3 1 entries: a text parser before verification decoded the body from a charset other than UTF-8 (`charset=utf-16le`) and kept no raw bytes, so the signed bytes are lost (the message says how to keep them).',
   },
   delivery_in_progress: {
     status: 409,

@@ -33,6 +33,7 @@ describe('ERROR_CODES', () => {
       'secret_unavailable',
       'body_timeout',
       'body_already_parsed',
+      'body_decoded',
       'delivery_in_progress',
       'dedup_unavailable',
       'handler_failed',
@@ -57,6 +58,7 @@ describe('ERROR_CODES', () => {
     expect(byClass('WebhookBodyError')).toEqual([
       ['body_timeout', 408],
       ['body_already_parsed', 500],
+      ['body_decoded', 400],
     ]);
     expect(byClass('WebhookDedupError')).toEqual([
       ['delivery_in_progress', 409],
