@@ -16,12 +16,13 @@
  *   active where the entry runs (the HTTP server span of your
  *   instrumentation), with an error status on a 5xx; and a child span,
  *   `webhook handle <type>`, around the run of the user's code, which runs
- *   with that span active: the spans it starts are its children.
+ *   with that span active: the spans it starts are its children, and
+ *   without the request's baggage, which no signature covers.
  * - Across a queue (`svc-webhooks/bullmq`, `svc-webhooks/pg-boss`), as
  *   OpenTelemetry's messaging conventions have it: `send <queue>` (a
  *   producer span) around each job `enqueue` queues, a child of the
  *   handler span; the job carries its W3C trace context (`traceparent`,
- *   `tracestate`, by the global propagator); and in the worker,
+ *   `tracestate`, by the global propagator) and nothing else; and in the worker,
  *   `process <queue>` (a consumer span, a child of the send span) around
  *   each run of the job, its claim and settling included, with
  *   `webhook handle <type>` as its child around the handler. Each has
@@ -135,7 +136,9 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       const run = message as HandlerTrace;
       const type = run.delivery.event.type;
       const parent = receiving.get(run.trace)?.span ?? processing.get(run.trace);
-      const parentContext = parent === undefined ? context.active() : trace.setSpan(context.active(), parent);
+      // An HTTP instrumentation's propagator put the request's baggage header, which no signature covers, in its context.
+      const base = propagation.deleteBaggage(context.active());
+      const parentContext = parent === undefined ? base : trace.setSpan(base, parent);
       const attributes = { 'webhook.entry': run.entry, 'webhook.event.type': type, 'webhook.key.id': run.delivery.keyId };
       const span = tracer.startSpan(`webhook handle ${type}`, { kind: SpanKind.INTERNAL, attributes }, parentContext);
       handling.set(message as object, span);

@@ -5,6 +5,7 @@
  * fields an application's logs can filter on, to a logger of pino's shape,
  * or by default as one sentence on the console.
  */
+import { printable } from './printable.js';
 import { kindOf, reasonOf } from './user-code.js';
 
 /** What went wrong, stable: the `code` field of every line. */
@@ -73,11 +74,34 @@ export interface WebhookLogger {
   error(fields: WebhookLogFields, message: string): unknown;
 }
 
-/** The default: each line as one sentence, `svc-webhooks: <message>`, on `console.error`, the fields left out. */
-export const CONSOLE_LINES: WebhookLogger = {
-  warn: (_fields, message) => console.error(`svc-webhooks: ${message}`),
-  error: (_fields, message) => console.error(`svc-webhooks: ${message}`),
-};
+/**
+ * The most characters of a message the console line keeps: 2,000, past the longest sentence svc-webhooks
+ * writes, whose values from outside are `quoted` (200 characters each).
+ */
+const MAX_CONSOLE_LINE_CHARS = 2000;
+
+/** `svc-webhooks: <message>` on `console.error`, the message `printable` (its unprintable characters escaped) and cut past `MAX_CONSOLE_LINE_CHARS`. */
+function consoleLine(_fields: WebhookLogFields, message: string): void {
+  console.error(`svc-webhooks: ${printable(message, MAX_CONSOLE_LINE_CHARS)}`);
+}
+
+/**
+ * The default: each line as one sentence, `svc-webhooks: <message>`, on `console.error`, the fields left out.
+ * What a sender, a store or a callback put in the message (a tenant's name, an error's message) is shown with
+ * its control characters, line and paragraph separators and bidirectional marks escaped (`\x1b`, `\r\n`,
+ * `\u202e`), and the line cut past 2,000 characters, so that it can neither drive a terminal nor forge or
+ * flood a line.
+ */
+export const CONSOLE_LINES: WebhookLogger = { warn: consoleLine, error: consoleLine };
+
+/**
+ * `text`, a value from outside (an event's id or type, a tenant, a dedup key), quoted for a message as JSON
+ * quotes it, its other unprintable characters escaped and cut past 200 characters (`printable`'s bound): a
+ * long value leaves the rest of the sentence readable.
+ */
+export function quoted(text: string): string {
+  return printable(JSON.stringify(text));
+}
 
 /** `logger`, checked, or the console lines. Throws `TypeError` for what has no `warn` and `error` functions. */
 export function checkLogger(logger: unknown): WebhookLogger {
@@ -95,7 +119,7 @@ export function checkLogger(logger: unknown): WebhookLogger {
  */
 export function writeLog(logger: WebhookLogger, level: 'warn' | 'error', fields: WebhookLogFields, message: string): void {
   const failed = (error: unknown): void => {
-    console.error(`svc-webhooks: the logger failed (${reasonOf(error)}); ${message}`);
+    CONSOLE_LINES.error(fields, `the logger failed (${reasonOf(error)}); ${message}`);
   };
   try {
     // Promise.resolve adopts what a logger may answer (a promise, any thenable), so its rejection is caught too.

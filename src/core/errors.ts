@@ -16,7 +16,7 @@ export type VerificationErrorCode =
 /** The codes of `WebhookTenantError`: the request's tenant and its secret. */
 export type TenantErrorCode = 'unknown_tenant' | 'secret_unavailable';
 /** The codes of `WebhookBodyError`: reading the request and its body off the host. */
-export type BodyErrorCode = 'payload_too_large' | 'body_timeout' | 'body_already_parsed' | 'not_http_request';
+export type BodyErrorCode = 'payload_too_large' | 'body_timeout' | 'body_already_parsed' | 'body_decoded' | 'not_http_request';
 /** The codes of `WebhookDedupError`: claiming the event in the dedup store. */
 export type DedupErrorCode = 'delivery_in_progress' | 'dedup_unavailable';
 /** The codes of `WebhookHandlerError`: running the user's code, or handing the event off. */
@@ -92,6 +92,11 @@ export const ERROR_CODES: { readonly [C in WebhookErrorCode]: ErrorCodeInfo<Erro
     status: 500,
     errorClass: 'WebhookBodyError',
     when: 'Express and Fetch entries: something read the body before verification and kept no raw bytes (a setup mistake; the message names the fix).',
+  },
+  body_decoded: {
+    status: 400,
+    errorClass: 'WebhookBodyError',
+    when: 'Express and h3 1 entries: a text parser decoded the body from a charset other than UTF-8 and kept no raw bytes, so the signed bytes are lost (the message says how to keep them).',
   },
   not_http_request: {
     status: 500,

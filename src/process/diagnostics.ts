@@ -101,10 +101,11 @@ export interface EnqueueTrace {
   /** The delivery the job carries. */
   readonly delivery: WebhookDelivery;
   /**
-   * Filled by subscribers at `start` with what the job is to carry to its
-   * worker, as text headers: `svc-webhooks/otel` writes the W3C trace
-   * context of its send span (`traceparent`, `tracestate`). Left empty, the
-   * job carries nothing more than its delivery.
+   * Filled by subscribers at `start` with the W3C trace context the job is
+   * to carry to its worker (`traceparent`, `tracestate`), as
+   * `svc-webhooks/otel` writes its send span's: the job carries these two
+   * headers alone, no `baggage` nor any other. Left empty, the job carries
+   * nothing more than its delivery.
    */
   readonly carrier: Record<string, string>;
   /** The job's id, once the engine gave it (BullMQ's is known at once): set by `asyncEnd`. */
@@ -131,7 +132,7 @@ export interface JobTrace {
   readonly jobId: string;
   /** The delivery the job carries. */
   readonly delivery: WebhookDelivery;
-  /** What the job carried beside its delivery (`EnqueueTrace.carrier` at its `enqueue`); empty for a job queued without. */
+  /** The W3C trace context the job carried beside its delivery (`traceparent`, `tracestate` of `EnqueueTrace.carrier` at its `enqueue`); empty for a job queued without. */
   readonly carrier: Readonly<Record<string, string>>;
   /** What became of the run: set by `asyncEnd`. */
   readonly outcome?: JobOutcome;

@@ -1,6 +1,6 @@
 /** Checks the handler options once, at creation, into a snapshot the caller can no longer change. */
 import { isRecord } from '../base/record.js';
-import { CONSOLE_LINES, errorFields, writeLog, type WebhookLogCode, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
+import { CONSOLE_LINES, errorFields, quoted, writeLog, type WebhookLogCode, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
 import { checkCallback, checkPolicy } from '../base/option-checks.js';
 import { kindOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
@@ -108,7 +108,7 @@ export function handlerErrorLog(consequence: string, logger: WebhookLogger = CON
     const invalid = error instanceof WebhookHandlerError && error.code === 'invalid_event_data';
     const what = invalid ? error.message : `the handler failed (${kindOf(error)})`;
     const fields = deliveryLogFields(invalid ? 'invalid_event_data' : 'handler_failed', delivery, error);
-    writeLog(logger, 'warn', fields, `event ${JSON.stringify(event.id)} of type ${JSON.stringify(event.type)}: ${what}; ${consequence}`);
+    writeLog(logger, 'warn', fields, `event ${quoted(event.id)} of type ${quoted(event.type)}: ${what}; ${consequence}`);
   };
 }
 

@@ -4,7 +4,7 @@
  * default one log line per store at most every few seconds while it stays
  * down; and the diagnostics channels.
  */
-import { CONSOLE_LINES, errorFields, writeLog, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
+import { CONSOLE_LINES, errorFields, quoted, writeLog, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
 import { reasonOf } from '../base/user-code.js';
 import type { StoreOperation } from '../stores/dedup-store.js';
 import { describeStoreError, storeErrorFields, storeFailureHint } from '../stores/store-failure-hint.js';
@@ -113,10 +113,10 @@ function contextFields(context: StoreErrorContext): Omit<WebhookLogFields, 'code
 /** What failed, in words: a lookup without a tenant is one whose tenant function threw, and names no tenant. */
 function failureOf(error: unknown, context: StoreErrorContext): string {
   const described = describeStoreError(error);
-  if (context.operation !== 'lookup') return `the dedup store failed to ${context.operation} event ${JSON.stringify(context.key)} (${described})`;
+  if (context.operation !== 'lookup') return `the dedup store failed to ${context.operation} event ${quoted(context.key)} (${described})`;
   const { id, tenant } = context;
-  if (tenant === undefined) return `the tenant function threw for delivery ${JSON.stringify(id)} (${described})`;
-  return `the secret lookup for tenant ${JSON.stringify(tenant)} failed (delivery ${JSON.stringify(id)}; ${described})`;
+  if (tenant === undefined) return `the tenant function threw for delivery ${quoted(id)} (${described})`;
+  return `the secret lookup for tenant ${quoted(tenant)} failed (delivery ${quoted(id)}; ${described})`;
 }
 
 /** What a settle or a renewal that failed until the lease's end leads to. */

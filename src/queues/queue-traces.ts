@@ -1,10 +1,11 @@
 /**
  * The queues' tracing channels, the same for both engines: one around each
  * job `enqueue` queues, whose subscribers fill the carrier the job takes
- * along (a trace context); one around each job a worker runs, in the
+ * along (its W3C trace context alone); one around each job a worker runs, in the
  * context a subscriber gives it; and the handler channel around its user
  * code, as in a receiver. Nothing is built while nobody listens.
  */
+import { isRecord } from '../base/record.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import {
   enqueueRuns,
@@ -42,7 +43,7 @@ export async function queueDelivery(
   const run: Writable<EnqueueTrace> = { system, queue, delivery, carrier: {} };
   return enqueueRuns.tracePromise(async () => {
     // Subscribers filled the carrier at start, before this runs.
-    const sent = await send(queuedDelivery(delivery, run.carrier));
+    const sent = await send(queuedDelivery(delivery, traceContextOf(run.carrier)));
     run.outcome = sent === 'duplicate' ? 'duplicate' : 'queued';
     if (sent === 'duplicate') return 'duplicate';
     run.jobId = sent.jobId;
@@ -70,7 +71,7 @@ export function runQueuedJob<T>(system: QueueSystem, queue: string, jobId: strin
   if (!jobRuns?.hasSubscribers && !handlerRuns?.hasSubscribers) {
     return process({ dispatch: async (dispatcher) => dispatcher.dispatch(delivery), ended: () => undefined });
   }
-  const job: Writable<JobTrace> = { system, queue, jobId, delivery, carrier: carrierOf(queued) };
+  const job: Writable<JobTrace> = { system, queue, jobId, delivery, carrier: traceContextOf(queued.trace) };
   const run: JobRun = {
     // Stryker disable next-line OptionalChaining
     dispatch: async (dispatcher) => (handlerRuns?.hasSubscribers ? traceHandler(job, dispatcher) : dispatcher.dispatch(delivery)),
@@ -91,8 +92,19 @@ function traceHandler(job: JobTrace, dispatcher: Dispatcher): Promise<HandlerOut
   }, run);
 }
 
-/** The text headers a job carried: its data's `trace`, string values alone, or none. */
-function carrierOf({ trace }: QueuedDelivery): Readonly<Record<string, string>> {
-  if (typeof trace !== 'object' || trace === null) return {};
-  return Object.fromEntries(Object.entries(trace).filter(([, value]) => typeof value === 'string'));
+/** The headers of the W3C trace context: a job carries these alone. */
+const TRACE_CONTEXT_HEADERS = ['traceparent', 'tracestate'] as const;
+
+/**
+ * The W3C trace context of `headers` (a carrier, or a job's `trace`), string values alone: no `baggage`, which
+ * a sender's unsigned header may have put in the request's context, nor any other header.
+ */
+function traceContextOf(headers: unknown): Record<string, string> {
+  const context: Record<string, string> = {};
+  if (!isRecord(headers)) return context;
+  for (const name of TRACE_CONTEXT_HEADERS) {
+    const value = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    if (typeof value === 'string') context[name] = value;
+  }
+  return context;
 }

@@ -13,10 +13,10 @@ export interface QueuedDelivery {
   /** The delivery as the receiver verified it; its event as verified, before any schema. */
   readonly delivery: WebhookDelivery;
   /**
-   * Text headers for the worker, when a subscriber of the enqueue channel
-   * gave some: `svc-webhooks/otel` puts the W3C trace context of its send
-   * span here (`traceparent`, `tracestate`), so that the worker's spans
-   * continue the receiver's trace.
+   * The W3C trace context for the worker (`traceparent`, `tracestate`, and
+   * no other header), when a subscriber of the enqueue channel gave one:
+   * `svc-webhooks/otel` puts its send span's here, so that the worker's
+   * spans continue the receiver's trace.
    */
   readonly trace?: Readonly<Record<string, string>>;
 }

@@ -61,20 +61,51 @@ const PARSED_BODY_MESSAGE =
   'Express: mount verifyWebhook on the webhook route before express.json() (or use express.raw({ type: "*/*" }) there), ' +
   'or keep the bytes with express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })';
 
+const DECODED_BODY_MESSAGE =
+  'a text body parser decoded the request body from a charset other than UTF-8 before verifyWebhook, so the bytes that were signed are lost. ' +
+  'Express: mount verifyWebhook on the webhook route before express.text() (or use express.raw({ type: "*/*" }) there), ' +
+  'or keep the bytes with express.text({ verify: (req, _res, buf) => { req.rawBody = buf } })';
+
 /**
  * The raw body a parser that ran before left on the request: the bytes it
  * kept in `req.rawBody` first, since they are exactly what was sent, else a
  * Buffer or string in `req.body` (`express.raw()`, `express.text()`).
  * Undefined when the body stream is still unread: read it then. Throws
- * `body_already_parsed` when a parser read the stream and kept no raw form.
+ * `body_already_parsed` when a parser read the stream and kept no raw form,
+ * and `body_decoded` for a string in `req.body` that a text parser decoded
+ * from another charset than UTF-8: its UTF-8 bytes are not those sent.
  */
 export function rawBodyLeftByParser(request: ParsedNodeRequest): Uint8Array | string | undefined {
   const { rawBody, body } = request;
   if (isBytes(rawBody) || typeof rawBody === 'string') return rawBody;
-  if (isBytes(body) || typeof body === 'string') return body;
+  if (isBytes(body)) return body;
+  if (typeof body === 'string') {
+    if (!decodedAsUtf8(request.headers['content-type'])) throw new WebhookBodyError('body_decoded', DECODED_BODY_MESSAGE);
+    return body;
+  }
   // Express 4's parsers set req.body to {} even when they skip a body: the stream tells whether one read it.
   if (!request.readableDidRead) return undefined;
   throw new WebhookBodyError('body_already_parsed', PARSED_BODY_MESSAGE);
+}
+
+/**
+ * The charsets a text parser's string gives back as UTF-8 unchanged, named as iconv-lite (Express's body-parser)
+ * reads a name: lower case, letters and digits alone. US-ASCII decodes what UTF-8 does of its bytes, and turns
+ * the others into U+FFFD as UTF-8 does an invalid byte.
+ */
+const UTF8_CHARSETS: ReadonlySet<string> = new Set(['utf8', 'usascii', 'ascii']);
+
+/**
+ * Whether a text parser decoded a body of `contentType` as UTF-8: with no charset named (body-parser's
+ * default), or with every `charset` parameter one of `UTF8_CHARSETS` (of two, Express 5's body-parser takes
+ * the first, Express 4's the last). Any other is taken for another.
+ */
+function decodedAsUtf8(contentType: string | undefined): boolean {
+  // A quoted name's quotes and backslashes go with the other signs.
+  for (const [, name] of (contentType ?? '').matchAll(/charset\s*=\s*("(?:[^"\\]|\\.)*"?|[^;\s]*)/gi)) {
+    if (!UTF8_CHARSETS.has(name!.toLowerCase().replace(/[^0-9a-z]/g, ''))) return false;
+  }
+  return true;
 }
 
 // A tag check rather than instanceof: the bytes may come from another realm.

@@ -6,7 +6,7 @@
  * an attempt keeps its text only as `printable` makes it.
  */
 import { Buffer } from 'node:buffer';
-import { printable } from './printable.js';
+import { printable } from '../base/printable.js';
 import { OUTCOME_HEADER } from '../core/outcome-header.js';
 
 const MAX_BACKOFF_MS = 30_000;

@@ -7,7 +7,8 @@ import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBo
 import { beginAnswerThenThrow, expectBegunAnswerEnded } from '../helpers/begun-answer.js';
 import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, fetchHarness, listen, expect413WhileSending } from '../helpers/http-harness.js';
-import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { errorOf, refusalOf } from '../helpers/refusal.js';
+import { SECRET, now, resentAsUtf16le, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { EXPRESS_MAJORS } from '../helpers/host-majors.js';
 
 type Express = typeof express;
@@ -61,6 +62,36 @@ describe.each(EXPRESS_MAJORS)('express adapter on %s over HTTP', (_major, expres
       expect(route.calls.map((call) => call.id)).toEqual(['evt_1']);
     } finally {
       await harness.close();
+    }
+  });
+
+  it('refuses 400 body_decoded, running nothing, when express.text() decoded a signed body sent again as UTF-16LE', async () => {
+    const route = new RouteSpy();
+    const { url, close } = await serve(webhookApp(express, { options: { secret: SECRET, now }, route }, express.text()));
+    try {
+      const response = await fetch(`${url}/webhooks`, { method: 'POST', ...resentAsUtf16le(signedRequest()) });
+      expect(response.status).toBe(400);
+      const error = await errorOf(response);
+      expect(error.code).toBe('body_decoded');
+      expect(error.message).toContain('before express.text()');
+      expect(error.message).toContain('express.text({ verify: (req, _res, buf) => { req.rawBody = buf } })');
+      expect(route.calls).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it.each(['text/plain', 'text/plain; charset=utf-8', 'text/plain; charset="UTF-8"'])('verifies the UTF-8 text express.text() kept from a body of %s', async (contentType) => {
+    const route = new RouteSpy();
+    const { url, close } = await serve(webhookApp(express, { options: { secret: SECRET, now }, route }, express.text()));
+    try {
+      const post = ({ body, headers }: SignedRequest) => fetch(`${url}/webhooks`, { method: 'POST', body, headers: { ...headers, 'content-type': contentType } });
+      expect((await post(signedRequest())).status).toBe(204);
+      const tampered = signedRequest();
+      expect(await refusalOf(await post({ ...tampered, body: tampered.body.replace('obj_evt_1', 'obj_evt_2') }))).toEqual({ status: 400, code: 'invalid_signature' });
+      expect(route.calls.map((call) => call.id)).toEqual(['evt_1']);
+    } finally {
+      await close();
     }
   });
 

@@ -11,12 +11,14 @@ import { H3, mockEvent, readRawBody as readRawBodyV2, getRouterParam, toNodeHand
 import {
   createApp,
   createRouter,
+  fromNodeMiddleware,
   getRouterParam as getRouterParamV1,
   readBody as readBodyV1,
   readRawBody as readRawBodyV1,
   toNodeListener,
   toWebHandler,
 } from 'h3-v1';
+import express from 'express';
 import { createServer } from 'node:http';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook, type H3Webhook, type H3WebhookContext, type H3WebhookOptions } from '../../adapters/h3.js';
@@ -25,7 +27,8 @@ import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, disconnectContra
 import { H3_MAJORS, serveH3, type H3Major } from '../helpers/adapter-servers.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { fetchHarness, serveNode } from '../helpers/http-harness.js';
-import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { refusalOf } from '../helpers/refusal.js';
+import { deliveryOf, keyOf, now, resentAsUtf16le, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { recordingLogger } from '../helpers/recording-logger.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
@@ -129,6 +132,21 @@ describe('h3 entry on h3 1', () => {
       expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(204);
       const tampered = await post(`${url}/webhooks`, { ...signedRequest(), body: signedRequest().body.replace('evt_1', 'evt_2') });
       expect([tampered.status, ((await tampered.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_signature']);
+      expect(ids).toEqual(['evt_1']);
+    } finally {
+      await close();
+    }
+  });
+
+  it("refuses 400 body_decoded, running nothing, when a Node text parser before it decoded a signed body sent again as UTF-16LE, and verifies the UTF-8 text it kept", async () => {
+    const ids: string[] = [];
+    const text = fromNodeMiddleware(express.text()) as unknown as (event: never) => Promise<void>;
+    const { url, close } = await behind(text, verifyWebhook(options, (_event, { id }) => void ids.push(id)));
+    try {
+      expect(await refusalOf(await fetch(`${url}/webhooks`, { method: 'POST', ...resentAsUtf16le(signedRequest()) }))).toEqual({ status: 400, code: 'body_decoded' });
+      expect(ids).toEqual([]);
+      const { body, headers } = signedRequest();
+      expect((await post(`${url}/webhooks`, { body, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' } })).status).toBe(204);
       expect(ids).toEqual(['evt_1']);
     } finally {
       await close();

@@ -33,6 +33,7 @@ describe('ERROR_CODES', () => {
       'payload_too_large',
       'body_timeout',
       'body_already_parsed',
+      'body_decoded',
       'not_http_request',
       'delivery_in_progress',
       'dedup_unavailable',
@@ -58,6 +59,7 @@ describe('ERROR_CODES', () => {
       ['payload_too_large', 413],
       ['body_timeout', 408],
       ['body_already_parsed', 500],
+      ['body_decoded', 400],
       ['not_http_request', 500],
     ]);
     expect(byClass('WebhookDedupError')).toEqual([

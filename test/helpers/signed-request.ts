@@ -43,6 +43,14 @@ export function signedRequest(spec: RequestSpec = {}): SignedRequest {
   return { body, headers: signedHeaders(body, { id, timestamp, secret }) };
 }
 
+/**
+ * `request` sent again as the same text in UTF-16LE, declared `text/plain; charset=utf-16le`: bytes other
+ * than those signed, which a text parser decodes back to the signed text.
+ */
+export function resentAsUtf16le({ body, headers }: SignedRequest): { readonly body: Uint8Array; readonly headers: Record<string, string> } {
+  return { body: Buffer.from(body, 'utf16le'), headers: { ...headers, 'content-type': 'text/plain; charset=utf-16le' } };
+}
+
 /** What one secret decodes to: its HMAC key (spec section 5, rule 3), and the dedup scope of what it verifies. */
 export function keyMaterialOf(secret: string): { readonly key: Buffer; readonly scope: string } {
   const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');

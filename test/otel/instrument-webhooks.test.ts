@@ -7,8 +7,9 @@
  * to many tenants) run at once.
  */
 import { HttpRequest, InvocationContext } from '@azure/functions';
-import { context, SpanStatusCode, trace, type HrTime } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Baggage, type HrTime } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -594,6 +595,25 @@ describe.each(parentedEntries)('instrumentWebhooks on %s, run in a span (the SDK
     expect(handle?.parentSpanContext?.spanId).toBe(receive?.spanContext().spanId);
     expect(query?.parentSpanContext?.spanId).toBe(handle?.spanContext().spanId);
     for (const span of [receive, handle, query]) expect(span?.spanContext().traceId).toBe(server.spanContext().traceId);
+  });
+
+  it("runs the user code without the baggage a sender's header put in the request's context, under the sender's trace", async () => {
+    // The Node SDK's default propagator, with which an HTTP instrumentation extracts the request's headers.
+    propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+    try {
+      const sender = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', baggage: 'user.id=admin' };
+      const extracted = propagation.extract(ROOT_CONTEXT, sender);
+      expect(propagation.getBaggage(extracted)?.getEntry('user.id')?.value).toBe('admin');
+      const server = tracerProvider.getTracer('test').startSpan('POST /webhooks', {}, extracted);
+      const baggage: Array<Baggage | undefined> = [];
+      expect(await runUnder((run) => context.with(trace.setSpan(extracted, server), run), () => void baggage.push(propagation.getBaggage(context.active())))).toBe(204);
+      server.end();
+      expect(baggage).toEqual([undefined]);
+      const receive = spans.getFinishedSpans().find((span) => span.name === 'webhook receive call.missed');
+      expect(receive?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    } finally {
+      propagation.disable();
+    }
   });
 
   it('runs the user code in the context where the entry runs once stopped', async () => {

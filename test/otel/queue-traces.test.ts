@@ -2,14 +2,16 @@
  * instrumentWebhooks across a queue, over real HTTP, on both BullMQ majors
  * and each pg-boss major this Node loads: a receiver with a handoff under
  * its server span, a worker in this process, and the OpenTelemetry SDK with
- * AsyncLocalStorageContextManager and the W3C propagator. One trace runs
+ * AsyncLocalStorageContextManager and the W3C trace context and baggage
+ * propagators, as the Node SDK sets them by default. One trace runs
  * from the request to the span the worker's handler starts: the send span
  * under the receiver's handler span, the job carrying its context, the
- * process span its child, the worker's handler span under that.
+ * process span its child, the worker's handler span under that. The
+ * baggage a sender's header put in the request's context goes no further.
  */
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Baggage, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import express from 'express';
 import { createServer } from 'node:http';
@@ -117,11 +119,11 @@ const pgBossEngines: EngineSetUp[] = PG_BOSS_MAJORS.map((major) => {
   };
 });
 
-/** The suite's code runs with the SDK's context manager and the W3C propagator as the globals, as a Node SDK sets them. */
+/** The suite's code runs with the SDK's context manager and the W3C trace context and baggage propagators as the globals, as a Node SDK sets them. */
 function usingGlobalContext(): void {
   beforeAll(() => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
   });
   afterAll(() => {
     context.disable();
@@ -159,12 +161,16 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
     await engine.close();
   });
 
-  /** POSTs one delivery to an Express receiver whose handoff is the engine's, under a server span; answers the status. */
-  async function deliverUnder(server: Span, id: string): Promise<number> {
+  /**
+   * POSTs one delivery to an Express receiver whose handoff is the engine's, under a server span, in the context
+   * the request's headers give by the global propagator, as an HTTP instrumentation extracts them; answers the status.
+   */
+  async function deliverUnder(server: Span, id: string, headers: Record<string, string> = {}): Promise<number> {
     const app = express().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: false, handoff: engine.handoff }));
-    const served = await serveNode(createServer((req, res) => context.with(trace.setSpan(context.active(), server), () => app(req, res))));
+    const served = await serveNode(createServer((req, res) => context.with(trace.setSpan(propagation.extract(ROOT_CONTEXT, req.headers), server), () => app(req, res))));
     try {
-      const response = await fetch(`${served.url}/webhooks`, { method: 'POST', ...signedRequest({ id, type: 'call.missed' }) });
+      const signed = signedRequest({ id, type: 'call.missed' });
+      const response = await fetch(`${served.url}/webhooks`, { method: 'POST', body: signed.body, headers: { ...signed.headers, ...headers } });
       await response.arrayBuffer();
       return response.status;
     } finally {
@@ -172,10 +178,14 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
     }
   }
 
-  it("continues the request's trace in the worker: send under the receiver's handler span, process under send, the worker's handler span under process", async () => {
-    await engine.startWorker(async () => tracer.startSpan('UPDATE calls').end());
+  it("continues the request's trace in the worker: send under the receiver's handler span, process under send, the worker's handler span under process; the sender's baggage goes no further", async () => {
+    const baggage: Array<Baggage | undefined> = [];
+    await engine.startWorker(async () => {
+      baggage.push(propagation.getBaggage(context.active()));
+      tracer.startSpan('UPDATE calls').end();
+    });
     const server = tracer.startSpan('POST /webhooks');
-    expect(await deliverUnder(server, 'evt_traced')).toBe(202);
+    expect(await deliverUnder(server, 'evt_traced', { baggage: 'user.id=admin' })).toBe(202);
     server.end();
     const byName = await finishedWith(`process ${engine.queue}`);
     const receive = byName.get('webhook receive call.missed');
@@ -215,8 +225,9 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
     });
     expect(process?.status.code).toBe(SpanStatusCode.UNSET);
     expect(workerHandle?.status.code).toBe(SpanStatusCode.UNSET);
-    // The job carries the send span's W3C context, and nothing of it the propagator did not write.
+    // The job carries the send span's W3C trace context, and nothing else: no baggage the sender's header gave.
     expect(data?.trace).toEqual({ traceparent: `00-${server.spanContext().traceId}-${idOf(send)}-01` });
+    expect(baggage).toEqual([undefined]);
   });
 
   it('marks the process span and the worker handler span failed when the handler throws', async () => {

@@ -133,6 +133,19 @@ describe('storeErrorLog, for a secret lookup', () => {
     ]);
   });
 
+  it('writes a tenant of 8 KB full of escape bytes, quoted back by the error, cut and escaped on one line', () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const tenant = '\u001b]0;owned\u0007\u001b[2J'.repeat(8 * 1024 / 16);
+    const quotedBack = Object.assign(new Error(`invalid input syntax for type uuid: "${tenant}"`), { code: '22P02' });
+    storeErrorLog({})(quotedBack, { operation: 'lookup', id: 'evt_2', tenant });
+    const [[line]] = log.mock.calls as [[string]];
+    expect(line).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+    // Each value from outside is cut at 200 characters: what the failure leads to is still said.
+    expect(line).toMatch(/^svc-webhooks: the secret lookup for tenant "(\\u001b\]0;owned\\u0007\\u001b\[2J)+[^"]*… failed \(delivery "evt_2"; Error 22P02: invalid input syntax/);
+    expect(line).toMatch(/\); the request was answered 503 and the sender will retry it\.$/);
+    expect(line.length).toBeLessThan(700);
+  });
+
   it('says the tenant function threw where no tenant was named', () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     storeErrorLog({})(new TypeError('no params'), { operation: 'lookup', id: 'evt_3' });

@@ -74,6 +74,15 @@ describe('queueDelivery', () => {
     ]);
   });
 
+  it('gives the job the trace context alone: baggage or any other header a subscriber writes stays out of it', async () => {
+    listen<EnqueueTrace>(ENQUEUE_CHANNEL, {
+      start: (trace) => Object.assign(trace.carrier, { traceparent: '00-abc-def-01', tracestate: 'k=v', baggage: 'user.id=admin', b3: 'abc-def-1' }),
+    });
+    const queued = sender({ jobId: 'job-1' });
+    await queueDelivery('bullmq', 'webhooks', delivery, queued.send);
+    expect(queued.data).toEqual([{ delivery, trace: { traceparent: '00-abc-def-01', tracestate: 'k=v' } }]);
+  });
+
   it('sends no trace when subscribers leave the carrier empty, and tells them what the send threw', async () => {
     const failures: unknown[] = [];
     listen<EnqueueTrace>(ENQUEUE_CHANNEL, { error: ({ error }) => void failures.push(error) });
@@ -130,6 +139,13 @@ describe('runQueuedJob', () => {
     expect(within).toEqual(['job', 'process']);
     expect(jobs).toEqual([expect.objectContaining({ system: 'pg-boss', queue: 'webhooks', jobId: 'job-2', delivery, carrier: { traceparent: '00-abc-def-01' } })]);
     expect(outcomes).toEqual(['duplicate']);
+  });
+
+  it("gives the job channel the job's trace context alone: baggage another program wrote into the job is not carried", async () => {
+    const jobs = listen<JobTrace>(JOB_CHANNEL);
+    const queued = { delivery, trace: { traceparent: '00-abc-def-01', tracestate: 'k=v', baggage: 'user.id=admin', b3: 'abc-def-1' } };
+    await runQueuedJob('bullmq', 'webhooks', 'job-5', queued, async () => undefined);
+    expect(jobs.map((job) => job.carrier)).toEqual([{ traceparent: '00-abc-def-01', tracestate: 'k=v' }]);
   });
 
   it.each([

@@ -129,9 +129,9 @@ describe('readNodeBody on a fake clock', () => {
   });
 });
 
-/** A request as a framework hands it on: `left` set by its parsers, the stream read or not. */
-function requestWith(left: { body?: unknown; rawBody?: unknown }, streamRead: boolean): ParsedNodeRequest {
-  const request = Object.assign(new IncomingMessage(new Socket()), left);
+/** A request as a framework hands it on: `left` set by its parsers, the stream read or not, with `headers`. */
+function requestWith(left: { body?: unknown; rawBody?: unknown }, streamRead: boolean, headers: Record<string, string> = {}): ParsedNodeRequest {
+  const request = Object.assign(new IncomingMessage(new Socket()), left, { headers });
   if (streamRead) {
     request.push(bytes);
     request.read();
@@ -156,6 +156,47 @@ describe('rawBodyLeftByParser', () => {
     ['a string, as express.text() leaves', '{"id":"evt_1"}'],
   ])('answers a body that is %s when rawBody holds nothing', (_kind, body) => {
     expect(rawBodyLeftByParser(requestWith({ rawBody: { parsed: true }, body }, true))).toBe(body);
+  });
+
+  it.each([
+    ['no content-type', undefined],
+    ['no charset', 'text/plain'],
+    ['charset=utf-8', 'text/plain; charset=utf-8'],
+    ['a quoted UTF-8', 'application/json;charset="UTF-8"'],
+    ['charset=utf8', 'text/plain; charset=utf8'],
+    ['charset=us-ascii', 'text/plain; charset=us-ascii'],
+  ])('answers a string a text parser decoded from a body of %s, as UTF-8 gives back its bytes', (_kind, contentType) => {
+    const body = '{"id":"evt_1"}';
+    expect(rawBodyLeftByParser(requestWith({ body }, true, contentType === undefined ? {} : { 'content-type': contentType }))).toBe(body);
+  });
+
+  it.each([
+    'text/plain; charset=utf-16le',
+    'text/plain; charset=ISO-8859-1',
+    'text/plain; charset="utf-16"',
+    'text/plain; charset=utf-8; charset=utf-16le',
+    'text/plain; charset=utf-16le; charset=utf-8',
+    'text/plain; charset=cesu-8',
+  ])('refuses with body_decoded a string a text parser decoded from a body of %s: the bytes signed are lost', (contentType) => {
+    const refusal = (() => {
+      try {
+        rawBodyLeftByParser(requestWith({ body: '{"id":"evt_1"}' }, true, { 'content-type': contentType }));
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refusal).toBeInstanceOf(WebhookBodyError);
+    expect(refusal).toMatchObject({ code: 'body_decoded', status: 400 });
+    expect((refusal as Error).message).toBe(
+      'a text body parser decoded the request body from a charset other than UTF-8 before verifyWebhook, so the bytes that were signed are lost. ' +
+        'Express: mount verifyWebhook on the webhook route before express.text() (or use express.raw({ type: "*/*" }) there), ' +
+        'or keep the bytes with express.text({ verify: (req, _res, buf) => { req.rawBody = buf } })',
+    );
+  });
+
+  it('answers a string in rawBody whatever the charset: the code that kept it decoded it', () => {
+    expect(rawBodyLeftByParser(requestWith({ rawBody: '{"id":"evt_1"}', body: '{"id":"evt_1"}' }, true, { 'content-type': 'text/plain; charset=utf-16le' }))).toBe('{"id":"evt_1"}');
   });
 
   it('answers undefined for an unread stream, even with the {} of a parser that skipped it', () => {

@@ -13,7 +13,7 @@ import { request as httpRequest, type Agent, type IncomingMessage } from 'node:h
 import { request as httpsRequest } from 'node:https';
 import { OUTCOME_HEADER, parseOutcome } from '../../core/outcome-header.js';
 import { MAX_ANSWER_BYTES } from '../../testing/delivery.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 import type { OutgoingRequest } from '../shared/replayed-request.js';
 import type { RecordedAnswer } from './delivery-log.js';
 

@@ -23,7 +23,7 @@ import { DEFAULT_BOUNDS, DeliveryLog, summaryOf, type DeliveryRecord, type LogBo
 import { forward, type PassedAnswer } from './forward.js';
 import { PAGE_HTML } from './page.js';
 import { PageStreams } from './page-streams.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 
 /** What the relay is started with. */
 export interface RelayOptions {

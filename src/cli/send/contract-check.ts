@@ -9,7 +9,7 @@ import { UsageError } from '../shared/args.js';
 import { contractPath, readContract } from '../shared/contract.js';
 import { ContractError } from '../shared/contract-error.js';
 import { compileChecks, failedPaths } from '../shared/validator.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 
 /** What the user should hear before the event is sent: nothing when the contract describes `type` and `event` fits it. Throws `UsageError` for a contract it cannot use. */
 export async function contractWarnings(location: string, type: string, event: unknown): Promise<string[]> {

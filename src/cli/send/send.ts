@@ -10,7 +10,7 @@ import { deliver, delivered, describeAttempt, SERVICE_TIMING, type DeliveryTimin
 import { defaultData, eventEnvelope, newId } from '../../testing/envelope.js';
 import { readInput } from '../shared/input.js';
 import type { CliIO } from '../shared/io.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 import { contractWarnings } from './contract-check.js';
 
 const options = {

@@ -23,3 +23,45 @@ export async function readCapped(source: AsyncIterable<unknown>, what: string): 
   }
   return Buffer.concat(chunks, size);
 }
+
+/**
+ * How far into a line past `MAX_INPUT_BYTES` its end is sought: a line `svc-webhooks dev --save` writes (a
+ * 4 MiB body in base64, its headers and answer) is under 6 MiB; one with no end by 16 MiB, such as
+ * `/dev/zero`, ends the reading.
+ */
+export const MAX_SOUGHT_LINE_BYTES = 16 * 1024 * 1024;
+
+/** A line of input and its number from 1: its bytes, or, past `MAX_INPUT_BYTES`, `skipped` (passed over to its end) or `endless` (no end within `MAX_SOUGHT_LINE_BYTES`, the last line read). */
+export type InputLine = { readonly number: number; readonly bytes: Buffer } | { readonly number: number; readonly over: 'skipped' | 'endless' };
+
+/**
+ * The lines of `source`, split at `\n`, as they stream in: a line holds at most `MAX_INPUT_BYTES` in memory,
+ * and the bytes of a longer one are dropped as they come.
+ */
+export async function* cappedLines(source: AsyncIterable<unknown>): AsyncGenerator<InputLine> {
+  let number = 1;
+  let pieces: Buffer[] = [];
+  let size = 0;
+  const line = (): InputLine => (size > MAX_INPUT_BYTES ? { number, over: 'skipped' } : { number, bytes: Buffer.concat(pieces, size) });
+  for await (const chunk of source) {
+    let bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    for (let end = bytes.indexOf(0x0a); ; end = bytes.indexOf(0x0a)) {
+      const piece = end === -1 ? bytes : bytes.subarray(0, end);
+      size += piece.byteLength;
+      if (size <= MAX_INPUT_BYTES) pieces.push(piece);
+      else pieces = [];
+      if (end === -1) break;
+      yield line();
+      number += 1;
+      pieces = [];
+      size = 0;
+      bytes = bytes.subarray(end + 1);
+    }
+    // Leaving the loop early destroys the stream: nothing more is read.
+    if (size > MAX_SOUGHT_LINE_BYTES) {
+      yield { number, over: 'endless' };
+      return;
+    }
+  }
+  if (size > 0) yield line();
+}

@@ -2,7 +2,7 @@
 import type { WebhookVerificationError } from '../../core/errors.js';
 import { TOLERANCE_SECONDS, type Diagnosis, type SignatureFinding } from './diagnose.js';
 import type { BodyChange, KeyMistake } from './variants.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 
 const KEY_MISTAKES: Record<KeyMistake, string> = {
   prefix_kept:

@@ -1,7 +1,7 @@
 /** Headers as lines of text: read from a file or an argument, written for a terminal or a curl command. */
 import { isRecord } from '../../base/record.js';
 import { UsageError } from './args.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 
 /** The three headers of a signed request (spec section 5). */
 export const HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;

@@ -4,7 +4,7 @@ import { basename, dirname } from 'node:path';
 import { onePositional, parseCommandArgs, UsageError } from '../shared/args.js';
 import { EXIT, type Command } from '../shared/command.js';
 import type { CliIO } from '../shared/io.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 import { contractPath, nameOf, readContract } from '../shared/contract.js';
 import { ContractError } from '../shared/contract-error.js';
 import { schemaModule } from './schema-module.js';

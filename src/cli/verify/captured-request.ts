@@ -2,7 +2,7 @@
 import { Buffer } from 'node:buffer';
 import { UsageError } from '../shared/args.js';
 import { parseHeaderText, type HeaderLists } from '../shared/header-lines.js';
-import { printable } from '../../testing/printable.js';
+import { printable } from '../../base/printable.js';
 
 /** A raw HTTP/1.1 request as captured: its headers and its body bytes. */
 export interface CapturedRequest {

@@ -65,18 +65,50 @@ describe('svc-webhooks replay', () => {
   });
 
   it.each([
-    ['a line that is not JSON', 'not json\n', 'line 1 is not JSON'],
-    ['a line without a request', '{"n":1}\n', 'line 1 holds no recorded request'],
-    // Lines count from 1, blank ones included.
-    ['a line that is not JSON after blank ones', '\n  \nnot json\n', 'line 3 is not JSON'],
-    ['headers that are no object', '{"request":{"headers":null,"bodyBase64":""}}\n', 'line 1 holds no recorded request'],
-    ['a body that is no string', '{"request":{"headers":{},"bodyBase64":1}}\n', 'line 1 holds no recorded request'],
-    ['headers that are a string', '{"request":{"headers":"x-a: 1","bodyBase64":""}}\n', 'line 1 holds no recorded request'],
-  ])('refuses a file with %s, exit 2', async (_name, text, message) => {
-    const file = join(await typesFolder(), 'bad.jsonl');
-    await writeFile(file, text);
-    const run = await replay(file, '--to', 'http://127.0.0.1:9/webhooks');
-    expect(run).toMatchObject({ code: 2, stderr: expect.stringContaining(message) });
+    ['a line that is not JSON', 'not json', 'line 2 is not JSON: skipped'],
+    ['a line without a request', '{"n":1}', 'line 2 holds no recorded request: skipped'],
+    ['headers that are no object', '{"request":{"headers":null,"bodyBase64":""}}', 'line 2 holds no recorded request: skipped'],
+    ['a body that is no string', '{"request":{"headers":{},"bodyBase64":1}}', 'line 2 holds no recorded request: skipped'],
+    ['headers that are a string', '{"request":{"headers":"x-a: 1","bodyBase64":""}}', 'line 2 holds no recorded request: skipped'],
+    ['a line over 4 MiB', `{"n":1,"request":{"headers":{},"bodyBase64":""}}${' '.repeat(4 * 1024 * 1024)}`, 'line 2 is over 4 MiB: skipped'],
+  ])('names and skips %s, sends the lines around it, exit 1', async (_name, bad, message) => {
+    await withRecordingReceiver([{ status: 204 }, { status: 204 }], async ({ url, received }) => {
+      const file = await handWritten(`${line({ n: 1, headers: {}, body: 'a' })}\n${bad}\n${line({ n: 3, headers: {}, body: 'b' })}\n`);
+      const run = await replay(file, '--to', url);
+      expect(run).toMatchObject({ code: 1, stderr: `${message}\n` });
+      expect(run.stdout).toMatch(/^#1 .* -> 204 .*\n#3 .* -> 204 /);
+      expect(received.map(({ body }) => String(body))).toEqual(['a', 'b']);
+    });
+  });
+
+  it('counts blank lines in the number it names', async () => {
+    const run = await replay(await handWritten('\n  \nnot json\n'), '--to', 'http://127.0.0.1:9/webhooks');
+    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'line 3 is not JSON: skipped\n' });
+  });
+
+  it('sends a line of 4 MiB, the most a line may hold', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const record = line({ n: 1, headers: {}, body: 'a' });
+      const run = await replay(await handWritten(`${record.padEnd(4 * 1024 * 1024)}\n`), '--to', url);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expect(received).toHaveLength(1);
+    });
+  });
+
+  it('skips a line the relay was killed while appending, and sends those it appended after a restart, exit 1', async () => {
+    await withRecordingReceiver([{ status: 204 }, { status: 204 }], async ({ url, received }) => {
+      // The first line after the restart is appended to the cut one; the last append was cut too.
+      const cut = line({ n: 2, headers: {}, body: 'cut' }).slice(0, 30);
+      const file = await handWritten(`${line({ n: 1, headers: {}, body: 'a' })}\n${cut}${line({ n: 1, headers: {}, body: 'b' })}\n${line({ n: 2, headers: {}, body: 'c' })}\n${cut}`);
+      const run = await replay(file, '--to', url);
+      expect(run).toMatchObject({ code: 1, stderr: 'line 2 is not JSON: skipped\nline 4 is not JSON: skipped\n' });
+      expect(received.map(({ body }) => String(body))).toEqual(['a', 'c']);
+    });
+  });
+
+  it('ends at once on a line that never ends, naming the bound, exit 1', async () => {
+    const run = await replay('/dev/zero', '--to', 'http://127.0.0.1:9/webhooks');
+    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'line 1 is over 4 MiB and has no end within 16 MiB: the rest is not read\n' });
   });
 
   it('refuses a file it cannot read, and a mode it does not know', async () => {

@@ -1,6 +1,6 @@
 /**
- * Text from outside (a receiver's answer, a request, a capture) made safe to
- * print as part of one line: control characters (escape sequences, CR and LF
+ * Text from outside (a receiver's answer, a request, a capture, what a log
+ * line quotes) made safe to print as part of one line: control characters (escape sequences, CR and LF
  * among them) and the characters that end or reorder a line are shown as
  * escapes, never sent to the terminal as they are, and the text is cut short,
  * so that what a receiver or a sender wrote can neither forge a line of ours

@@ -1,6 +1,6 @@
 /** Text from a receiver's answer or a request made safe to print on one line. */
 import { describe, expect, it } from 'vitest';
-import { printable } from '../../src/testing/printable.js';
+import { printable } from '../../src/base/printable.js';
 
 describe('printable', () => {
   it('writes every control character as an escape, and leaves the rest alone', () => {
