@@ -2,7 +2,7 @@
 import { Buffer } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { onePositional, parseCommandArgs, receiverUrl, required, secrets, UsageError } from '../shared/args.js';
-import { cappedLines, MAX_INPUT_BYTES, MAX_SOUGHT_LINE_BYTES, type InputLine } from '../shared/capped-read.js';
+import { cappedLines, MAX_LINE_BYTES, MAX_SOUGHT_LINE_BYTES, type InputLine } from '../shared/capped-read.js';
 import { EXIT, type Command } from '../shared/command.js';
 import type { CliIO } from '../shared/io.js';
 import { REPLAY_MODES, replayedRequest, type OutgoingRequest, type ReplayMode } from '../shared/replayed-request.js';
@@ -23,7 +23,7 @@ export const replayCommand = {
 
 Sends again, one after the other as it reads them, the deliveries of a file
 that svc-webhooks dev --save wrote (or any file of such JSON lines); a line
-that is not JSON, holds no recorded request or is over 4 MiB is named and
+that is not JSON, holds no recorded request or is over 8 MiB is named and
 skipped. Each is sent:
   exact    the recorded bytes and headers as they are; a receiver refuses them
            once 5 minutes have passed since they were signed, so older ones
@@ -104,7 +104,7 @@ async function* linesOf(file: string): AsyncGenerator<InputLine> {
  */
 function recordOf(line: InputLine): { label: string; request: OutgoingRequest } | string | undefined {
   if ('over' in line) {
-    const over = `is over ${inMiB(MAX_INPUT_BYTES)} MiB`;
+    const over = `is over ${inMiB(MAX_LINE_BYTES)} MiB`;
     return line.over === 'skipped' ? `${over}: skipped` : `${over} and has no end within ${inMiB(MAX_SOUGHT_LINE_BYTES)} MiB: the rest is not read`;
   }
   const text = line.bytes.toString('utf8').trim();

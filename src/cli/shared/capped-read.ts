@@ -25,30 +25,32 @@ export async function readCapped(source: AsyncIterable<unknown>, what: string): 
 }
 
 /**
- * How far into a line past `MAX_INPUT_BYTES` its end is sought: a line `svc-webhooks dev --save` writes (a
- * 4 MiB body in base64, its headers and answer) is under 6 MiB; one with no end by 16 MiB, such as
- * `/dev/zero`, ends the reading.
+ * The most a line of input holds: one record `svc-webhooks dev --save` writes, whose body (at most
+ * `MAX_INPUT_BYTES`, 4 MiB) is in base64 (5⅓ MiB), beside its headers and an answer of at most 64 KiB.
  */
+export const MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+/** How far into a line past `MAX_LINE_BYTES` its end is sought: one with no end by 16 MiB, such as `/dev/zero`, ends the reading. */
 export const MAX_SOUGHT_LINE_BYTES = 16 * 1024 * 1024;
 
-/** A line of input and its number from 1: its bytes, or, past `MAX_INPUT_BYTES`, `skipped` (passed over to its end) or `endless` (no end within `MAX_SOUGHT_LINE_BYTES`, the last line read). */
+/** A line of input and its number from 1: its bytes, or, past `MAX_LINE_BYTES`, `skipped` (passed over to its end) or `endless` (no end within `MAX_SOUGHT_LINE_BYTES`, the last line read). */
 export type InputLine = { readonly number: number; readonly bytes: Buffer } | { readonly number: number; readonly over: 'skipped' | 'endless' };
 
 /**
- * The lines of `source`, split at `\n`, as they stream in: a line holds at most `MAX_INPUT_BYTES` in memory,
+ * The lines of `source`, split at `\n`, as they stream in: a line holds at most `MAX_LINE_BYTES` in memory,
  * and the bytes of a longer one are dropped as they come.
  */
 export async function* cappedLines(source: AsyncIterable<unknown>): AsyncGenerator<InputLine> {
   let number = 1;
   let pieces: Buffer[] = [];
   let size = 0;
-  const line = (): InputLine => (size > MAX_INPUT_BYTES ? { number, over: 'skipped' } : { number, bytes: Buffer.concat(pieces, size) });
+  const line = (): InputLine => (size > MAX_LINE_BYTES ? { number, over: 'skipped' } : { number, bytes: Buffer.concat(pieces, size) });
   for await (const chunk of source) {
     let bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
     for (let end = bytes.indexOf(0x0a); ; end = bytes.indexOf(0x0a)) {
       const piece = end === -1 ? bytes : bytes.subarray(0, end);
       size += piece.byteLength;
-      if (size <= MAX_INPUT_BYTES) pieces.push(piece);
+      if (size <= MAX_LINE_BYTES) pieces.push(piece);
       else pieces = [];
       if (end === -1) break;
       yield line();

@@ -70,7 +70,7 @@ describe('svc-webhooks replay', () => {
     ['headers that are no object', '{"request":{"headers":null,"bodyBase64":""}}', 'line 2 holds no recorded request: skipped'],
     ['a body that is no string', '{"request":{"headers":{},"bodyBase64":1}}', 'line 2 holds no recorded request: skipped'],
     ['headers that are a string', '{"request":{"headers":"x-a: 1","bodyBase64":""}}', 'line 2 holds no recorded request: skipped'],
-    ['a line over 4 MiB', `{"n":1,"request":{"headers":{},"bodyBase64":""}}${' '.repeat(4 * 1024 * 1024)}`, 'line 2 is over 4 MiB: skipped'],
+    ['a line over 8 MiB', `{"n":1,"request":{"headers":{},"bodyBase64":""}}${' '.repeat(8 * 1024 * 1024)}`, 'line 2 is over 8 MiB: skipped'],
   ])('names and skips %s, sends the lines around it, exit 1', async (_name, bad, message) => {
     await withRecordingReceiver([{ status: 204 }, { status: 204 }], async ({ url, received }) => {
       const file = await handWritten(`${line({ n: 1, headers: {}, body: 'a' })}\n${bad}\n${line({ n: 3, headers: {}, body: 'b' })}\n`);
@@ -86,12 +86,23 @@ describe('svc-webhooks replay', () => {
     expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'line 3 is not JSON: skipped\n' });
   });
 
-  it('sends a line of 4 MiB, the most a line may hold', async () => {
+  it('sends a line of 8 MiB, the most a line may hold', async () => {
     await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
       const record = line({ n: 1, headers: {}, body: 'a' });
-      const run = await replay(await handWritten(`${record.padEnd(4 * 1024 * 1024)}\n`), '--to', url);
+      const run = await replay(await handWritten(`${record.padEnd(8 * 1024 * 1024)}\n`), '--to', url);
       expect(run).toMatchObject({ code: 0, stderr: '' });
       expect(received).toHaveLength(1);
+    });
+  });
+
+  it('sends the record of a 4 MiB body, the most the relay takes, whose line is over 5 MiB in base64', async () => {
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      const body = 'x'.repeat(4 * 1024 * 1024);
+      const record = line({ n: 1, headers: {}, body });
+      expect(record.length).toBeGreaterThan(5 * 1024 * 1024);
+      const run = await replay(await handWritten(`${record}\n`), '--to', url);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expect(received.map(({ body: sent }) => sent.length)).toEqual([4 * 1024 * 1024]);
     });
   });
 
@@ -108,7 +119,7 @@ describe('svc-webhooks replay', () => {
 
   it('ends at once on a line that never ends, naming the bound, exit 1', async () => {
     const run = await replay('/dev/zero', '--to', 'http://127.0.0.1:9/webhooks');
-    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'line 1 is over 4 MiB and has no end within 16 MiB: the rest is not read\n' });
+    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'line 1 is over 8 MiB and has no end within 16 MiB: the rest is not read\n' });
   });
 
   it('refuses a file it cannot read, and a mode it does not know', async () => {

@@ -52,11 +52,11 @@ describe('cappedLines', () => {
     expect(await linesOf([])).toEqual([]);
   });
 
-  it('reads a line of 4 MiB whole, and passes over one of a byte more to read the next', async () => {
+  it('reads a line of 8 MiB whole, and passes over one of a byte more to read the next', async () => {
     const chunked = (bytes: number, chunk = 64 * 1024): Buffer[] => Array.from({ length: Math.ceil(bytes / chunk) }, (_, i) => Buffer.alloc(Math.min(chunk, bytes - i * chunk), 'x'));
-    const lines = await linesOf([...chunked(4 * 1024 * 1024), '\n', ...chunked(4 * 1024 * 1024 + 1), '\nnext']);
+    const lines = await linesOf([...chunked(8 * 1024 * 1024), '\n', ...chunked(8 * 1024 * 1024 + 1), '\nnext']);
     expect(lines.map(([number, text]) => [number, text.length])).toEqual([
-      [1, 4 * 1024 * 1024],
+      [1, 8 * 1024 * 1024],
       [2, 'skipped'.length],
       [3, 4],
     ]);
