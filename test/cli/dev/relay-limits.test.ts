@@ -14,6 +14,7 @@ import { MAX_BACKLOG_BYTES, PageStreams } from '../../../src/cli/dev/page-stream
 import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
+import { SECRET, signedRequest } from '../../helpers/signed-request.js';
 
 /** A receiver that holds its answers: how many it holds, and the call that answers them (and every later one at once). */
 interface Holding {
@@ -99,6 +100,21 @@ describe('svc-webhooks dev: what a sender sends', () => {
       const answer = await post(relay, 'x'.repeat(4 * 1024 * 1024 + 1));
       expect([answer.status, await answer.json()]).toEqual([413, { error: { code: 'too_large', message: 'the request is larger than 4 MiB: that is no webhook' } }]);
       expect(relay.log.summaries()).toHaveLength(0);
+    });
+  });
+
+  it("forwards a body nested 6,000 deep, signed with another secret, and answers with the receiver's status; the diagnosis says what it left out", async () => {
+    await withRelay(async (relay) => {
+      const body = `{"id":"evt_deep","type":"webhook.test","data":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+      const { headers } = signedRequest({ id: 'evt_deep', body, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) });
+      const answer = await fetch(relay.webhookUrl, { method: 'POST', headers, body });
+      expect(answer.status).toBe(204);
+      const { verdict } = relay.log.get(1)!;
+      expect([verdict.valid, verdict.code, verdict.lines[2]]).toEqual([
+        false,
+        'invalid_signature',
+        'not tried: the body printed again as compact JSON, JSON indented with 2 spaces or JSON indented with 4 spaces: it nests deeper than 64 levels',
+      ]);
     });
   });
 });
