@@ -4,12 +4,15 @@
  * built with svc-webhooks: deliveries appear as they are answered, a
  * tampered one shows its diagnosis, each replay mode gives its outcome, a
  * send from the page is delivered and recorded, and the keyboard works.
- * The screenshot it takes is kept in .cache/ (docs/dev-page.png is one).
+ * Each test opens a page of its own over a relay of its own, so that they
+ * hold in any order (`--sequence.shuffle`). The screenshot it takes is kept
+ * in .cache/ (docs/dev-page.png is one).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RelayOptions } from '../../../src/cli/dev/relay.js';
 import { KNOWN_EVENT_TYPES } from '../../../src/index.js';
 import { testEvent } from '../../../src/testing/index.js';
 import { RELAY_SECRET, startRelayRig, type RelayRig } from '../../helpers/dev-relay.js';
@@ -18,8 +21,6 @@ const ARTEFACTS = resolve(import.meta.dirname, '../../../.cache/dev-page');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let browser: Browser;
-let page: Page;
-let rig: RelayRig;
 /** Milliseconds from each delivery's answer to its row on the page. */
 const latencies: number[] = [];
 
@@ -28,41 +29,63 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  rig = await startRelayRig();
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(rig.relay.inspectorUrl);
-  await page.locator('#empty').waitFor();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await rig?.close();
   await mkdir(ARTEFACTS, { recursive: true });
   await writeFile(join(ARTEFACTS, 'latencies.json'), JSON.stringify(latencies));
 });
 
-const rows = () => page.locator('#deliveries tr');
-const status = () => page.locator('#status');
+/** A page open on a relay of its own. */
+interface Opened {
+  readonly rig: RelayRig;
+  readonly page: Page;
+}
+
+const opened: Opened[] = [];
+afterEach(async () => {
+  for (const { rig, page } of opened.splice(0)) {
+    await page.close();
+    await rig.close();
+  }
+});
+
+/** Starts a relay (`options` its own) in front of the Express receiver, and opens its page, still empty. */
+async function openPage(options: Partial<RelayOptions> = {}): Promise<Opened> {
+  const rig = await startRelayRig(options);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  opened.push({ rig, page });
+  await page.goto(rig.relay.inspectorUrl);
+  await page.locator('#empty').waitFor();
+  return { rig, page };
+}
+
+const rows = (page: Page) => page.locator('#deliveries tr');
+const status = (page: Page) => page.locator('#status');
 
 describe('svc-webhooks dev: the page, in Chromium', () => {
   it('lists each delivery as it is answered, newest first: the five types, and a tampered one', async () => {
+    const { rig, page } = await openPage();
     for (const [i, type] of KNOWN_EVENT_TYPES.entries()) {
       const answer = await rig.deliver(testEvent(type));
       const answered = performance.now();
       expect(answer.status).toBe(204);
-      await rows().nth(i).waitFor({ timeout: 5000 });
+      await rows(page).nth(i).waitFor({ timeout: 5000 });
       latencies.push(performance.now() - answered);
     }
     expect((await rig.deliver(testEvent('call.missed'), new Date(), true)).status).toBe(400);
-    await expect.poll(() => rows().count()).toBe(6);
-    const top = rows().first();
+    await expect.poll(() => rows(page).count()).toBe(6);
+    const top = rows(page).first();
     await expect.poll(() => top.locator('td').allTextContents()).toEqual([expect.stringMatching(/^6/), expect.any(String), 'call.missed', expect.stringMatching(/^evt_/), '', 'invalid_signature', '400', 'invalid_signature', expect.stringMatching(/^\d+$/)]);
-    expect(await rows().nth(5).locator('td').nth(2).textContent()).toBe(KNOWN_EVENT_TYPES[0]);
-    expect(await rows().nth(5).locator('td').nth(7).textContent()).toBe('processed');
+    expect(await rows(page).nth(5).locator('td').nth(2).textContent()).toBe(KNOWN_EVENT_TYPES[0]);
+    expect(await rows(page).nth(5).locator('td').nth(7).textContent()).toBe('processed');
   });
 
   it("shows a tampered delivery's diagnosis, its headers with the signature shortened, and its body as formatted JSON", async () => {
-    await rows().first().click();
+    const { rig, page } = await openPage();
+    expect((await rig.deliver(testEvent('call.missed'), new Date(), true)).status).toBe(400);
+    await rows(page).first().click();
     await expect.poll(() => page.locator('#verdict').textContent()).toMatch(/^invalid: invalid_signature: .*\ncause: /);
     const headers = await page.locator('#headers').textContent();
     expect(headers).toMatch(/webhook-signature: v1,\S{9}…/);
@@ -71,7 +94,9 @@ describe('svc-webhooks dev: the page, in Chromium', () => {
   });
 
   it('replays a delivery in each mode: exact and re-signed are duplicates, a new id is processed', async () => {
-    await rows().last().click();
+    const { rig, page } = await openPage();
+    expect((await rig.deliver(testEvent('call.missed'))).status).toBe(204);
+    await rows(page).first().click();
     await expect.poll(() => page.locator('#detail-heading').textContent()).toMatch(/^#1 /);
     for (const [mode, label, outcome] of [
       ['exact', 'Replay exact bytes', '200 duplicate'],
@@ -79,32 +104,42 @@ describe('svc-webhooks dev: the page, in Chromium', () => {
       ['new-id', 'Replay with a new id', '204 processed'],
     ] as const) {
       await page.getByRole('button', { name: label }).click();
-      await expect.poll(() => status().textContent()).toMatch(new RegExp(`^Replayed #1 \\(${mode}\\) as #\\d+: ${outcome}$`));
+      await expect.poll(() => status(page).textContent()).toMatch(new RegExp(`^Replayed #1 \\(${mode}\\) as #\\d+: ${outcome}$`));
     }
-    await expect.poll(() => rows().count()).toBe(9);
-    const replayed = rows().first().locator('td').first();
-    expect([await replayed.textContent(), await replayed.getAttribute('title')]).toEqual(['9 ↻1', 'replay of 1 (new-id)']);
+    await expect.poll(() => rows(page).count()).toBe(4);
+    const replayed = rows(page).first().locator('td').first();
+    expect([await replayed.textContent(), await replayed.getAttribute('title')]).toEqual(['4 ↻1', 'replay of 1 (new-id)']);
   });
 
   it('sends an event from the page, signed, through the relay, where it is recorded', async () => {
+    const { rig, page } = await openPage();
     await page.getByLabel('Event type').fill('call.missed');
     await page.getByLabel(/^data/).fill('{"object": {"id": "call_from_page"}}');
     await page.getByRole('button', { name: 'Send signed' }).click();
-    await expect.poll(() => status().textContent()).toMatch(/^Sent call\.missed as #10: 204$/);
-    await expect.poll(() => rows().count()).toBe(10);
-    expect(await rows().first().locator('td').first().textContent()).toBe('10 sent');
-    expect(rig.handled).toHaveLength(7);
+    await expect.poll(() => status(page).textContent()).toMatch(/^Sent call\.missed as #1: 204$/);
+    await expect.poll(() => rows(page).count()).toBe(1);
+    expect(await rows(page).first().locator('td').first().textContent()).toBe('1 sent');
+    expect(rig.handled).toHaveLength(1);
   });
 
   it('moves through the list and opens a delivery with the keyboard', async () => {
-    await rows().first().focus();
+    const { rig, page } = await openPage();
+    for (const type of ['call.missed', 'webhook.test'] as const) expect((await rig.deliver(testEvent(type))).status).toBe(204);
+    await expect.poll(() => rows(page).count()).toBe(2);
+    await rows(page).first().focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('#detail-heading').textContent()).toMatch(/^#9 /);
-    expect(await rows().nth(1).getAttribute('aria-selected')).toBe('true');
+    await expect.poll(() => page.locator('#detail-heading').textContent()).toMatch(/^#1 call\.missed /);
+    expect(await rows(page).nth(1).getAttribute('aria-selected')).toBe('true');
   });
 
   it('holds no secret, and keeps a screenshot', async () => {
+    const { rig, page } = await openPage();
+    for (const type of KNOWN_EVENT_TYPES) expect((await rig.deliver(testEvent(type))).status).toBe(204);
+    expect((await rig.deliver(testEvent('call.missed'), new Date(), true)).status).toBe(400);
+    await expect.poll(() => rows(page).count()).toBe(6);
+    await rows(page).first().click();
+    await expect.poll(() => page.locator('#verdict').textContent()).toMatch(/^invalid: invalid_signature/);
     expect(await page.content()).not.toContain(RELAY_SECRET.slice('whsec_'.length));
     await mkdir(ARTEFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTEFACTS, 'dev-page.png'), fullPage: true });
