@@ -68,6 +68,7 @@ export const PAGE_HTML = `<!doctype html>
         <h4>Receiver answer</h4><pre id="answer"></pre>
         <h4>Headers</h4><pre id="headers"></pre>
         <h4>Body</h4><pre id="body"></pre>
+        <p id="body-note" class="note" hidden></p>
       </div>
     </section>
     <section aria-labelledby="send-title" style="margin-top: 16px">
@@ -130,10 +131,37 @@ export const PAGE_HTML = `<!doctype html>
   function shortened(name, value) {
     return name === 'webhook-signature' ? value.split(' ').map(function (one) { return one.length > 16 ? one.slice(0, 12) + '…' : one; }).join(' ') : value;
   }
-  function bodyText(base64) {
+  // A body is formatted only when small and shallow: indenting prints each line at its depth (a body of 48 KB
+  // nested 4,000 deep prints to a gigabyte), and JSON.stringify recurses once a level. What is shown is cut.
+  var FORMATTED_BYTES = 65536;
+  var FORMATTED_DEPTH = 64;
+  var SHOWN_CHARACTERS = 65536;
+  function deeperThan(text, limit) {
+    var depth = 0;
+    var inString = false;
+    for (var i = 0; i < text.length; i++) {
+      var c = text[i];
+      if (inString) { if (c === '\\\\') i++; else if (c === '"') inString = false; }
+      else if (c === '"') inString = true;
+      else if (c === '{' || c === '[') { if (++depth > limit) return true; }
+      else if (c === '}' || c === ']') depth--;
+    }
+    return false;
+  }
+  function showBody(n, base64) {
     var bytes = Uint8Array.from(atob(base64), function (c) { return c.charCodeAt(0); });
     var text = new TextDecoder().decode(bytes);
-    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+    var notes = [];
+    if (bytes.length <= FORMATTED_BYTES && !deeperThan(text, FORMATTED_DEPTH)) {
+      try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { /* not JSON: shown as it came */ }
+    } else notes.push('Shown as received: a body is formatted only up to 64 KiB and 64 levels deep.');
+    if (text.length > SHOWN_CHARACTERS) {
+      notes.push('Cut at 65,536 characters of ' + text.length + ': GET /api/deliveries/' + n + ' gives it whole.');
+      text = text.slice(0, SHOWN_CHARACTERS);
+    }
+    byId('body').textContent = text;
+    byId('body-note').textContent = notes.join(' ');
+    byId('body-note').hidden = notes.length === 0;
   }
 
   function select(n) {
@@ -151,7 +179,7 @@ export const PAGE_HTML = `<!doctype html>
         (a.outcome ? '\\noutcome: ' + a.outcome.outcome + (a.outcome.handlerMs !== undefined ? ', handler ' + a.outcome.handlerMs + ' ms' : '') + (a.outcome.keyId !== undefined ? ', key ' + a.outcome.keyId : '') + (a.outcome.tenant !== undefined ? ', tenant ' + a.outcome.tenant : '') : '') +
         (a.body ? '\\n\\n' + a.body + (a.truncated ? '\\n… (cut at 64 KiB)' : '') : '');
       byId('headers').textContent = Object.keys(record.request.headers).map(function (name) { return name + ': ' + shortened(name, record.request.headers[name]); }).join('\\n');
-      byId('body').textContent = bodyText(record.request.bodyBase64);
+      showBody(record.n, record.request.bodyBase64);
     });
   }
 

@@ -93,6 +93,31 @@ describe('svc-webhooks dev: the page, in Chromium', () => {
     expect(await page.locator('#answer').textContent()).toMatch(/^400 in \d+ ms\noutcome: invalid_signature/);
   });
 
+  it('shows a body too large or nested too deep to format as received, cut at 65,536 characters, and says so', async () => {
+    const { rig, page } = await openPage();
+    // 48 KB nested 4,000 deep, indented a gigabyte; and 4 MiB.
+    const deep = `{"id":"evt_deep","type":"webhook.test","data":${'['.repeat(3999)}[${Array(20_000).fill(0).join(',')}]${']'.repeat(3999)}}`;
+    const large = JSON.stringify({ id: 'evt_large', type: 'webhook.test', pad: 'x'.repeat(4 * 1024 * 1024 - 100) });
+    for (const body of [deep, large]) await fetch(rig.relay.webhookUrl, { method: 'POST', body });
+    await expect.poll(() => rows(page).count()).toBe(2);
+    await rows(page).nth(1).click();
+    await expect.poll(() => page.locator('#detail-heading').textContent()).toBe('#1 webhook.test evt_deep');
+    expect(await page.locator('#body').textContent()).toBe(deep);
+    expect(await page.locator('#body-note').textContent()).toBe('Shown as received: a body is formatted only up to 64 KiB and 64 levels deep.');
+    await rows(page).first().click();
+    await expect.poll(() => page.locator('#detail-heading').textContent()).toBe('#2 webhook.test evt_large');
+    expect(await page.locator('#body').textContent()).toBe(large.slice(0, 65_536));
+    expect(await page.locator('#body-note').textContent()).toBe(
+      `Shown as received: a body is formatted only up to 64 KiB and 64 levels deep. Cut at 65,536 characters of ${large.length}: GET /api/deliveries/2 gives it whole.`,
+    );
+    // A small body is formatted whole, with no note.
+    expect((await rig.deliver(testEvent('call.missed'))).status).toBe(204);
+    await expect.poll(() => rows(page).count()).toBe(3);
+    await rows(page).first().click();
+    await expect.poll(() => page.locator('#body').textContent()).toMatch(/^\{\n {2}"id": "evt_/);
+    expect(await page.locator('#body-note').isHidden()).toBe(true);
+  });
+
   it('replays a delivery in each mode: exact and re-signed are duplicates, a new id is processed', async () => {
     const { rig, page } = await openPage();
     expect((await rig.deliver(testEvent('call.missed'))).status).toBe(204);
