@@ -5,10 +5,13 @@
  * tampered one shows its diagnosis, each replay mode gives its outcome, a
  * send from the page is delivered and recorded, and the keyboard works.
  * Each test opens a page of its own over a relay of its own, so that they
- * hold in any order (`--sequence.shuffle`). The screenshot it takes is kept
- * in .cache/ (docs/dev-page.png is one).
+ * hold in any order (`--sequence.shuffle`). What a sender or a receiver
+ * wrote is shown as text, and the page's policy lets no script run but its
+ * own. The screenshot it takes is kept in .cache/ (docs/dev-page.png is one).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -44,18 +47,29 @@ interface Opened {
 }
 
 const opened: Opened[] = [];
+const servers: Server[] = [];
 afterEach(async () => {
   for (const { rig, page } of opened.splice(0)) {
     await page.close();
     await rig.close();
   }
+  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
+
+/** Runs before the page's own script, and is not subject to its policy: records the hostile strings' script that ran, and what the policy refused. */
+const WATCH = `
+  window.__ran = [];
+  window.__refused = [];
+  window.__xss = (where) => window.__ran.push(where);
+  document.addEventListener('securitypolicyviolation', (event) => window.__refused.push(event.effectiveDirective));
+`;
 
 /** Starts a relay (`options` its own) in front of the Express receiver, and opens its page, still empty. */
 async function openPage(options: Partial<RelayOptions> = {}): Promise<Opened> {
   const rig = await startRelayRig(options);
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   opened.push({ rig, page });
+  await page.addInitScript(WATCH);
   await page.goto(rig.relay.inspectorUrl);
   await page.locator('#empty').waitFor();
   return { rig, page };
@@ -63,6 +77,20 @@ async function openPage(options: Partial<RelayOptions> = {}): Promise<Opened> {
 
 const rows = (page: Page) => page.locator('#deliveries tr');
 const status = (page: Page) => page.locator('#status');
+/** The hostile strings' script that ran, and the directives the page's policy refused something by. */
+const watched = (page: Page) => page.evaluate('({ ran: window.__ran, refused: window.__refused })') as Promise<{ ran: string[]; refused: string[] }>;
+
+/** Markup, a script's end tag and quotes, each of which runs script if taken as markup. */
+const HOSTILE = `<img src=x onerror="window.__xss('markup')">'"</script><script>window.__xss('script')</script>`;
+
+/** A receiver that answers every request 400 with `HOSTILE` as its body, key id and tenant; its URL. */
+async function hostileReceiver(): Promise<string> {
+  const outcome = `invalid_signature; key-id=${encodeURIComponent(HOSTILE)}; tenant=${encodeURIComponent(HOSTILE)}`;
+  const server = createServer((_req, res) => void res.writeHead(400, { 'content-type': 'text/html', 'svc-webhooks-outcome': outcome }).end(HOSTILE));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+}
 
 describe('svc-webhooks dev: the page, in Chromium', () => {
   it('lists each delivery as it is answered, newest first: the five types, and a tampered one', async () => {
@@ -116,6 +144,51 @@ describe('svc-webhooks dev: the page, in Chromium', () => {
     await rows(page).first().click();
     await expect.poll(() => page.locator('#body').textContent()).toMatch(/^\{\n {2}"id": "evt_/);
     expect(await page.locator('#body-note').isHidden()).toBe(true);
+  });
+
+  it('shows what a sender and a receiver wrote as text in every field, markup and quotes included, and runs none of it', async () => {
+    const { rig, page } = await openPage({ forward: await hostileReceiver() });
+    const body = JSON.stringify({ id: HOSTILE, type: HOSTILE, data: { object: { id: HOSTILE } } });
+    const headers = { 'webhook-id': HOSTILE, 'webhook-timestamp': HOSTILE, 'webhook-signature': `v1,${HOSTILE}`, 'x-hostile': HOSTILE };
+    expect((await fetch(rig.relay.webhookUrl, { method: 'POST', headers, body })).status).toBe(400);
+    await expect.poll(() => rows(page).count()).toBe(1);
+    // Type, id, tenant and outcome in the list.
+    const cells = await rows(page).first().locator('td').allTextContents();
+    expect([cells[2], cells[3], cells[4], cells[7]]).toEqual([HOSTILE, HOSTILE, HOSTILE, 'invalid_signature']);
+    expect(await rows(page).first().locator('td').nth(3).getAttribute('title')).toBe(HOSTILE);
+    await rows(page).first().click();
+    await expect.poll(() => page.locator('#detail-heading').textContent()).toBe(`#1 ${HOSTILE} ${HOSTILE}`);
+    expect(await page.locator('#verdict').textContent()).toContain(`\ntimestamp: "${HOSTILE}" is not Unix seconds`);
+    expect(await page.locator('#answer').textContent()).toMatch(/^400 in \d+ ms\n/);
+    expect((await page.locator('#answer').textContent())!.replace(/^400 in \d+ ms\n/, '')).toBe(`outcome: invalid_signature, key ${HOSTILE}, tenant ${HOSTILE}\n\n${HOSTILE}`);
+    const shown = (await page.locator('#headers').textContent())!.split('\n');
+    expect(shown).toEqual(expect.arrayContaining([`webhook-id: ${HOSTILE}`, `webhook-timestamp: ${HOSTILE}`, `x-hostile: ${HOSTILE}`]));
+    expect(await page.locator('#body').textContent()).toBe(JSON.stringify(JSON.parse(body), null, 2));
+    // The page's own send of a type that is markup: the relay's refusal, in the status line.
+    await page.getByLabel('Event type').fill(HOSTILE);
+    await page.getByRole('button', { name: 'Send signed' }).click();
+    await expect.poll(() => status(page).textContent()).toBe(`testEvent takes an event type, as 'call.missed', not ${JSON.stringify(HOSTILE)}`);
+    expect(await page.locator('body img, main script').count()).toBe(0);
+    expect(await watched(page)).toEqual({ ran: [], refused: [] });
+  });
+
+  it("runs its own script and style under a policy without 'unsafe-inline', and refuses script let in as markup", async () => {
+    const { rig, page } = await openPage();
+    const policy = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    expect(policy).toMatch(/^default-src 'none'; script-src 'sha256-[\w+/]{43}='; style-src 'sha256-[\w+/]{43}='; connect-src 'self'$/);
+    // Its style applies and its script ran, with nothing refused.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('header')).backgroundColor")).toBe('rgb(29, 42, 58)');
+    expect(await page.locator('#webhook-url').textContent()).toBe(rig.relay.webhookUrl);
+    expect(await watched(page)).toEqual({ ran: [], refused: [] });
+    // Markup set by mistake: its handler and its script are refused.
+    await page.evaluate(`
+      document.querySelector('#status').innerHTML = ${JSON.stringify(HOSTILE)};
+      const script = document.createElement('script');
+      script.textContent = "window.__xss('inserted')";
+      document.body.append(script);
+    `);
+    await expect.poll(async () => (await watched(page)).refused).toEqual(expect.arrayContaining(['script-src-attr', 'script-src-elem']));
+    expect((await watched(page)).ran).toEqual([]);
   });
 
   it('replays a delivery in each mode: exact and re-signed are duplicates, a new id is processed', async () => {
