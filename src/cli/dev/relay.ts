@@ -114,24 +114,33 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     return passOn === undefined ? { record } : { record, passOn };
   }
 
-  /** Relays a sender's delivery within the bounds of what is in progress: past them, 503 and the sender retries. */
+  /**
+   * Relays a sender's delivery within the bounds of what is in progress: past them, 503 and the sender retries.
+   * A body reserves its declared length before it is read, and what comes past it (a body in chunks) as it comes.
+   */
   async function relayFromSender(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (inProgress.deliveries >= busy.deliveries || inProgress.bytes + Math.min(declared, MAX_INPUT_BYTES) > busy.bytes) {
-      res.setHeader('retry-after', '5');
-      return json(res, 503, problem('relay_busy', `the relay has ${inProgress.deliveries} deliveries in progress; retry later`));
-    }
+    const declared = Math.min(Number(req.headers['content-length'] ?? 0), MAX_INPUT_BYTES);
+    if (inProgress.deliveries >= busy.deliveries || inProgress.bytes + declared > busy.bytes) return answerBusy(res);
     inProgress.deliveries += 1;
-    let counted = 0;
+    inProgress.bytes += declared;
+    let reserved = declared;
     try {
-      const body = await readCapped(req, 'the request');
-      counted = body.length;
-      inProgress.bytes += counted;
+      const body = await readCapped(req, 'the request', (size) => {
+        if (size <= reserved) return;
+        if (inProgress.bytes + size - reserved > busy.bytes) throw new RelayBusyError();
+        inProgress.bytes += size - reserved;
+        reserved = size;
+      });
       answerSender(res, await relay({ headers: headersOf(req), body }, 'sender'));
     } finally {
       inProgress.deliveries -= 1;
-      inProgress.bytes -= counted;
+      inProgress.bytes -= reserved;
     }
+  }
+
+  function answerBusy(res: ServerResponse): void {
+    res.setHeader('retry-after', '5');
+    json(res, 503, problem('relay_busy', `the relay has ${inProgress.deliveries} deliveries in progress; retry later`));
   }
 
   async function route(req: IncomingMessage, res: ServerResponse, url: URL | undefined): Promise<void> {
@@ -181,7 +190,10 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const server: Server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
     const url = URL.canParse(req.url ?? '/', 'http://relay.invalid') ? new URL(req.url ?? '/', 'http://relay.invalid') : undefined;
     route(req, res, url).catch((error: unknown) => {
+      // Refused as it came (too large, past the bytes in progress): the rest is not read, and the connection ends.
+      if (!req.complete) res.setHeader('connection', 'close');
       if (error instanceof RelayRequestError) return json(res, 400, problem('bad_request', error.message));
+      if (error instanceof RelayBusyError) return answerBusy(res);
       if ((error as Error).name === 'UsageError') return json(res, 413, problem('too_large', (error as Error).message));
       // A client that went away mid-request is no failure of the relay's. Its socket tells: a request read to its
       // end is destroyed as well, whoever failed.
@@ -216,6 +228,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
 
 /** A mistake in a request to the API: 400 with its message. */
 class RelayRequestError extends Error {}
+
+/** A body that came past the bytes in progress: 503, and the sender retries. */
+class RelayBusyError extends Error {}
 
 /** The sender gets the receiver's answer, or 502 when none came. */
 function answerSender(res: ServerResponse, { record, passOn }: { record: DeliveryRecord; passOn?: PassedAnswer }): void {

@@ -14,6 +14,7 @@ import { MAX_BACKLOG_BYTES, PageStreams } from '../../../src/cli/dev/page-stream
 import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
+import { RawConnection } from '../../helpers/raw-http.js';
 import { SECRET, signedRequest } from '../../helpers/signed-request.js';
 
 /** A receiver that holds its answers: how many it holds, and the call that answers them (and every later one at once). */
@@ -90,6 +91,50 @@ describe('svc-webhooks dev: what is in progress', () => {
       },
       { inProgress: { deliveries: 10, bytes: 1000 } },
       true,
+    );
+  });
+
+  it('holds 64 MiB of bodies declared at once, and answers 503 relay_busy to one byte more, before the bodies have come', async () => {
+    await withRelay(async (relay) => {
+      // 16 bodies of 4 MiB, each declared whole and begun: 64 KiB of each sent, the rest owed.
+      const begun = 'x'.repeat(64 * 1024);
+      const senders = await Promise.all(Array.from({ length: 16 }, () => RawConnection.open(relay.webhookUrl)));
+      for (const sender of senders) sender.post('/webhooks', [], begun, 4 * 1024 * 1024);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const refused = await post(relay, '{');
+      expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '5']);
+      expect(await refused.json()).toEqual({ error: { code: 'relay_busy', message: 'the relay has 16 deliveries in progress; retry later' } });
+      // Each of the 16 is relayed once it has come whole.
+      const rest = 'x'.repeat(4 * 1024 * 1024 - begun.length);
+      for (const sender of senders) sender.write(rest);
+      expect((await Promise.all(senders.map((sender) => sender.response(20_000)))).map(({ status }) => status)).toEqual(Array(16).fill(204));
+      expect((await post(relay, '{')).status).toBe(204);
+    });
+  }, 30_000);
+
+  it('counts a body sent in chunks, with no length declared, as it comes: the chunk past the bound is answered 503 relay_busy', async () => {
+    await withRelay(
+      async (relay) => {
+        const [first, second] = [await RawConnection.open(relay.webhookUrl), await RawConnection.open(relay.webhookUrl)];
+        first.postChunked('/webhooks', []);
+        first.chunk('a'.repeat(600));
+        second.postChunked('/webhooks', []);
+        second.chunk('b'.repeat(300));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        second.chunk('b'.repeat(200));
+        const refused = await second.response();
+        expect([refused.status, refused.headers['retry-after'], JSON.parse(refused.body)]).toEqual([
+          503,
+          '5',
+          { error: { code: 'relay_busy', message: 'the relay has 1 deliveries in progress; retry later' } },
+        ]);
+        await second.closed();
+        // The first, within the bound, is relayed once it ends; the second never was.
+        first.chunk('');
+        expect((await first.response()).status).toBe(204);
+        expect(relay.log.summaries()).toHaveLength(1);
+      },
+      { inProgress: { deliveries: 10, bytes: 1000 } },
     );
   });
 });
