@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { MAX_BACKLOG_BYTES, PageStreams } from '../../../src/cli/dev/page-streams.js';
-import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
 import { RawConnection } from '../../helpers/raw-http.js';
@@ -161,6 +161,71 @@ describe('svc-webhooks dev: what a sender sends', () => {
         'not tried: the body printed again as compact JSON, JSON indented with 2 spaces or JSON indented with 4 spaces: it nests deeper than 64 levels',
       ]);
     });
+  });
+});
+
+describe('svc-webhooks dev: a sender that trickles', () => {
+  it('gives a request 30 s to come in whole', () => {
+    expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(30_000);
+  });
+
+  it('answers 408 request_timeout to a body still coming when the time is up, ends the connection, and relays nothing', async () => {
+    const problems: string[] = [];
+    await withRelay(
+      async (relay) => {
+        const sender = await RawConnection.open(relay.webhookUrl);
+        sender.post('/webhooks', [], '{', 1000);
+        // A byte every 50 ms: never idle, never whole.
+        const trickle = setInterval(() => sender.write(' '), 50);
+        try {
+          const answer = await sender.response();
+          expect([answer.status, answer.headers.connection, JSON.parse(answer.body)]).toEqual([
+            408,
+            'close',
+            { error: { code: 'request_timeout', message: 'the request did not come in whole within 0.3 s' } },
+          ]);
+          await sender.closed();
+        } finally {
+          clearInterval(trickle);
+        }
+        expect(relay.log.summaries()).toHaveLength(0);
+        // What it held is free again, once the relay has seen the connection end.
+        await expect.poll(async () => (await post(relay, '{}')).status).toBe(204);
+      },
+      { requestTimeoutMs: 300, inProgress: { deliveries: 1, bytes: 1000 }, onProblem: (line) => problems.push(line) },
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('ends the connection of a sender refused before its body was read that trickles on, when the time is up', async () => {
+    await withRelay(
+      async (relay) => {
+        const sender = await RawConnection.open(relay.webhookUrl);
+        sender.post('/webhooks', [], '{', 2000);
+        expect((await sender.response()).status).toBe(503);
+        const trickle = setInterval(() => sender.write(' '), 50);
+        try {
+          await sender.closed(2000);
+        } finally {
+          clearInterval(trickle);
+        }
+      },
+      { requestTimeoutMs: 300, inProgress: { deliveries: 10, bytes: 1000 } },
+    );
+  });
+
+  it('leaves a request that came whole in time to the receiver, however long it answers', async () => {
+    await withRelay(
+      async (relay, { held, release }) => {
+        const answer = post(relay, '{}');
+        await expect.poll(held).toBe(1);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        release();
+        expect((await answer).status).toBe(204);
+      },
+      { requestTimeoutMs: 300 },
+      true,
+    );
   });
 });
 
