@@ -1,7 +1,8 @@
 /**
  * HTTP/1.1 by hand over one TCP connection, for what fetch cannot do: send a
- * header line twice, declare a length and then stall or hang up, and see
- * whether the server closed the connection after it answered.
+ * header line twice, declare a length and then stall, trickle or hang up, send
+ * a body in chunks as it comes, and see whether the server closed the
+ * connection after it answered.
  */
 import { Buffer } from 'node:buffer';
 import { once } from 'node:events';
@@ -54,6 +55,22 @@ export class RawConnection {
   post(path: string, headers: ReadonlyArray<readonly [string, string]>, body: string, contentLength = Buffer.byteLength(body)): void {
     const lines = [`POST ${path} HTTP/1.1`, 'host: localhost', ...headers.map(([name, value]) => `${name}: ${value}`), `content-length: ${contentLength}`];
     this.#socket.write(`${lines.join('\r\n')}\r\n\r\n${body}`);
+  }
+
+  /** Sends a POST to `path` with these header lines and `Transfer-Encoding: chunked`, and no chunk yet. */
+  postChunked(path: string, headers: ReadonlyArray<readonly [string, string]>): void {
+    const lines = [`POST ${path} HTTP/1.1`, 'host: localhost', ...headers.map(([name, value]) => `${name}: ${value}`), 'transfer-encoding: chunked'];
+    this.#socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  }
+
+  /** Sends `body` as the next chunk of a chunked request: an empty one ends it. */
+  chunk(body: string): void {
+    this.#socket.write(`${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n`);
+  }
+
+  /** Sends more of a body whose length was declared. */
+  write(body: string): void {
+    this.#socket.write(body);
   }
 
   /** Hangs up without finishing the request. */

@@ -4,16 +4,12 @@
  * the run's token from its own address and talks to the relay's /api: the
  * list as deliveries arrive (Server-Sent Events), a delivery's detail,
  * replays and sends. What it shows of a delivery is set as text, never as
- * markup.
+ * markup; and its policy lets only its own script and style run, named by
+ * their hashes, so that markup let in by mistake would run nothing.
  */
-export const PAGE_HTML = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'">
-<title>svc-webhooks dev</title>
-<style>
+import { createHash } from 'node:crypto';
+
+const STYLE = `
   body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fafafa; }
   header { padding: 12px 20px; background: #1d2a3a; color: #fff; }
   header h1 { font-size: 16px; margin: 0 0 4px; }
@@ -34,57 +30,10 @@ export const PAGE_HTML = `<!doctype html>
   label { display: block; margin: 6px 0 2px; font-weight: 600; }
   textarea { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; min-height: 90px; }
   .note { color: #555; font-size: 13px; }
-</style>
-</head>
-<body>
-<header>
-  <h1>svc-webhooks dev</h1>
-  <div>Deliveries go to <code id="webhook-url"></code>; each is verified here, forwarded to your receiver and listed below as it arrives.</div>
-</header>
-<main>
-  <section aria-labelledby="list-title">
-    <h2 id="list-title">Deliveries</h2>
-    <p id="dropped" class="note" hidden></p>
-    <div class="scroll"><table>
-      <caption class="note">Newest first. Arrow keys move, Enter opens.</caption>
-      <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Id</th><th scope="col">Tenant</th><th scope="col">Relay</th><th scope="col">Receiver</th><th scope="col">Outcome</th><th scope="col">ms</th></tr></thead>
-      <tbody id="deliveries"></tbody>
-    </table></div>
-    <p id="empty" class="note">Nothing yet: send a delivery to the address above, or use Send.</p>
-  </section>
-  <div>
-    <section aria-labelledby="detail-title" id="detail-section">
-      <h2 id="detail-title">Delivery</h2>
-      <p id="detail-empty" class="note">Pick a delivery in the list.</p>
-      <div id="detail" hidden>
-        <h3 id="detail-heading"></h3>
-        <div role="group" aria-label="Replay this delivery">
-          <button type="button" data-mode="exact">Replay exact bytes</button>
-          <button type="button" data-mode="resign">Replay re-signed</button>
-          <button type="button" data-mode="new-id">Replay with a new id</button>
-        </div>
-        <p class="note">Exact bytes are refused as too old once 5 minutes have passed since the delivery was signed, by design. Re-signed keeps the id: a receiver that deduplicates answers it as a duplicate. A new id runs the handler again.</p>
-        <h4>Relay verdict</h4><pre id="verdict"></pre>
-        <h4>Receiver answer</h4><pre id="answer"></pre>
-        <h4>Headers</h4><pre id="headers"></pre>
-        <h4>Body</h4><pre id="body"></pre>
-      </div>
-    </section>
-    <section aria-labelledby="send-title" style="margin-top: 16px">
-      <h2 id="send-title">Send</h2>
-      <form id="send-form">
-        <label for="send-type">Event type</label>
-        <input id="send-type" list="send-types" value="webhook.test" required>
-        <datalist id="send-types"><option value="call.missed"><option value="message.received"><option value="webhook.test"><option value="transcript.ready"><option value="ai_summary.ready"></datalist>
-        <label for="send-data">data (JSON object, merged into the event's data; empty for the default)</label>
-        <textarea id="send-data" spellcheck="false"></textarea>
-        <button type="submit">Send signed</button>
-      </form>
-    </section>
-    <p id="status" role="status" aria-live="polite" class="note"></p>
-  </div>
-</main>
-<script>
+  .below { margin-top: 16px; }
+`;
+
+const SCRIPT = `
 (function () {
   var token = new URLSearchParams(location.search).get('token') || '';
   var deliveries = [];
@@ -130,10 +79,37 @@ export const PAGE_HTML = `<!doctype html>
   function shortened(name, value) {
     return name === 'webhook-signature' ? value.split(' ').map(function (one) { return one.length > 16 ? one.slice(0, 12) + '…' : one; }).join(' ') : value;
   }
-  function bodyText(base64) {
+  // A body is formatted only when small and shallow: indenting prints each line at its depth (a body of 48 KB
+  // nested 4,000 deep prints to a gigabyte), and JSON.stringify recurses once a level. What is shown is cut.
+  var FORMATTED_BYTES = 65536;
+  var FORMATTED_DEPTH = 64;
+  var SHOWN_CHARACTERS = 65536;
+  function deeperThan(text, limit) {
+    var depth = 0;
+    var inString = false;
+    for (var i = 0; i < text.length; i++) {
+      var c = text[i];
+      if (inString) { if (c === '\\\\') i++; else if (c === '"') inString = false; }
+      else if (c === '"') inString = true;
+      else if (c === '{' || c === '[') { if (++depth > limit) return true; }
+      else if (c === '}' || c === ']') depth--;
+    }
+    return false;
+  }
+  function showBody(n, base64) {
     var bytes = Uint8Array.from(atob(base64), function (c) { return c.charCodeAt(0); });
     var text = new TextDecoder().decode(bytes);
-    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+    var notes = [];
+    if (bytes.length <= FORMATTED_BYTES && !deeperThan(text, FORMATTED_DEPTH)) {
+      try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { /* not JSON: shown as it came */ }
+    } else notes.push('Shown as received: a body is formatted only up to 64 KiB and 64 levels deep.');
+    if (text.length > SHOWN_CHARACTERS) {
+      notes.push('Cut at 65,536 characters of ' + text.length + ': GET /api/deliveries/' + n + ' gives it whole.');
+      text = text.slice(0, SHOWN_CHARACTERS);
+    }
+    byId('body').textContent = text;
+    byId('body-note').textContent = notes.join(' ');
+    byId('body-note').hidden = notes.length === 0;
   }
 
   function select(n) {
@@ -151,7 +127,7 @@ export const PAGE_HTML = `<!doctype html>
         (a.outcome ? '\\noutcome: ' + a.outcome.outcome + (a.outcome.handlerMs !== undefined ? ', handler ' + a.outcome.handlerMs + ' ms' : '') + (a.outcome.keyId !== undefined ? ', key ' + a.outcome.keyId : '') + (a.outcome.tenant !== undefined ? ', tenant ' + a.outcome.tenant : '') : '') +
         (a.body ? '\\n\\n' + a.body + (a.truncated ? '\\n… (cut at 64 KiB)' : '') : '');
       byId('headers').textContent = Object.keys(record.request.headers).map(function (name) { return name + ': ' + shortened(name, record.request.headers[name]); }).join('\\n');
-      byId('body').textContent = bodyText(record.request.bodyBase64);
+      showBody(record.n, record.request.bodyBase64);
     });
   }
 
@@ -214,7 +190,74 @@ export const PAGE_HTML = `<!doctype html>
     renderList();
   });
 })();
-</script>
+`;
+
+/** The source a policy names an inline element's text by. */
+const hashOf = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/** Its own script and style alone, and connections to the relay: no 'unsafe-inline'. */
+const POLICY = `default-src 'none'; script-src ${hashOf(SCRIPT)}; style-src ${hashOf(STYLE)}; connect-src 'self'`;
+
+/** The page, its policy in its head. */
+export const PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${POLICY}">
+<title>svc-webhooks dev</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+  <h1>svc-webhooks dev</h1>
+  <div>Deliveries go to <code id="webhook-url"></code>; each is verified here, forwarded to your receiver and listed below as it arrives.</div>
+</header>
+<main>
+  <section aria-labelledby="list-title">
+    <h2 id="list-title">Deliveries</h2>
+    <p id="dropped" class="note" hidden></p>
+    <div class="scroll"><table>
+      <caption class="note">Newest first. Arrow keys move, Enter opens.</caption>
+      <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Id</th><th scope="col">Tenant</th><th scope="col">Relay</th><th scope="col">Receiver</th><th scope="col">Outcome</th><th scope="col">ms</th></tr></thead>
+      <tbody id="deliveries"></tbody>
+    </table></div>
+    <p id="empty" class="note">Nothing yet: send a delivery to the address above, or use Send.</p>
+  </section>
+  <div>
+    <section aria-labelledby="detail-title" id="detail-section">
+      <h2 id="detail-title">Delivery</h2>
+      <p id="detail-empty" class="note">Pick a delivery in the list.</p>
+      <div id="detail" hidden>
+        <h3 id="detail-heading"></h3>
+        <div role="group" aria-label="Replay this delivery">
+          <button type="button" data-mode="exact">Replay exact bytes</button>
+          <button type="button" data-mode="resign">Replay re-signed</button>
+          <button type="button" data-mode="new-id">Replay with a new id</button>
+        </div>
+        <p class="note">Exact bytes are refused as too old once 5 minutes have passed since the delivery was signed, by design. Re-signed keeps the id: a receiver that deduplicates answers it as a duplicate. A new id runs the handler again.</p>
+        <h4>Relay verdict</h4><pre id="verdict"></pre>
+        <h4>Receiver answer</h4><pre id="answer"></pre>
+        <h4>Headers</h4><pre id="headers"></pre>
+        <h4>Body</h4><pre id="body"></pre>
+        <p id="body-note" class="note" hidden></p>
+      </div>
+    </section>
+    <section aria-labelledby="send-title" class="below">
+      <h2 id="send-title">Send</h2>
+      <form id="send-form">
+        <label for="send-type">Event type</label>
+        <input id="send-type" list="send-types" value="webhook.test" required>
+        <datalist id="send-types"><option value="call.missed"><option value="message.received"><option value="webhook.test"><option value="transcript.ready"><option value="ai_summary.ready"></datalist>
+        <label for="send-data">data (JSON object, merged into the event's data; empty for the default)</label>
+        <textarea id="send-data" spellcheck="false"></textarea>
+        <button type="submit">Send signed</button>
+      </form>
+    </section>
+    <p id="status" role="status" aria-live="polite" class="note"></p>
+  </div>
+</main>
+<script>${SCRIPT}</script>
 </body>
 </html>
 `;

@@ -41,6 +41,8 @@ export interface RelayOptions {
   readonly bounds?: LogBounds;
   /** What may be relayed at once: `DEFAULT_IN_PROGRESS` unless a test shrinks it. */
   readonly inProgress?: InProgressBounds;
+  /** How long a request may take to come in whole once its headers are in: `DEFAULT_REQUEST_TIMEOUT_MS` unless a test shortens it. */
+  readonly requestTimeoutMs?: number;
   /** The clock, in milliseconds. */
   readonly now?: () => number;
   /** Told of what went wrong in the relay itself: a request it failed on, a save that failed. */
@@ -66,15 +68,16 @@ export interface InProgressBounds {
 }
 
 export const DEFAULT_IN_PROGRESS: InProgressBounds = { deliveries: 32, bytes: 64 * 1024 * 1024 };
-/** How long a request may take to come in whole, headers first: a sender that trickles is cut off. */
+/** How long a request's headers may take to come in. */
 const HEADERS_TIMEOUT_MS = 20_000;
-const REQUEST_TIMEOUT_MS = 30_000;
+/** How long a request may take to come in whole once its headers are in: a sender that trickles is answered 408. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The longest event id and type the list shows: the body holds the rest. */
 const MAX_SHOWN_LENGTH = 256;
 
 /** Starts the relay; resolves once it listens. */
 export async function startRelay(options: RelayOptions): Promise<Relay> {
-  const { secrets, answerWindowMs = ANSWER_WINDOW_MS, now = Date.now, onProblem = () => {} } = options;
+  const { secrets, answerWindowMs = ANSWER_WINDOW_MS, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS, now = Date.now, onProblem = () => {} } = options;
   const token = randomBytes(24).toString('base64url');
   const log = new DeliveryLog(options.bounds ?? DEFAULT_BOUNDS);
   const streams = new PageStreams();
@@ -114,24 +117,33 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     return passOn === undefined ? { record } : { record, passOn };
   }
 
-  /** Relays a sender's delivery within the bounds of what is in progress: past them, 503 and the sender retries. */
+  /**
+   * Relays a sender's delivery within the bounds of what is in progress: past them, 503 and the sender retries.
+   * A body reserves its declared length before it is read, and what comes past it (a body in chunks) as it comes.
+   */
   async function relayFromSender(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (inProgress.deliveries >= busy.deliveries || inProgress.bytes + Math.min(declared, MAX_INPUT_BYTES) > busy.bytes) {
-      res.setHeader('retry-after', '5');
-      return json(res, 503, problem('relay_busy', `the relay has ${inProgress.deliveries} deliveries in progress; retry later`));
-    }
+    const declared = Math.min(Number(req.headers['content-length'] ?? 0), MAX_INPUT_BYTES);
+    if (inProgress.deliveries >= busy.deliveries || inProgress.bytes + declared > busy.bytes) return answerBusy(res);
     inProgress.deliveries += 1;
-    let counted = 0;
+    inProgress.bytes += declared;
+    let reserved = declared;
     try {
-      const body = await readCapped(req, 'the request');
-      counted = body.length;
-      inProgress.bytes += counted;
+      const body = await readCapped(req, 'the request', (size) => {
+        if (size <= reserved) return;
+        if (inProgress.bytes + size - reserved > busy.bytes) throw new RelayBusyError();
+        inProgress.bytes += size - reserved;
+        reserved = size;
+      });
       answerSender(res, await relay({ headers: headersOf(req), body }, 'sender'));
     } finally {
       inProgress.deliveries -= 1;
-      inProgress.bytes -= counted;
+      inProgress.bytes -= reserved;
     }
+  }
+
+  function answerBusy(res: ServerResponse): void {
+    res.setHeader('retry-after', '5');
+    json(res, 503, problem('relay_busy', `the relay has ${inProgress.deliveries} deliveries in progress; retry later`));
   }
 
   async function route(req: IncomingMessage, res: ServerResponse, url: URL | undefined): Promise<void> {
@@ -178,10 +190,28 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     return { headers: { 'content-type': 'application/json', ...sign(body, { id: event.id, timestamp: Math.floor(now() / 1000), secret: [...secrets] }) }, body };
   }
 
-  const server: Server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
+  // Node's own requestTimeout is checked every 30 s and drops the connection without a word: the relay keeps its own.
+  const server: Server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: 0 }, (req, res) => {
+    // A request still coming is answered 408 and its connection ends; then its read, still waiting, is ended too.
+    // One answered before it came whole (refused as it came) has its connection ended.
+    const { socket } = req;
+    const timer = setTimeout(() => {
+      if (req.complete) return;
+      if (res.headersSent) return void socket.destroy();
+      res.setHeader('connection', 'close');
+      json(res, 408, problem('request_timeout', `the request did not come in whole within ${requestTimeoutMs / 1000} s`));
+      res.once('finish', () => req.destroy(new RelayTimeoutError()));
+    }, requestTimeoutMs).unref();
+    res.once('close', () => {
+      if (req.complete) clearTimeout(timer);
+    });
     const url = URL.canParse(req.url ?? '/', 'http://relay.invalid') ? new URL(req.url ?? '/', 'http://relay.invalid') : undefined;
     route(req, res, url).catch((error: unknown) => {
+      if (error instanceof RelayTimeoutError) return;
+      // Refused as it came (too large, past the bytes in progress): the rest is not read, and the connection ends.
+      if (!req.complete) res.setHeader('connection', 'close');
       if (error instanceof RelayRequestError) return json(res, 400, problem('bad_request', error.message));
+      if (error instanceof RelayBusyError) return answerBusy(res);
       if ((error as Error).name === 'UsageError') return json(res, 413, problem('too_large', (error as Error).message));
       // A client that went away mid-request is no failure of the relay's. Its socket tells: a request read to its
       // end is destroyed as well, whoever failed.
@@ -216,6 +246,12 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
 
 /** A mistake in a request to the API: 400 with its message. */
 class RelayRequestError extends Error {}
+
+/** A body that came past the bytes in progress: 503, and the sender retries. */
+class RelayBusyError extends Error {}
+
+/** What ends the read of a request answered 408: it was not in whole in time. */
+class RelayTimeoutError extends Error {}
 
 /** The sender gets the receiver's answer, or 502 when none came. */
 function answerSender(res: ServerResponse, { record, passOn }: { record: DeliveryRecord; passOn?: PassedAnswer }): void {

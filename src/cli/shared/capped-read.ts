@@ -9,8 +9,11 @@ import { UsageError } from './args.js';
 /** The most a command reads of one input: 4× a receiver's default body limit (1 MiB), so headers and any real capture fit. */
 export const MAX_INPUT_BYTES = 4 * 1024 * 1024;
 
-/** Reads `source` to its end, refusing it once it passes `MAX_INPUT_BYTES`; `what` names it in the error. */
-export async function readCapped(source: AsyncIterable<unknown>, what: string): Promise<Buffer> {
+/**
+ * Reads `source` to its end, refusing it once it passes `MAX_INPUT_BYTES`; `what` names it in the error.
+ * `counted` is told the bytes read so far as each piece comes, and may throw to stop the read.
+ */
+export async function readCapped(source: AsyncIterable<unknown>, what: string, counted: (size: number) => void = () => {}): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of source) {
@@ -19,6 +22,7 @@ export async function readCapped(source: AsyncIterable<unknown>, what: string): 
     size += bytes.byteLength;
     // Leaving the loop early destroys the stream: nothing more is read.
     if (size > MAX_INPUT_BYTES) throw new UsageError(`${what} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB: that is no webhook`);
+    counted(size);
     chunks.push(bytes);
   }
   return Buffer.concat(chunks, size);

@@ -1,7 +1,8 @@
 /**
  * Why a request does not verify, found by trying it rather than guessed: the
- * core's verdict, then the signature against the usual mistaken keys and
- * re-serialized bodies, and how far the timestamp lies from the clock.
+ * core's verdict, then, for a request it refuses, the signature against the
+ * usual mistaken keys and re-serialized bodies (within the bounds of
+ * `bodyVariants`), and how far the timestamp lies from the clock.
  */
 import type { Buffer } from 'node:buffer';
 import { WebhookVerificationError } from '../../core/errors.js';
@@ -9,7 +10,7 @@ import { readHeader, type WebhookHeaders } from '../../core/headers.js';
 import { computeSignature, hasMatchingSignature } from '../../core/signature.js';
 import { verifyDelivery } from '../../core/verify.js';
 import { HEADER_NAMES } from './header-lines.js';
-import { bodyVariants, keyVariants, type BodyChange, type KeyMistake } from './variants.js';
+import { bodyVariants, keyVariants, type BodyChange, type KeyMistake, type SkippedChanges } from './variants.js';
 
 export const TOLERANCE_SECONDS = 300;
 // As the core reads the timestamp: digits only.
@@ -48,10 +49,15 @@ export interface Diagnosis {
   readonly timestampHeader?: string;
   /** How many whole seconds the timestamp lies behind the clock (negative: ahead), when it is a number. */
   readonly behindSeconds?: number;
-  /** The signature, judged whatever the clock says; absent when a header is missing. */
+  /** The signature, judged whatever the clock says; absent when a header is missing or the search failed. */
   readonly signature?: SignatureFinding;
+  /** The changed bodies the search left untried past its bounds. */
+  readonly skipped?: SkippedChanges;
+  /** The name of the error the search for a cause failed with: the verdict stands without a cause. */
+  readonly failed?: string;
 }
 
+/** The core's verdict on `suspect`, and for a refused request its likeliest cause; a verified one costs no search. */
 export function diagnose(suspect: Suspect): Diagnosis {
   const { body, headers, secrets, nowMs } = suspect;
   const [id, timestampHeader, signatureHeader] = HEADER_NAMES.map((name) =>
@@ -63,41 +69,52 @@ export function diagnose(suspect: Suspect): Diagnosis {
     found.timestampHeader = timestampHeader;
     if (SECONDS.test(timestampHeader)) found.behindSeconds = Math.round(nowMs / 1000 - Number(timestampHeader));
   }
-  if (id !== undefined && timestampHeader !== undefined && signatureHeader !== undefined) {
-    found.signature = judgeSignature(body, id, timestampHeader, signatureHeader, secrets);
-  }
+  let error: WebhookVerificationError;
   try {
     const delivery = verifyDelivery(body, headers, secrets, {
       now: () => nowMs,
       toleranceMs: TOLERANCE_SECONDS * 1000,
       maxPayloadBytes: Number.MAX_SAFE_INTEGER,
     });
-    return { ...found, event: { id: delivery.id, type: delivery.event.type } };
-  } catch (error) {
-    if (!(error instanceof WebhookVerificationError)) throw error;
-    return { ...found, error };
+    // A delivery verifies only when a v1 entry matches the body as given with the spec's key.
+    return { ...found, signature: { kind: 'valid' }, event: { id: delivery.id, type: delivery.event.type } };
+  } catch (refusal) {
+    if (!(refusal instanceof WebhookVerificationError)) throw refusal;
+    error = refusal;
   }
+  if (id !== undefined && timestampHeader !== undefined && signatureHeader !== undefined) {
+    // The search is a help, not the verdict: one that fails leaves the verdict standing, and says so.
+    try {
+      Object.assign(found, judgeSignature(body, id, timestampHeader, signatureHeader, secrets));
+    } catch (failure) {
+      found.failed = (failure as Error).name;
+    }
+  }
+  return { ...found, error };
 }
 
-function judgeSignature(body: Buffer, id: string, timestamp: string, header: string, secrets: readonly string[]): SignatureFinding {
-  if (!header.split(' ').some((entry) => V1_ENTRY.test(entry))) return { kind: 'no_v1_entry' };
+function judgeSignature(body: Buffer, id: string, timestamp: string, header: string, secrets: readonly string[]): Pick<Diagnosis, 'signature' | 'skipped'> {
+  if (!header.split(' ').some((entry) => V1_ENTRY.test(entry))) return { signature: { kind: 'no_v1_entry' } };
+  const matches = (key: Buffer, bytes: Buffer): boolean => hasMatchingSignature(header, [computeSignature(key, id, timestamp, bytes)]);
   const keys = secrets.flatMap(keyVariants);
-  const bodies = bodyVariants(body);
-  // The spec's reading first, then one thing wrong, then two.
-  const tries = [
-    ...bodies.map((b) => keys.filter((k) => k.mistake === undefined).map((k) => [k, b] as const)),
-    keys.filter((k) => k.mistake !== undefined).map((k) => [k, bodies[0]!] as const),
-    keys.filter((k) => k.mistake !== undefined).flatMap((k) => bodies.slice(1).map((b) => [k, b] as const)),
-  ].flat();
+  const [spec, mistaken] = [keys.filter((k) => k.mistake === undefined), keys.filter((k) => k.mistake !== undefined)];
+  // Valid as given (refused by the clock, say): no body need be printed again.
+  if (spec.some((k) => matches(k.key, body))) return { signature: { kind: 'valid' } };
+  const { variants, skipped } = bodyVariants(body);
+  const changed = variants.slice(1);
+  // Then one thing wrong, the body before the key, then two.
+  const tries = [...spec.flatMap((k) => changed.map((b) => [k, b] as const)), ...mistaken.map((k) => [k, variants[0]!] as const), ...mistaken.flatMap((k) => changed.map((b) => [k, b] as const))];
   for (const [key, variant] of tries) {
-    if (hasMatchingSignature(header, [computeSignature(key.key, id, timestamp, variant.bytes)])) {
-      if (key.mistake === undefined && variant.change === undefined) return { kind: 'valid' };
+    if (matches(key.key, variant.bytes)) {
       return {
-        kind: 'variant',
-        ...(key.mistake === undefined ? {} : { mistake: key.mistake }),
-        ...(variant.change === undefined ? {} : { change: variant.change }),
+        signature: {
+          kind: 'variant',
+          ...(key.mistake === undefined ? {} : { mistake: key.mistake }),
+          ...(variant.change === undefined ? {} : { change: variant.change }),
+        },
       };
     }
   }
-  return { kind: 'other_secret' };
+  // A change left untried may have been the one signed: the finding says so.
+  return { signature: { kind: 'other_secret' }, ...(skipped !== undefined && { skipped }) };
 }

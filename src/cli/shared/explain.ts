@@ -1,7 +1,8 @@
 /** A diagnosis in plain words: the verdict, the most likely cause, and the timestamp. */
 import type { WebhookVerificationError } from '../../core/errors.js';
 import { TOLERANCE_SECONDS, type Diagnosis, type SignatureFinding } from './diagnose.js';
-import type { BodyChange, KeyMistake } from './variants.js';
+import { MAX_JSON_DEPTH } from './printed-size.js';
+import type { BodyChange, KeyMistake, PrintChange, SkippedChanges } from './variants.js';
 import { printable } from '../../base/printable.js';
 
 const KEY_MISTAKES: Record<KeyMistake, string> = {
@@ -18,11 +19,19 @@ const KEY_MISTAKES: Record<KeyMistake, string> = {
     'prefix (give it as whsec_…), or the signer base64-decoded a legacy secret.',
 };
 
-const FORMATS: Record<Exclude<BodyChange, 'final_newline_removed'>, string> = {
+const FORMATS: Record<PrintChange, string> = {
   compact_json: 'compact JSON',
   pretty_json_2: 'JSON indented with 2 spaces',
   pretty_json_4: 'JSON indented with 4 spaces',
 };
+
+/** What the search left untried, and why: the cause it gives may lie there. */
+function skippedLine({ changes, reason }: SkippedChanges): string {
+  const names = changes.map((change) => FORMATS[change]);
+  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : names[0];
+  const why = reason === 'depth' ? `it nests deeper than ${MAX_JSON_DEPTH} levels` : "the bodies tried may hold 4 times the body's bytes together (1 MiB for a body smaller than 256 KiB)";
+  return `not tried: the body printed again as ${list}: ${why}`;
+}
 
 function bodyChange(change: BodyChange): string {
   if (change === 'final_newline_removed') {
@@ -83,7 +92,8 @@ function timestampLine(diagnosis: Diagnosis): string | undefined {
 
 /** Why the request failed, the likeliest reason first. */
 function cause(diagnosis: Diagnosis, error: WebhookVerificationError): string {
-  const { missing, signature } = diagnosis;
+  const { missing, signature, failed } = diagnosis;
+  if (failed !== undefined) return `not found: the search for it failed (${printable(failed)}) and was left off`;
   // The signature is judged only when no header is missing.
   if (signature === undefined) {
     return `the request has no ${missing.join(', ')} header${missing.length > 1 ? 's' : ''} (spec section 5): check that nothing on the way (a proxy, a framework) drops or renames headers.`;
@@ -98,6 +108,7 @@ function cause(diagnosis: Diagnosis, error: WebhookVerificationError): string {
 export function explain(diagnosis: Diagnosis): string[] {
   const { error, event } = diagnosis;
   const lines = error ? [`invalid: ${error.code}: ${error.message}`, `cause: ${cause(diagnosis, error)}`] : [`valid: ${printable(event!.type)} ${printable(event!.id)}`];
+  if (diagnosis.skipped !== undefined) lines.push(skippedLine(diagnosis.skipped));
   const timestamp = timestampLine(diagnosis);
   return timestamp === undefined ? lines : [...lines, timestamp];
 }

@@ -4,6 +4,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { decodeSecret } from '../../core/secret.js';
+import { jsonShape, printedBytes } from './printed-size.js';
 
 const PREFIX = 'whsec_';
 
@@ -44,25 +45,70 @@ export type BodyChange =
   /** Parsed and printed again with 4-space indentation. */
   | 'pretty_json_4';
 
+/** The changes that print the parsed body again. */
+export type PrintChange = Exclude<BodyChange, 'final_newline_removed'>;
+
 export interface BodyVariant {
   /** Absent for the bytes as given. */
   readonly change?: BodyChange;
   readonly bytes: Buffer;
 }
 
-/** The body as given, then each changed body that differs from it. */
-export function bodyVariants(body: Buffer): BodyVariant[] {
-  // The smallest change first: a body that gained a newline also re-serializes to the signed bytes.
-  const withoutFinalNewline = Buffer.from(body.toString('latin1').replace(/\r?\n$/, ''), 'latin1');
-  const changed: BodyVariant[] = [{ change: 'final_newline_removed', bytes: withoutFinalNewline }];
-  for (const value of parseJson(body)) {
-    changed.push(
-      { change: 'compact_json', bytes: Buffer.from(JSON.stringify(value)) },
-      { change: 'pretty_json_2', bytes: Buffer.from(JSON.stringify(value, null, 2)) },
-      { change: 'pretty_json_4', bytes: Buffer.from(JSON.stringify(value, null, 4)) },
-    );
+/** Changes not tried, and why: the JSON nests past `MAX_JSON_DEPTH`, or printing them would pass the byte budget. */
+export interface SkippedChanges {
+  readonly changes: readonly PrintChange[];
+  readonly reason: 'depth' | 'bytes';
+}
+
+/** The bodies to try a signature against, and the changes left untried. */
+export interface BodyVariants {
+  /** The body as given, then each changed body that differs from it. */
+  readonly variants: readonly BodyVariant[];
+  readonly skipped?: SkippedChanges;
+}
+
+/** The JSON changes, the indentation each prints with, smallest first. */
+const PRINTS = [
+  ['compact_json', 0],
+  ['pretty_json_2', 2],
+  ['pretty_json_4', 4],
+] as const;
+
+/** What the printed changes may hold together: 4 times the body's bytes, and 1 MiB for a body smaller than 256 KiB. */
+export function printBudget(bodyBytes: number): number {
+  return Math.max(1024 * 1024, 4 * bodyBytes);
+}
+
+/**
+ * The body as given, then each changed body that differs from it, within bounds: a JSON body nested past
+ * `MAX_JSON_DEPTH` is not printed again, and a print that would pass `printBudget` is left out. Printing
+ * indents each line by its depth, so a small body may print to many times its size.
+ */
+export function bodyVariants(body: Buffer): BodyVariants {
+  // The smallest change first: a body that gained a newline also re-serializes to the signed bytes. A view, not a copy.
+  const newline = body.at(-1) === 0x0a ? (body.at(-2) === 0x0d ? 2 : 1) : 0;
+  const [json] = parseJson(body).map((value) => printedChanges(value, printBudget(body.length)));
+  const changed = [{ change: 'final_newline_removed', bytes: body.subarray(0, body.length - newline) } as const, ...(json?.printed ?? [])];
+  const variants = [{ bytes: body }, ...changed.filter(({ bytes }) => !bytes.equals(body))];
+  return json?.skipped === undefined ? { variants } : { variants, skipped: json.skipped };
+}
+
+/** `value` printed as each JSON change, smallest first, while they fit in `budget` bytes together. */
+function printedChanges(value: unknown, budget: number): { readonly printed: BodyVariant[]; readonly skipped?: SkippedChanges } {
+  const shape = jsonShape(value);
+  if (shape === undefined) return { printed: [], skipped: { changes: PRINTS.map(([change]) => change), reason: 'depth' } };
+  const printed: BodyVariant[] = [];
+  const skipped: PrintChange[] = [];
+  let left = budget;
+  for (const [change, indent] of PRINTS) {
+    const size = printedBytes(shape, indent);
+    if (size > left) skipped.push(change);
+    else {
+      left -= size;
+      printed.push({ change, bytes: Buffer.from(JSON.stringify(value, null, indent)) });
+    }
   }
-  return [{ bytes: body }, ...changed.filter(({ bytes }) => !bytes.equals(body))];
+  return skipped.length === 0 ? { printed } : { printed, skipped: { changes: skipped, reason: 'bytes' } };
 }
 
 /** The body's JSON value as a list of one, or no value when the body is not JSON. */

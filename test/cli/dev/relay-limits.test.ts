@@ -11,9 +11,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { MAX_BACKLOG_BYTES, PageStreams } from '../../../src/cli/dev/page-streams.js';
-import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
+import { RawConnection } from '../../helpers/raw-http.js';
+import { SECRET, signedRequest } from '../../helpers/signed-request.js';
 
 /** A receiver that holds its answers: how many it holds, and the call that answers them (and every later one at once). */
 interface Holding {
@@ -91,6 +93,50 @@ describe('svc-webhooks dev: what is in progress', () => {
       true,
     );
   });
+
+  it('holds 64 MiB of bodies declared at once, and answers 503 relay_busy to one byte more, before the bodies have come', async () => {
+    await withRelay(async (relay) => {
+      // 16 bodies of 4 MiB, each declared whole and begun: 64 KiB of each sent, the rest owed.
+      const begun = 'x'.repeat(64 * 1024);
+      const senders = await Promise.all(Array.from({ length: 16 }, () => RawConnection.open(relay.webhookUrl)));
+      for (const sender of senders) sender.post('/webhooks', [], begun, 4 * 1024 * 1024);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const refused = await post(relay, '{');
+      expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '5']);
+      expect(await refused.json()).toEqual({ error: { code: 'relay_busy', message: 'the relay has 16 deliveries in progress; retry later' } });
+      // Each of the 16 is relayed once it has come whole.
+      const rest = 'x'.repeat(4 * 1024 * 1024 - begun.length);
+      for (const sender of senders) sender.write(rest);
+      expect((await Promise.all(senders.map((sender) => sender.response(20_000)))).map(({ status }) => status)).toEqual(Array(16).fill(204));
+      expect((await post(relay, '{')).status).toBe(204);
+    });
+  }, 30_000);
+
+  it('counts a body sent in chunks, with no length declared, as it comes: the chunk past the bound is answered 503 relay_busy', async () => {
+    await withRelay(
+      async (relay) => {
+        const [first, second] = [await RawConnection.open(relay.webhookUrl), await RawConnection.open(relay.webhookUrl)];
+        first.postChunked('/webhooks', []);
+        first.chunk('a'.repeat(600));
+        second.postChunked('/webhooks', []);
+        second.chunk('b'.repeat(300));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        second.chunk('b'.repeat(200));
+        const refused = await second.response();
+        expect([refused.status, refused.headers['retry-after'], JSON.parse(refused.body)]).toEqual([
+          503,
+          '5',
+          { error: { code: 'relay_busy', message: 'the relay has 1 deliveries in progress; retry later' } },
+        ]);
+        await second.closed();
+        // The first, within the bound, is relayed once it ends; the second never was.
+        first.chunk('');
+        expect((await first.response()).status).toBe(204);
+        expect(relay.log.summaries()).toHaveLength(1);
+      },
+      { inProgress: { deliveries: 10, bytes: 1000 } },
+    );
+  });
 });
 
 describe('svc-webhooks dev: what a sender sends', () => {
@@ -100,6 +146,86 @@ describe('svc-webhooks dev: what a sender sends', () => {
       expect([answer.status, await answer.json()]).toEqual([413, { error: { code: 'too_large', message: 'the request is larger than 4 MiB: that is no webhook' } }]);
       expect(relay.log.summaries()).toHaveLength(0);
     });
+  });
+
+  it("forwards a body nested 6,000 deep, signed with another secret, and answers with the receiver's status; the diagnosis says what it left out", async () => {
+    await withRelay(async (relay) => {
+      const body = `{"id":"evt_deep","type":"webhook.test","data":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+      const { headers } = signedRequest({ id: 'evt_deep', body, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) });
+      const answer = await fetch(relay.webhookUrl, { method: 'POST', headers, body });
+      expect(answer.status).toBe(204);
+      const { verdict } = relay.log.get(1)!;
+      expect([verdict.valid, verdict.code, verdict.lines[2]]).toEqual([
+        false,
+        'invalid_signature',
+        'not tried: the body printed again as compact JSON, JSON indented with 2 spaces or JSON indented with 4 spaces: it nests deeper than 64 levels',
+      ]);
+    });
+  });
+});
+
+describe('svc-webhooks dev: a sender that trickles', () => {
+  it('gives a request 30 s to come in whole', () => {
+    expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(30_000);
+  });
+
+  it('answers 408 request_timeout to a body still coming when the time is up, ends the connection, and relays nothing', async () => {
+    const problems: string[] = [];
+    await withRelay(
+      async (relay) => {
+        const sender = await RawConnection.open(relay.webhookUrl);
+        sender.post('/webhooks', [], '{', 1000);
+        // A byte every 50 ms: never idle, never whole.
+        const trickle = setInterval(() => sender.write(' '), 50);
+        try {
+          const answer = await sender.response();
+          expect([answer.status, answer.headers.connection, JSON.parse(answer.body)]).toEqual([
+            408,
+            'close',
+            { error: { code: 'request_timeout', message: 'the request did not come in whole within 0.3 s' } },
+          ]);
+          await sender.closed();
+        } finally {
+          clearInterval(trickle);
+        }
+        expect(relay.log.summaries()).toHaveLength(0);
+        // What it held is free again, once the relay has seen the connection end.
+        await expect.poll(async () => (await post(relay, '{}')).status).toBe(204);
+      },
+      { requestTimeoutMs: 300, inProgress: { deliveries: 1, bytes: 1000 }, onProblem: (line) => problems.push(line) },
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('ends the connection of a sender refused before its body was read that trickles on, when the time is up', async () => {
+    await withRelay(
+      async (relay) => {
+        const sender = await RawConnection.open(relay.webhookUrl);
+        sender.post('/webhooks', [], '{', 2000);
+        expect((await sender.response()).status).toBe(503);
+        const trickle = setInterval(() => sender.write(' '), 50);
+        try {
+          await sender.closed(2000);
+        } finally {
+          clearInterval(trickle);
+        }
+      },
+      { requestTimeoutMs: 300, inProgress: { deliveries: 10, bytes: 1000 } },
+    );
+  });
+
+  it('leaves a request that came whole in time to the receiver, however long it answers', async () => {
+    await withRelay(
+      async (relay, { held, release }) => {
+        const answer = post(relay, '{}');
+        await expect.poll(held).toBe(1);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        release();
+        expect((await answer).status).toBe(204);
+      },
+      { requestTimeoutMs: 300 },
+      true,
+    );
   });
 });
 

@@ -75,3 +75,26 @@ describe('cappedLines', () => {
     expect(read).toBeLessThanOrEqual(16 * 1024 * 1024 + 64 * 1024);
   });
 });
+
+describe('readCapped: counting as it reads', () => {
+  it('tells the bytes read so far as each piece comes, and stops reading where that throws', async () => {
+    const pieces = ['ab', 'cde', 'f', 'gh'];
+    let pulled = 0;
+    async function* stream() {
+      for (const piece of pieces) {
+        pulled += 1;
+        yield Buffer.from(piece);
+      }
+    }
+    const told: number[] = [];
+    expect((await readCapped(stream(), 'the body', (size) => void told.push(size))).toString()).toBe('abcdefgh');
+    expect(told).toEqual([2, 5, 6, 8]);
+    pulled = 0;
+    const stop = new Error('enough');
+    const refuse = (size: number): void => {
+      if (size > 4) throw stop;
+    };
+    await expect(readCapped(stream(), 'the body', refuse)).rejects.toBe(stop);
+    expect(pulled).toBe(2);
+  });
+});

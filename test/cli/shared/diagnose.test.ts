@@ -2,11 +2,18 @@ import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { buildCliFixtures, CLI_FIXTURES_DIR, type CliCase } from '../../../fixtures/cli/cases.js';
 import { parseCapturedRequest } from '../../../src/cli/verify/captured-request.js';
 import { diagnose, type Diagnosis } from '../../../src/cli/shared/diagnose.js';
 import { parseHeaderText } from '../../../src/cli/shared/header-lines.js';
+import { bodyVariants } from '../../../src/cli/shared/variants.js';
+
+// Watched, to tell which diagnoses printed changed bodies, and made to fail once where a test asks.
+vi.mock('../../../src/cli/shared/variants.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../../src/cli/shared/variants.js')>();
+  return { ...original, bodyVariants: vi.fn(original.bodyVariants) };
+});
 
 const read = (path: string): Buffer => readFileSync(new URL(path, CLI_FIXTURES_DIR));
 const cases = JSON.parse(read('cases.json').toString()) as CliCase[];
@@ -121,5 +128,38 @@ describe('diagnose', () => {
     const key = Buffer.alloc(32, 7);
     const diagnosis = diagnose({ body: Buffer.from('{}'), headers: signedWith(key, '{}'), secrets: [secretOf(key)], nowMs: (NOW - 900) * 1000 });
     expect([diagnosis.error?.code, diagnosis.behindSeconds, diagnosis.signature]).toEqual(['timestamp_too_new', -900, { kind: 'valid' }]);
+  });
+});
+
+describe('diagnose: what it costs', () => {
+  const key = Buffer.alloc(32, 9);
+  const body = '{"id":"msg_diagnose","type":"webhook.test","data":{"object":{"id":"x"}}}';
+  beforeEach(() => {
+    vi.mocked(bodyVariants).mockClear();
+  });
+
+  it('prints no changed body for a request that verifies', () => {
+    const diagnosis = diagnose({ body: Buffer.from(body), headers: signedWith(key, body), secrets: [secretOf(key)], nowMs: NOW * 1000 });
+    expect([diagnosis.error, diagnosis.signature, diagnosis.event]).toEqual([undefined, { kind: 'valid' }, { id: 'msg_diagnose', type: 'webhook.test' }]);
+    expect(bodyVariants).not.toHaveBeenCalled();
+  });
+
+  it('prints them once for a request that fails, and says which it left out past its bounds', () => {
+    const deep = `{"id":"msg_diagnose","type":"webhook.test","data":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+    const diagnosis = diagnose({ body: Buffer.from(deep), headers: signedWith(Buffer.alloc(32, 1), deep), secrets: [secretOf(key)], nowMs: NOW * 1000 });
+    expect([diagnosis.error?.code, diagnosis.signature, diagnosis.skipped]).toEqual([
+      'invalid_signature',
+      { kind: 'other_secret' },
+      { changes: ['compact_json', 'pretty_json_2', 'pretty_json_4'], reason: 'depth' },
+    ]);
+    expect(bodyVariants).toHaveBeenCalledTimes(1);
+  });
+
+  it("gives the core's verdict alone when the search for a cause fails, and says so", () => {
+    vi.mocked(bodyVariants).mockImplementationOnce(() => {
+      throw new RangeError('Maximum call stack size exceeded');
+    });
+    const diagnosis = diagnose({ body: Buffer.from(body), headers: signedWith(Buffer.alloc(32, 1), body), secrets: [secretOf(key)], nowMs: NOW * 1000 });
+    expect([diagnosis.error?.code, diagnosis.signature, diagnosis.failed]).toEqual(['invalid_signature', undefined, 'RangeError']);
   });
 });

@@ -151,3 +151,26 @@ describe('explain', () => {
     expect(explain(diagnosis)).toEqual(['invalid: invalid_payload: the body is not JSON', 'cause: the signature is valid, but the body is not JSON.', TIMESTAMP_LINE]);
   });
 });
+
+describe('explain: what the diagnosis left out', () => {
+  const otherSecret = { ...ON_TIME, signature: { kind: 'other_secret' } } as const;
+
+  it('says which changed bodies it did not try, and why', () => {
+    const deep = explain(refused('invalid_signature', 'no match', { ...otherSecret, skipped: { changes: ['compact_json', 'pretty_json_2', 'pretty_json_4'], reason: 'depth' } }));
+    expect([deep.length, deep[2], deep[3]]).toEqual([
+      4,
+      'not tried: the body printed again as compact JSON, JSON indented with 2 spaces or JSON indented with 4 spaces: it nests deeper than 64 levels',
+      TIMESTAMP_LINE,
+    ]);
+    const large = explain(refused('invalid_signature', 'no match', { ...otherSecret, skipped: { changes: ['pretty_json_4'], reason: 'bytes' } }));
+    expect(large[2]).toBe("not tried: the body printed again as JSON indented with 4 spaces: the bodies tried may hold 4 times the body's bytes together (1 MiB for a body smaller than 256 KiB)");
+  });
+
+  it('gives the verdict alone when the search for a cause failed, and says so', () => {
+    expect(explain(refused('invalid_signature', 'no match', { ...ON_TIME, failed: 'RangeError' }))).toEqual([
+      'invalid: invalid_signature: no match',
+      'cause: not found: the search for it failed (RangeError) and was left off',
+      TIMESTAMP_LINE,
+    ]);
+  });
+});
