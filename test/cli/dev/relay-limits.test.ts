@@ -10,7 +10,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { MAX_BACKLOG_BYTES, PageStreams } from '../../../src/cli/dev/page-streams.js';
+import { PageStreams } from '../../../src/cli/dev/page-streams.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
 import { typesFolder } from '../../helpers/contract-types.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
@@ -273,8 +273,8 @@ describe('svc-webhooks dev: the pages that stopped reading', () => {
       sent += 1;
     }
     expect(stuck.destroyed).toBe(true);
-    // It held a little more than the bound when it was ended, and no more.
-    expect(sent).toBe(Math.ceil(MAX_BACKLOG_BYTES / JSON.stringify(data).length) + 1);
+    // It held a little more than the 1 MiB bound when it was ended, and no more.
+    expect(sent).toBe(Math.ceil((1024 * 1024) / JSON.stringify(data).length) + 1);
     expect(streams.size).toBe(1);
     streams.send('delivery', data);
     expect(read).toHaveLength(sent + 1);

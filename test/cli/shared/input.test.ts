@@ -13,7 +13,7 @@ const io: CliIO = { out: () => {}, err: () => {}, stdin: async () => STDIN };
 const scratch = mkdtempSync(join(tmpdir(), 'svc-webhooks-input-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe('readInput past MAX_INPUT_BYTES', () => {
+describe('readInput past 4 MiB', () => {
   it('refuses a file that never ends, having read no more than the bound', async () => {
     await expect(readInput('@/dev/zero', 'request', io)).rejects.toThrow(new UsageError('--request @/dev/zero is larger than 4 MiB: that is no webhook'));
   });

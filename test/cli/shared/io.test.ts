@@ -2,7 +2,6 @@ import { Buffer } from 'node:buffer';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/cli/shared/args.js';
-import { MAX_INPUT_BYTES } from '../../../src/cli/shared/capped-read.js';
 import { streamIO, type InputStream } from '../../../src/cli/shared/io.js';
 
 function streams(stdin: InputStream = new PassThrough()) {
@@ -46,7 +45,7 @@ describe('streamIO', () => {
 
   it('names standard input when it is past the bound', async () => {
     const stdin = new PassThrough();
-    stdin.end(Buffer.alloc(MAX_INPUT_BYTES + 1));
+    stdin.end(Buffer.alloc(4 * 1024 * 1024 + 1));
     await expect(streams(stdin).io.stdin()).rejects.toThrow(new UsageError('standard input is larger than 4 MiB: that is no webhook'));
   });
 });
