@@ -20,7 +20,7 @@ import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { TenantOf } from '../src/receive/tenants.js';
 import { readRequestBody } from '../src/receive/web-platform.js';
-import type { HandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
+import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
 /** What the handler gets besides the event: the verified delivery, the request and the invocation's context. */
 export interface AzureWebhookContext extends WebhookDelivery {
@@ -56,7 +56,7 @@ export interface AzureEntryOptions extends EntryOptions {
 export type AzureWebhookOptions<S extends EventSchemas = {}> = AzureEntryOptions & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type AzureHandlerOptions = AzureEntryOptions & HandlerMode;
+export type AzureHandlerOptions = AzureEntryOptions & SingleHandlerMode;
 
 /** The HTTP handler `verifyWebhook` returns, for `app.http(name, { methods: ['POST'], handler })`. */
 export type AzureWebhook = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;

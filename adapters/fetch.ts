@@ -20,7 +20,7 @@ import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { TenantOf } from '../src/receive/tenants.js';
 import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
-import type { HandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
+import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
 /** What the handler gets besides the event: the verified delivery, and the request. */
 export interface FetchWebhookContext extends WebhookDelivery {
@@ -54,7 +54,7 @@ export interface FetchEntryOptions extends EntryOptions {
 export type FetchWebhookOptions<S extends EventSchemas = {}> = FetchEntryOptions & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type FetchHandlerOptions = FetchEntryOptions & HandlerMode;
+export type FetchHandlerOptions = FetchEntryOptions & SingleHandlerMode;
 
 /**
  * The Fetch handler. Hosts may pass more after the request: an argument with

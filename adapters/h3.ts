@@ -24,7 +24,7 @@ import { rawBodyLeftByParser, readNodeBody, type ParsedNodeRequest } from '../sr
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { TenantOf } from '../src/receive/tenants.js';
 import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
-import type { HandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
+import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
 declare module 'h3' {
   interface H3EventContext {
@@ -35,8 +35,8 @@ declare module 'h3' {
 
 /** What the handler gets besides the event: the verified delivery, and the h3 event. */
 export interface H3WebhookContext extends WebhookDelivery {
-  /** The h3 event, for its URL, params and context (`context.webhook` is this delivery); its body is already read. */
-  readonly h3Event: H3Event;
+  /** The host's request: the h3 event, for its URL, params and context (`context.webhook` is this delivery); its body is already read. */
+  readonly request: H3Event;
 }
 
 /** Handles one verified event: a Response to send, or nothing for 204. */
@@ -66,7 +66,7 @@ export interface H3EntryOptions extends EntryOptions {
 export type H3WebhookOptions<S extends EventSchemas = {}> = H3EntryOptions & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type H3HandlerOptions = H3EntryOptions & HandlerMode;
+export type H3HandlerOptions = H3EntryOptions & SingleHandlerMode;
 
 /** The event handler `verifyWebhook` returns: for `app.post()`, a router, or as a Nitro route's default export (`defineEventHandler(verifyWebhook(…))`). */
 export type H3Webhook = (event: H3Event) => Promise<Response>;
@@ -110,11 +110,11 @@ export function verifyWebhook(options: H3WebhookOptions<EventSchemas> | H3Handle
     {
       handler,
       shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
-      context(h3Event, delivery): H3WebhookContext {
-        h3Event.context.webhook = delivery;
+      context(request, delivery): H3WebhookContext {
+        request.context.webhook = delivery;
         // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
         const { event, id, timestamp, keyId, tenant, dedupKey } = delivery;
-        return { event, id, timestamp, keyId, tenant, dedupKey, h3Event };
+        return { event, id, timestamp, keyId, tenant, dedupKey, request };
       },
     },
   );

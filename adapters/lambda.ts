@@ -21,7 +21,7 @@ import type { WebhookEvent } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { TenantOf } from '../src/receive/tenants.js';
-import type { HandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
+import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 import { bodyOf, headersOf, isResult, result, withMissingHeaders, type LambdaWebhookEvent, type LambdaWebhookResult } from './lambda-http.js';
 
 export type { LambdaWebhookEvent, LambdaWebhookResult } from './lambda-http.js';
@@ -63,7 +63,7 @@ export interface LambdaEntryOptions extends EntryOptions {
 export type LambdaWebhookOptions<S extends EventSchemas = {}> = LambdaEntryOptions & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type LambdaHandlerOptions = LambdaEntryOptions & HandlerMode;
+export type LambdaHandlerOptions = LambdaEntryOptions & SingleHandlerMode;
 
 /** The Lambda handler `verifyWebhook` returns. */
 export type LambdaWebhook = (event: LambdaWebhookEvent, context: Context) => Promise<LambdaWebhookResult>;

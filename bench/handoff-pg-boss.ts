@@ -22,7 +22,7 @@ import express from 'express';
 import { verifyWebhook } from '../adapters/express.js';
 import { sign } from '../src/index.js';
 import { enqueue } from '../src/queues/pg-boss/index.js';
-import { migrate } from '../src/stores/postgres/index.js';
+import { migrateProcessedEvents } from '../src/stores/postgres/index.js';
 import PgBoss from 'pg-boss';
 import { bestOf, WORST_RUN, type HttpRun } from './best-run.js';
 import { kibEnvelope } from './payloads.js';
@@ -92,7 +92,7 @@ async function measure(url: string, timings: number[], seconds: number, connecti
 async function main(): Promise<void> {
   const pool = benchPool(10);
   const table = uniqueName('queued');
-  await migrate(pool, { table });
+  await migrateProcessedEvents(pool, { table });
   // pg-boss in a schema of its own, dropped at the end; without maintenance, which would only add noise.
   const schema = uniqueName('boss');
   const boss = new PgBoss({ connectionString: DATABASE_URL, schema, max: 4, supervise: false, schedule: false });

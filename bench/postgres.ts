@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import postgres from 'postgres';
-import { markProcessed, migrate, type PostgresConnection } from '../src/stores/postgres/index.js';
+import { markProcessed, migrateProcessedEvents, type PostgresConnection } from '../src/stores/postgres/index.js';
 import { benchPool, DATABASE_URL, uniqueName } from './servers.js';
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
@@ -82,7 +82,7 @@ function median(values: number[]): number {
 
 const pgConnection = await pool.connect();
 try {
-  await migrate(admin, { table });
+  await migrateProcessedEvents(admin, { table });
   await admin.query(`CREATE TABLE ${effects} (event_id text NOT NULL, payload text NOT NULL)`);
   const clients = [pgClient(pgConnection), postgresJsClient(sql)];
   const samples = new Map(clients.map((client) => [client.name, { without: [] as number[], with: [] as number[] }]));

@@ -90,7 +90,7 @@ export type { DedupUnavailablePolicy, ReceiverOptions } from './receive/receiver
 export type { EntryOptions } from './receive/pipeline.js';
 export type { OnErrorOptions } from './receive/on-error.js';
 export type { TenantOf } from './receive/tenants.js';
-export type { HandlerMode, HandlersMode, HandoffMode, MiddlewareMode, RouteMode, WithoutHandlers } from './receive/what-runs.js';
+export type { SingleHandlerMode, HandlersMode, HandoffMode, MiddlewareMode, RouteMode, WithoutHandlers } from './receive/what-runs.js';
 export { dispatch } from './receive/dispatch.js';
 export type { DecidedResponse, DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';
 export type { QueuedDelivery } from './queues/queued-delivery.js';

@@ -89,7 +89,7 @@ export function storeErrorLog(
     const more = unlogged > 0 ? ` (${unlogged} more store failures since the last line)` : '';
     quietLogs.set(store, { until: now + STORE_LOG_INTERVAL_MS, unlogged: 0 });
     const { operation } = context;
-    // The hints name the dedup store's own fixes (its table, migrate()): never a resolver's.
+    // The hints name the dedup store's own fixes (its table, migrateProcessedEvents()): never a resolver's.
     const hint = context.operation === 'lookup' ? undefined : storeFailureHint(error);
     const retried = operation === 'begin' || operation === 'lookup';
     const then = retried ? consequence : AFTER_THE_LEASE[operation];

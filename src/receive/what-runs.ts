@@ -58,7 +58,7 @@ export interface RouteMode extends WithoutHandlers {
 }
 
 /** The Fetch and Lambda entries given a handler: that handler answers each delivery. */
-export interface HandlerMode extends WithoutHandlers {
+export interface SingleHandlerMode extends WithoutHandlers {
   /** Not with a handler: a handoff is a mode of its own. */
   readonly handoff?: undefined;
   /**

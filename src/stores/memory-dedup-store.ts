@@ -2,7 +2,7 @@
  * The embedded `DedupStore`: one process, bounded memory, no dependencies.
  * Every operation is O(1) but for a sweep, at most once per
  * `sweepIntervalMs`, that gives back the memory of expired ids nobody
- * touches again: expiry is checked when an id is touched. The sweep runs
+ * touches again: expiry is checked when a key is touched. The sweep runs
  * within `begin`, not on a timer: a timer would keep a process alive, and a
  * Cloudflare Worker refuses one started at module scope.
  */
@@ -16,9 +16,9 @@ import { KeyQueue } from './key-queue.js';
 export interface MemoryDedupStoreOptions {
   /**
    * The most ids held at once, leased and done together. When full, a new
-   * claim forgets the oldest expired lease or else the oldest done id (a
+   * claim forgets the oldest expired lease or else the oldest done key (a
    * retry of that event would be processed again). Live leases are never
-   * dropped: if every id is leased, `begin` rejects with `dedup_unavailable`
+   * dropped: if every key is leased, `begin` rejects with `dedup_unavailable`
    * and the receiver answers 503, so the sender retries later.
    * @default 100000
    */
@@ -36,13 +36,13 @@ export interface MemoryDedupStoreOptions {
   readonly now?: () => number;
 }
 
-/** A lease on an id: held under `token` until `expiresAt`. Never changed, only replaced. */
+/** A lease on a key: held under `token` until `expiresAt`. Never changed, only replaced. */
 interface Lease {
   readonly token: string;
   readonly expiresAt: number;
 }
 
-/** When what is held on an id ends: a lease's expiry, or a done id's. */
+/** When what is held on a key ends: a lease's expiry, or a done key's. */
 function expiryOf(held: Lease | number): number {
   return typeof held === 'number' ? held : held.expiresAt;
 }
@@ -53,23 +53,23 @@ const DONE: BeginResult = Object.freeze({ state: 'done' });
 /**
  * The `DedupStore` of one process, in its memory, with no dependency: what
  * every entry uses when given no `dedup`. Bounded by `maxEntries`; its
- * leases and done ids do not survive a restart, nor reach another process.
+ * leases and done keys do not survive a restart, nor reach another process.
  */
 export class MemoryDedupStore implements DedupStore {
   readonly #maxEntries: number;
   readonly #now: () => number;
-  /** Each id held: its lease, or the expiry of a done id, a number alone, as done ids are most of a full store. */
+  /** Each key held: its lease, or the expiry of a done key, a number alone, as done keys are most of a full store. */
   readonly #entries = new Map<string, Lease | number>();
   /** Leased ids in order of claim or renewal, each current while its lease has the expiry it was queued with: the first is the oldest, the one to evict if it ran out. */
   readonly #leaseOrder = new KeyQueue(
-    (id, expiresAt) => {
-      const held = this.#entries.get(id);
+    (key, expiresAt) => {
+      const held = this.#entries.get(key);
       return typeof held === 'object' && held.expiresAt === expiresAt;
     },
     this.#entries,
   );
   /** Done ids in order of completion: the first is the one to forget when full. */
-  readonly #doneOrder = new KeyQueue((id, expiresAt) => this.#entries.get(id) === expiresAt, this.#entries);
+  readonly #doneOrder = new KeyQueue((key, expiresAt) => this.#entries.get(key) === expiresAt, this.#entries);
   readonly #sweepIntervalMs: number;
   #nextSweepAt = -Infinity;
   #tokenPrefix: string | undefined;
@@ -97,37 +97,37 @@ export class MemoryDedupStore implements DedupStore {
 
   // Each method answers its operation (below) as a settled promise; a claim calls the operations at once.
 
-  /** Claims `id` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
-  begin(id: string, leaseMs: number): Promise<BeginResult> {
-    return settledWith(this.#begin, id, leaseMs);
+  /** Claims `key` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
+  begin(key: string, leaseMs: number): Promise<BeginResult> {
+    return settledWith(this.#begin, key, leaseMs);
   }
 
-  /** Marks `id` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
-  complete(id: string, token: string, retentionMs: number): Promise<boolean> {
-    return settledWith(this.#complete, id, token, retentionMs);
+  /** Marks `key` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
+  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
+    return settledWith(this.#complete, key, token, retentionMs);
   }
 
-  /** Drops the lease on `id` if `token` still holds it; see `DedupStore.release`. */
-  release(id: string, token: string): Promise<boolean> {
-    return settledWith(this.#release, id, token);
+  /** Drops the lease on `key` if `token` still holds it; see `DedupStore.release`. */
+  release(key: string, token: string): Promise<boolean> {
+    return settledWith(this.#release, key, token);
   }
 
-  /** Moves the end of the lease on `id` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
-  renew(id: string, token: string, leaseMs: number): Promise<boolean> {
-    return settledWith(this.#renew, id, token, leaseMs);
+  /** Moves the end of the lease on `key` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
+  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    return settledWith(this.#renew, key, token, leaseMs);
   }
 
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
   close(): void {}
 
   // The operations themselves, answering at once or throwing; the public methods answer them as promises.
-  readonly #begin = (id: string, leaseMs: number): BeginResult => {
+  readonly #begin = (key: string, leaseMs: number): BeginResult => {
     checkDuration('leaseMs', leaseMs);
     const now = this.#now();
     if (now >= this.#nextSweepAt) this.#sweep(now);
-    const held = this.#entries.get(id);
+    const held = this.#entries.get(key);
     if (held === undefined) {
-      // Only a new id needs room; an expired one is replaced in its slot.
+      // Only a new key needs room; an expired one is replaced in its slot.
       this.#makeRoom(now);
     } else if (typeof held === 'number') {
       if (held > now) return DONE;
@@ -135,51 +135,51 @@ export class MemoryDedupStore implements DedupStore {
       return IN_PROGRESS;
     }
     const token = this.#newToken();
-    this.#lease(id, { token, expiresAt: now + leaseMs });
+    this.#lease(key, { token, expiresAt: now + leaseMs });
     return { state: 'claimed', token };
   };
 
-  readonly #complete = (id: string, token: string, retentionMs: number): boolean => {
+  readonly #complete = (key: string, token: string, retentionMs: number): boolean => {
     checkDuration('retentionMs', retentionMs);
     const now = this.#now();
-    if (!this.#leaves(id, token, now)) return false;
+    if (!this.#leaves(key, token, now)) return false;
     // Replaced where it is: a delete and a set would leave a deleted slot in the map until it rehashes.
     const expiresAt = now + retentionMs;
-    this.#entries.set(id, expiresAt);
-    this.#doneOrder.push(id, expiresAt);
+    this.#entries.set(key, expiresAt);
+    this.#doneOrder.push(key, expiresAt);
     return true;
   };
 
-  readonly #release = (id: string, token: string): boolean => {
-    if (!this.#leaves(id, token, this.#now())) return false;
-    this.#entries.delete(id);
+  readonly #release = (key: string, token: string): boolean => {
+    if (!this.#leaves(key, token, this.#now())) return false;
+    this.#entries.delete(key);
     return true;
   };
 
-  readonly #renew = (id: string, token: string, leaseMs: number): boolean => {
+  readonly #renew = (key: string, token: string, leaseMs: number): boolean => {
     checkDuration('leaseMs', leaseMs);
     const now = this.#now();
-    if (!this.#leaves(id, token, now)) return false;
+    if (!this.#leaves(key, token, now)) return false;
     // Queued again, last: the first lease stays the oldest claim or renewal.
-    this.#lease(id, { token, expiresAt: now + leaseMs });
+    this.#lease(key, { token, expiresAt: now + leaseMs });
     return true;
   };
 
   /**
-   * Whether `token` holds a live lease on `id` at `now`; an expired lease is held by nobody. If it does,
+   * Whether `token` holds a live lease on `key` at `now`; an expired lease is held by nobody. If it does,
    * the lease is about to be replaced or deleted: its slot in the queue goes now if it is the newest
    * there (a claim settled at once), and is otherwise left stale.
    */
-  #leaves(id: string, token: string, now: number): boolean {
-    const lease = this.#entries.get(id);
+  #leaves(key: string, token: string, now: number): boolean {
+    const lease = this.#entries.get(key);
     if (typeof lease !== 'object' || lease.token !== token || lease.expiresAt <= now) return false;
-    this.#leaseOrder.dropNewest(id, lease.expiresAt);
+    this.#leaseOrder.dropNewest(key, lease.expiresAt);
     return true;
   }
 
-  #lease(id: string, lease: Lease): void {
-    this.#entries.set(id, lease);
-    this.#leaseOrder.push(id, lease.expiresAt);
+  #lease(key: string, lease: Lease): void {
+    this.#entries.set(key, lease);
+    this.#leaseOrder.push(key, lease.expiresAt);
   }
 
   /**
@@ -202,14 +202,14 @@ export class MemoryDedupStore implements DedupStore {
     if (oldest === undefined) {
       throw new WebhookDedupError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
     }
-    // Deleted from the map, an id is stale in its queue, which drops it when next met.
+    // Deleted from the map, a key is stale in its queue, which drops it when next met.
     this.#entries.delete(oldest);
   }
 
   #sweep(now: number): void {
     this.#nextSweepAt = now + this.#sweepIntervalMs;
     // Deleting the current entry while iterating a Map is safe.
-    for (const [id, held] of this.#entries) if (expiryOf(held) <= now) this.#entries.delete(id);
+    for (const [key, held] of this.#entries) if (expiryOf(held) <= now) this.#entries.delete(key);
     this.#leaseOrder.compact();
     this.#doneOrder.compact();
   }

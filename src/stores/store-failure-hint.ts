@@ -12,7 +12,7 @@ const MAX_MESSAGE_LENGTH = 200;
 /** What to do, by the `code` a client gives: Postgres' SQLSTATE, or Node's for a socket. */
 const BY_CODE: Readonly<Record<string, string>> = {
   '42P01':
-    "The store's table does not exist: run migrate() (markProcessed's table) or store.migrate() (PostgresDedupStore) once, " +
+    "The store's table does not exist: run migrateProcessedEvents() (markProcessed's table) or store.migrate() (PostgresDedupStore) once, " +
     'or apply sql/svc-webhooks-postgres.sql.',
   '3D000': 'The database named in the connection settings does not exist: create it, or correct the database name.',
   '28P01': 'Postgres refused the password: check the user and password the client connects with.',

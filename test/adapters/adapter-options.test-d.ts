@@ -337,8 +337,8 @@ describe('h3 options: what runs is said once', () => {
     expectTypeOf(h3Webhook({ secret, handoff })).toEqualTypeOf<H3Webhook>();
     expectTypeOf(
       h3Webhook({ secret: () => secret, tenant: (event) => getRouterParam(event, 'tenant') }, (event, context) => {
-        expectTypeOf(context.h3Event).toEqualTypeOf<H3Event>();
-        expectTypeOf(context.h3Event.context.webhook).toEqualTypeOf<WebhookDelivery | undefined>();
+        expectTypeOf(context.request).toEqualTypeOf<H3Event>();
+        expectTypeOf(context.request.context.webhook).toEqualTypeOf<WebhookDelivery | undefined>();
         return Response.json({ type: event.type });
       }),
     ).toEqualTypeOf<H3Webhook>();

@@ -57,8 +57,8 @@ describe.each(H3_MAJORS)('h3 entry on %s, over HTTP', (major) => {
   disconnectContract(harnessOn(major));
 
   it('hands the handler the event and its delivery with the h3 event, whose context.webhook is the delivery; nothing returned answers 204', async () => {
-    const seen: Array<[WebhookEvent, Omit<H3WebhookContext, 'h3Event'>, WebhookDelivery | undefined]> = [];
-    const webhook = verifyWebhook(options, (event, { h3Event, ...delivery }) => void seen.push([event, delivery, h3Event.context.webhook]));
+    const seen: Array<[WebhookEvent, Omit<H3WebhookContext, 'request'>, WebhookDelivery | undefined]> = [];
+    const webhook = verifyWebhook(options, (event, { request, ...delivery }) => void seen.push([event, delivery, request.context.webhook]));
     const { url, close } = await serveH3(webhook, major);
     try {
       const answer = await post(`${url}/webhooks`, signedRequest());

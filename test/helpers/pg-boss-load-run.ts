@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { createAdaptorServer } from '@hono/node-server';
 import { verifyWebhook } from '../../adapters/fetch.js';
 import { enqueue } from '../../src/queues/pg-boss/enqueue.js';
-import { migrate } from '../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../src/stores/postgres/migrate.js';
 import { SideEffectLedger } from './load/side-effect-ledger.js';
 import { pgPool, uniqueTable } from './postgres-clients.js';
 import { serveNode, type ServedApp } from './http-harness.js';
@@ -65,8 +65,8 @@ export async function startPgBossRun(options: PgBossRunOptions): Promise<PgBossR
     skips: `${prefix}_skips`,
     calls: `${prefix}_calls`,
   };
-  await migrate(admin, { table: tables.processed });
-  await migrate(admin, { table: tables.handled });
+  await migrateProcessedEvents(admin, { table: tables.processed });
+  await migrateProcessedEvents(admin, { table: tables.handled });
   for (const table of [tables.effects, tables.skips, tables.calls]) await admin.query(`CREATE TABLE ${table} (event_id text NOT NULL)`);
 
   // This process's pg-boss expires the jobs of killed workers every second; it runs no handler.

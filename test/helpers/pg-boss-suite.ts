@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { migrate } from '../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../src/stores/postgres/migrate.js';
 import { postgresSuite } from './postgres-suite.js';
 import { jobsOf, startTestBoss, type TestBoss } from './pg-boss-instance.js';
 import type { PgBossMajor, TestPgBoss } from './pg-boss-majors.js';
@@ -31,7 +31,7 @@ export function pgBossSuite(major: PgBossMajor): PgBossSuite {
   let table: string | undefined;
   beforeAll(async () => {
     table = postgres.table('processed');
-    await migrate(postgres.pool, { table });
+    await migrateProcessedEvents(postgres.pool, { table });
     testBoss = await startTestBoss(postgres.url, { supervise: false, schedule: false }, major);
   }, 60_000);
   // Hooks after the suite run last first: pg-boss stops before the Postgres suite closes its pool.

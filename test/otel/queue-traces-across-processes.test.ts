@@ -25,7 +25,7 @@ import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/
 import type { Handoff } from '../../src/index.js';
 import { enqueue as bullmqEnqueue } from '../../src/queues/bullmq/index.js';
 import { enqueue as pgBossEnqueue } from '../../src/queues/pg-boss/index.js';
-import { migrate } from '../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../src/stores/postgres/migrate.js';
 import { BULLMQ_MAJORS, dropQueue, uniqueQueueName } from '../helpers/bullmq-majors.js';
 import { serveNode } from '../helpers/http-harness.js';
 import { startTestBoss } from '../helpers/pg-boss-instance.js';
@@ -136,7 +136,7 @@ const pgBossEngines: EngineSetUp[] = PG_BOSS_MAJORS.map((major) => ({
   name: major.name,
   async setUp() {
     const table = postgres.table('processed');
-    await migrate(postgres.pool, { table });
+    await migrateProcessedEvents(postgres.pool, { table });
     // This process's pg-boss runs no handler: it fails the killed worker's active job once it expires, for its retry.
     const { boss, schema, close } = await startTestBoss(postgres.url, { schedule: false, ...major.expiryEverySecond }, major);
     const queue = uniqueTable('queue');

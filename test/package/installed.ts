@@ -120,7 +120,7 @@ async function azureHandler() {
 async function h3Handler() {
   const { verifyWebhook: h3Webhook } = await import('svc-webhooks/h3');
   const calls = [];
-  const handler = h3Webhook({ secret: SECRET }, (_event, { h3Event }) => void calls.push(h3Event.context.webhook?.id ?? 'none'));
+  const handler = h3Webhook({ secret: SECRET }, (_event, { request }) => void calls.push(request.context.webhook?.id ?? 'none'));
   const id = 'evt_installed_h3';
   const body = JSON.stringify({ id, type: 'call.missed', data: { object: { id: 'call_1' } } });
   const headers = { ...sign(body, { id, timestamp: new Date(), secret: SECRET }), 'content-type': 'application/json' };

@@ -42,7 +42,7 @@ function failedClaim(connection: RedisConnection): Promise<unknown> {
 describe('on Postgres errors', () => {
   const suite = postgresSuite();
 
-  it('42P01 (no table): run migrate(), through pg, postgres.js, PostgresDedupStore, markProcessed and an ORM wrapper', async () => {
+  it('42P01 (no table): run migrateProcessedEvents(), through pg, postgres.js, PostgresDedupStore, markProcessed and an ORM wrapper', async () => {
     const missing = suite.table('missing');
     const failures = [
       await failureOf(suite.pool.query(`SELECT 1 FROM ${missing}`)),
@@ -51,7 +51,7 @@ describe('on Postgres errors', () => {
       await failureOf(suite.sql.begin((tx) => markProcessed(tx, 'evt_1', { table: missing }))),
       await failureOf(drizzle(suite.pool).execute(drizzleSql.raw(`SELECT 1 FROM ${missing}`))),
     ];
-    for (const failure of failures) expect(storeFailureHint(failure)).toMatch(/run migrate\(\).*store\.migrate\(\)/);
+    for (const failure of failures) expect(storeFailureHint(failure)).toMatch(/run migrateProcessedEvents\(\).*store\.migrate\(\)/);
     expect(describeStoreError(failures[0])).toBe(`DatabaseError 42P01: relation "${missing}" does not exist`);
     expect(describeStoreError(failures[1])).toBe(`PostgresError 42P01: relation "${missing}" does not exist`);
   });

@@ -25,7 +25,7 @@ export interface PgBossEnqueueOptions {
   readonly pool: PgPool;
   /**
    * The processed-events table the event keys are recorded in (`table` or
-   * `schema.table`, lower case), created by `migrate()` of svc-webhooks/postgres.
+   * `schema.table`, lower case), created by `migrateProcessedEvents()` of svc-webhooks/postgres.
    * Keep its rows at least three days (`purgeProcessed`): a retry of an event
    * whose record is gone is queued again.
    * @default 'svc_webhooks_processed_events'

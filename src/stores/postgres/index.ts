@@ -3,14 +3,14 @@
  * effect is a database write. `markProcessed` records a delivery's `dedupKey` in the
  * application's own transaction, so the record and the write commit or roll
  * back together; `PostgresDedupStore` is a lease store for the adapters'
- * `dedup` option; `migrate` and `purgeProcessed` look after the table. Works
+ * `dedup` option; `migrateProcessedEvents` and `purgeProcessed` look after the table. Works
  * with pg, postgres.js, or any client through a `(text, params)` function,
  * and imports none of them.
  * @packageDocumentation
  */
 export type { PgQueryable, PostgresConnection, PostgresJsSql, PostgresQueryFunction } from './connection.js';
 export { markProcessed } from './mark-processed.js';
-export { migrate } from './migrate.js';
+export { migrateProcessedEvents } from './migrate.js';
 export { PostgresDedupStore, type PostgresDedupStoreOptions } from './postgres-dedup-store.js';
 export type { ProcessedEventsOptions } from './processed-events-options.js';
 export { purgeProcessed, type PurgeProcessedOptions } from './purge-processed.js';

@@ -11,8 +11,8 @@ const MIGRATION_LOCK = '8319108479513978472';
  * they exist. Runs on any connection, a pool included. Throws `TypeError` for
  * bad options.
  */
-export function migrate(db: PostgresConnection, options?: ProcessedEventsOptions): Promise<void> {
-  const run = statementRunner(db, 'migrate');
+export function migrateProcessedEvents(db: PostgresConnection, options?: ProcessedEventsOptions): Promise<void> {
+  const run = statementRunner(db, 'migrateProcessedEvents');
   return applySchema(run, processedEventsSchema(processedEventsTable(options)));
 }
 

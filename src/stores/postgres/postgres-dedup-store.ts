@@ -37,7 +37,7 @@ function held(first: number): string {
 
 /**
  * A `DedupStore` in a Postgres table, shared by every process that receives
- * the webhooks; create the table with `migrate()` or the shipped SQL file.
+ * the webhooks; create the table with `store.migrate()` or the shipped SQL file.
  */
 export class PostgresDedupStore implements DedupStore {
   readonly #run: RunStatement;
@@ -69,11 +69,11 @@ export class PostgresDedupStore implements DedupStore {
     this.#release = `DELETE FROM ${table.sql} WHERE ${held(1)} RETURNING true AS changed`;
   }
 
-  /** Claims `id` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
-  async begin(id: string, leaseMs: number): Promise<BeginResult> {
+  /** Claims `key` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
+  async begin(key: string, leaseMs: number): Promise<BeginResult> {
     checkDuration('leaseMs', leaseMs);
     const token = randomUUID();
-    const [row] = await this.#run(this.#begin, [String(leaseMs), id, token]);
+    const [row] = await this.#run(this.#begin, [String(leaseMs), key, token]);
     const holder = row?.token;
     if (holder === token) return { state: 'claimed', token };
     if (holder === null) return DONE;
@@ -82,21 +82,21 @@ export class PostgresDedupStore implements DedupStore {
     throw new WebhookDedupError('dedup_unavailable', 'Postgres answered the dedup claim unexpectedly');
   }
 
-  /** Marks `id` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
-  async complete(id: string, token: string, retentionMs: number): Promise<boolean> {
+  /** Marks `key` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
+  async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     checkDuration('retentionMs', retentionMs);
-    return this.#changed(this.#complete, [String(retentionMs), id, token]);
+    return this.#changed(this.#complete, [String(retentionMs), key, token]);
   }
 
-  /** Drops the lease on `id` if `token` still holds it; see `DedupStore.release`. */
-  async release(id: string, token: string): Promise<boolean> {
-    return this.#changed(this.#release, [id, token]);
+  /** Drops the lease on `key` if `token` still holds it; see `DedupStore.release`. */
+  async release(key: string, token: string): Promise<boolean> {
+    return this.#changed(this.#release, [key, token]);
   }
 
-  /** Moves the end of the lease on `id` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
-  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+  /** Moves the end of the lease on `key` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
     checkDuration('leaseMs', leaseMs);
-    return this.#changed(this.#renew, [String(leaseMs), id, token]);
+    return this.#changed(this.#renew, [String(leaseMs), key, token]);
   }
 
   /** Creates the table and its index unless they exist. */

@@ -1,8 +1,8 @@
-/** The options shared by `markProcessed`, `migrate` and `purgeProcessed`. */
+/** The options shared by `markProcessed`, `migrateProcessedEvents` and `purgeProcessed`. */
 import { tableName, type TableName } from './table-name.js';
 import { PROCESSED_EVENTS_TABLE } from './schema.js';
 
-/** Where `markProcessed`, `migrate`, `purgeProcessed` and pg-boss's `enqueue` keep the processed events. */
+/** Where `markProcessed`, `migrateProcessedEvents`, `purgeProcessed` and pg-boss's `enqueue` keep the processed events. */
 export interface ProcessedEventsOptions {
   /**
    * The processed-events table: `table` or `schema.table`, lower case.

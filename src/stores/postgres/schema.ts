@@ -1,5 +1,5 @@
 /**
- * The two tables, as SQL: the one source of both `migrate()` and the shipped
+ * The two tables, as SQL: the one source of both `migrateProcessedEvents()` and the shipped
  * `sql/svc-webhooks-postgres.sql`. Each is created only if absent.
  */
 import type { TableName } from './table-name.js';

@@ -132,11 +132,11 @@ export class RedisDedupStore implements DedupStore {
     this.#deadlines = new DeadlineQueue(commandTimeoutMs);
   }
 
-  /** Claims `id` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
-  async begin(id: string, leaseMs: number): Promise<BeginResult> {
+  /** Claims `key` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
+  async begin(key: string, leaseMs: number): Promise<BeginResult> {
     checkDuration('leaseMs', leaseMs);
     const token = randomUUID();
-    const reply = await this.#run(SCRIPTS.begin, id, token, String(leaseMs));
+    const reply = await this.#run(SCRIPTS.begin, key, token, String(leaseMs));
     switch (reply) {
       case 0:
         return { state: 'claimed', token };
@@ -147,26 +147,26 @@ export class RedisDedupStore implements DedupStore {
     }
   }
 
-  /** Marks `id` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
-  async complete(id: string, token: string, retentionMs: number): Promise<boolean> {
+  /** Marks `key` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
+  async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     checkDuration('retentionMs', retentionMs);
-    return (await this.#run(SCRIPTS.complete, id, token, String(retentionMs))) === 1;
+    return (await this.#run(SCRIPTS.complete, key, token, String(retentionMs))) === 1;
   }
 
-  /** Drops the lease on `id` if `token` still holds it; see `DedupStore.release`. */
-  async release(id: string, token: string): Promise<boolean> {
-    return (await this.#run(SCRIPTS.release, id, token)) === 1;
+  /** Drops the lease on `key` if `token` still holds it; see `DedupStore.release`. */
+  async release(key: string, token: string): Promise<boolean> {
+    return (await this.#run(SCRIPTS.release, key, token)) === 1;
   }
 
-  /** Moves the end of the lease on `id` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
-  async renew(id: string, token: string, leaseMs: number): Promise<boolean> {
+  /** Moves the end of the lease on `key` to `leaseMs` from now if `token` still holds it; see `DedupStore.renew`. */
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
     checkDuration('leaseMs', leaseMs);
-    return (await this.#run(SCRIPTS.renew, id, token, String(leaseMs))) === 1;
+    return (await this.#run(SCRIPTS.renew, key, token, String(leaseMs))) === 1;
   }
 
-  /** Runs a script on the id's key: EVALSHA, and EVAL once if Redis lost its script cache. */
-  async #run(code: Script, id: string, ...args: string[]): Promise<ScriptReply> {
-    const key = this.#keyPrefix + id;
+  /** Runs a script on the dedup key's Redis key: EVALSHA, and EVAL once if Redis lost its script cache. */
+  async #run(code: Script, dedupKey: string, ...args: string[]): Promise<ScriptReply> {
+    const key = this.#keyPrefix + dedupKey;
     let reply: unknown;
     try {
       reply = await this.#timed(['EVALSHA', code.sha, '1', key, ...args], key);

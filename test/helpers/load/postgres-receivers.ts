@@ -4,7 +4,7 @@
  * their own, with every connection named `applicationName` so that a test
  * can find and kill them.
  */
-import { migrate } from '../../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../../src/stores/postgres/migrate.js';
 import { pgPool, uniqueTable } from '../postgres-clients.js';
 import { pgTransactions } from './pg-transactions.js';
 import { postgresJsTransactions, type PostgresJsTransactions } from './postgres-js-transactions.js';
@@ -33,7 +33,7 @@ export async function startPostgresReceivers(
   const admin = pgPool(url, { max: 2 });
   const table = uniqueTable('processed');
   const effects = `${table}_effects`;
-  await migrate(admin, { table });
+  await migrateProcessedEvents(admin, { table });
   await admin.query(`CREATE TABLE ${effects} (event_id text NOT NULL)`);
 
   const pgRunner = pgTransactions(

@@ -27,7 +27,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { migrate } from '../../../src/stores/postgres/index.js';
+import { migrateProcessedEvents } from '../../../src/stores/postgres/index.js';
 import { PrivateRedis } from '../../helpers/private-redis.js';
 import { buildDeliveries, closeAfterAll, duplicatedCount } from '../../helpers/load/load-run.js';
 import { draw, replayableSeed } from '../../helpers/load/seeded-random.js';
@@ -74,7 +74,7 @@ describe('BullMQ handoff under load, workers killed', () => {
     const suffix = randomBytes(6).toString('hex');
     const tables = { effects: `bullmq_load_effects_${suffix}`, executions: `bullmq_load_executions_${suffix}`, processed: `bullmq_load_processed_${suffix}` };
     await admin.query(`CREATE TABLE ${tables.effects} (id text NOT NULL); CREATE TABLE ${tables.executions} (id text NOT NULL, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`);
-    await migrate(admin, { table: tables.processed });
+    await migrateProcessedEvents(admin, { table: tables.processed });
     closeAtEnd(() => admin.query(`DROP TABLE ${tables.effects}, ${tables.executions}, ${tables.processed}`));
 
     const queueName = uniqueQueueName('load');

@@ -27,7 +27,7 @@ export const cases: readonly ConformanceCase[] = [
     run: async () => {
       const app = new H3().post(
         '/webhooks',
-        verifyWebhook({ secret: SECRET }, (event, { h3Event }) => Response.json({ received: event.type, id: h3Event.context.webhook?.id })),
+        verifyWebhook({ secret: SECRET }, (event, { request }) => Response.json({ received: event.type, id: request.context.webhook?.id })),
       );
       assertEqual(await answer(await app.fetch(request(SECRET))), [200, { received: 'call.missed', id: ID }], 'answer');
     },

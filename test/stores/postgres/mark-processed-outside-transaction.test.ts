@@ -10,14 +10,14 @@ import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresConnection } from '../../../src/stores/postgres/connection.js';
 import { markProcessed } from '../../../src/stores/postgres/mark-processed.js';
-import { migrate } from '../../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../../src/stores/postgres/migrate.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
 
 const suite = postgresSuite();
 const table = suite.table('processed');
 
 beforeAll(async () => {
-  await migrate(suite.pool, { table });
+  await migrateProcessedEvents(suite.pool, { table });
 });
 
 async function recorded(id: string): Promise<boolean> {

@@ -3,7 +3,7 @@ import type postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { PostgresConnection } from '../../../src/stores/postgres/connection.js';
 import { markProcessed } from '../../../src/stores/postgres/mark-processed.js';
-import { migrate } from '../../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../../src/stores/postgres/migrate.js';
 import { PostgresDedupStore } from '../../../src/stores/postgres/postgres-dedup-store.js';
 import { purgeProcessed } from '../../../src/stores/postgres/purge-processed.js';
 import { postgresJs } from '../../helpers/postgres-clients.js';
@@ -16,7 +16,7 @@ const suite = postgresSuite();
 async function tablesFor(): Promise<{ table: string; effects: string }> {
   const table = suite.table('processed');
   const effects = suite.table('effects');
-  await migrate(suite.pool, { table });
+  await migrateProcessedEvents(suite.pool, { table });
   await suite.pool.query(`CREATE TABLE ${effects} (event_id text NOT NULL)`);
   return { table, effects };
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { markProcessed } from '../../../src/stores/postgres/mark-processed.js';
-import { migrate } from '../../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../../src/stores/postgres/migrate.js';
 import { PostgresDedupStore } from '../../../src/stores/postgres/postgres-dedup-store.js';
 import { purgeProcessed } from '../../../src/stores/postgres/purge-processed.js';
 import { renderSchemaFile, SCHEMA_FILE } from '../../../sql/schema-file.js';
@@ -18,19 +18,19 @@ async function indexesOf(table: string, schema = 'public'): Promise<string[]> {
   return rows.map((row: { indexname: string }) => row.indexname);
 }
 
-describe('migrate', () => {
+describe('migrateProcessedEvents', () => {
   it('creates the table with its primary key and processed_at index, and changes nothing the second time', async () => {
     const table = suite.table('processed');
-    await migrate(suite.pool, { table });
+    await migrateProcessedEvents(suite.pool, { table });
     await suite.pool.query(`INSERT INTO ${table} (id) VALUES ('evt_kept')`);
-    await migrate(suite.sql, { table });
+    await migrateProcessedEvents(suite.sql, { table });
     expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
     expect((await suite.pool.query(`SELECT id FROM ${table}`)).rows).toEqual([{ id: 'evt_kept' }]);
   });
 
   it('succeeds from many connections at once on a table nobody created yet', async () => {
     const table = suite.table('processed');
-    await Promise.all(Array.from({ length: 8 }, (_, i) => migrate(i % 2 === 0 ? suite.pool : suite.sql, { table })));
+    await Promise.all(Array.from({ length: 8 }, (_, i) => migrateProcessedEvents(i % 2 === 0 ? suite.pool : suite.sql, { table })));
     expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
   });
 
@@ -41,8 +41,8 @@ describe('migrate', () => {
     client.on('notice', (notice) => notices.push(notice));
     await client.connect();
     try {
-      await migrate(client, { table });
-      await migrate(client, { table });
+      await migrateProcessedEvents(client, { table });
+      await migrateProcessedEvents(client, { table });
     } finally {
       await client.end();
     }
@@ -56,7 +56,7 @@ describe('migrate', () => {
     try {
       // 'svc-webh' in ASCII: the key must stay the same across versions, or two of them could migrate at once.
       await holder.query('SELECT pg_advisory_lock(8319108479513978472)');
-      const migrated = migrate(suite.pool, { table });
+      const migrated = migrateProcessedEvents(suite.pool, { table });
       await until(async () => {
         const { rows } = await suite.pool.query(
           "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND (classid::bigint << 32 | objid::bigint) = 8319108479513978472",
@@ -78,7 +78,7 @@ describe('migrate', () => {
     await client.connect();
     try {
       const before = (await client.query('SHOW client_min_messages')).rows[0].client_min_messages;
-      await migrate(client, { table });
+      await migrateProcessedEvents(client, { table });
       expect((await client.query('SHOW client_min_messages')).rows[0].client_min_messages).toBe(before);
       const { rows } = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()");
       expect(rows[0].n).toBe(0);
@@ -89,7 +89,7 @@ describe('migrate', () => {
 
   it('creates a schema-qualified table in that schema', async () => {
     const schema = await suite.schema();
-    await migrate(suite.pool, { table: `${schema}.processed` });
+    await migrateProcessedEvents(suite.pool, { table: `${schema}.processed` });
     expect(await indexesOf('processed', schema)).toEqual(['processed_pkey', 'processed_processed_at_idx']);
     const store = new PostgresDedupStore(suite.pool, { table: `${schema}.dedup` });
     await store.migrate();
@@ -98,17 +98,17 @@ describe('migrate', () => {
 
   it('throws a TypeError for bad options', () => {
     for (const table of ['', 'UPPER', '9lives', 'a-b', 'a.b.c', '"quoted"', 'a'.repeat(47), 3]) {
-      expect(() => migrate(suite.pool, { table: table as string })).toThrow(TypeError);
+      expect(() => migrateProcessedEvents(suite.pool, { table: table as string })).toThrow(TypeError);
     }
-    expect(() => migrate(suite.pool, 'svc' as unknown as object)).toThrow(TypeError);
+    expect(() => migrateProcessedEvents(suite.pool, 'svc' as unknown as object)).toThrow(TypeError);
   });
 
-  it('names migrate in the TypeError for what is no client, or for an answer that has no rows', async () => {
-    expect(() => migrate({} as never)).toThrow(
-      new TypeError('svc-webhooks: migrate needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
+  it('names migrateProcessedEvents in the TypeError for what is no client, or for an answer that has no rows', async () => {
+    expect(() => migrateProcessedEvents({} as never)).toThrow(
+      new TypeError('svc-webhooks: migrateProcessedEvents needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
     );
-    await expect(migrate(async () => ({ rowCount: 0 }) as never)).rejects.toThrow(
-      new TypeError('svc-webhooks: migrate: the connection answered neither { rows } nor an array of rows'),
+    await expect(migrateProcessedEvents(async () => ({ rowCount: 0 }) as never)).rejects.toThrow(
+      new TypeError('svc-webhooks: migrateProcessedEvents: the connection answered neither { rows } nor an array of rows'),
     );
   });
 });
@@ -142,7 +142,7 @@ describe('the shipped SQL file', () => {
 describe('purgeProcessed', () => {
   it('deletes the ids older than the age, four days by default, and answers how many', async () => {
     const table = suite.table('processed');
-    await migrate(suite.pool, { table });
+    await migrateProcessedEvents(suite.pool, { table });
     const ageDays = { evt_new: 0, evt_3d: 3.5, evt_5d: 5, evt_9d: 9 };
     for (const [id, days] of Object.entries(ageDays)) {
       await suite.pool.query(`INSERT INTO ${table} (id, processed_at) VALUES ($1, now() - $2::float8 * interval '1 day')`, [id, days]);
@@ -189,7 +189,7 @@ describe('purgeProcessed', () => {
     await client.connect();
     try {
       await client.query(`SET search_path TO ${schema}`);
-      await migrate(client);
+      await migrateProcessedEvents(client);
       const ageHours = { evt_new: 0, evt_95h: 95, evt_97h: 97 };
       for (const [id, hours] of Object.entries(ageHours)) {
         await client.query(`INSERT INTO svc_webhooks_processed_events (id, processed_at) VALUES ($1, now() - $2::float8 * interval '1 hour')`, [id, hours]);

@@ -8,7 +8,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { markProcessed } from '../../../src/stores/postgres/mark-processed.js';
-import { migrate } from '../../../src/stores/postgres/migrate.js';
+import { migrateProcessedEvents } from '../../../src/stores/postgres/migrate.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
 
 const suite = postgresSuite();
@@ -16,7 +16,7 @@ const table = suite.table('processed');
 const effects = suite.table('effects');
 
 beforeAll(async () => {
-  await migrate(suite.pool, { table });
+  await migrateProcessedEvents(suite.pool, { table });
   await suite.pool.query(`CREATE TABLE ${effects} (event_id text NOT NULL)`);
 });
 
