@@ -73,7 +73,7 @@ const BODY_USED_MESSAGE = 'the request body was read before verifyWebhook; hand 
 export function verifyWebhook<S extends EventSchemas = {}>(options: AzureWebhookOptions<S>): AzureWebhook;
 /** An Azure HTTP handler that calls `handler` for each verified event and returns what it returns (204 for nothing). */
 export function verifyWebhook(options: AzureHandlerOptions, handler: AzureWebhookHandler): AzureWebhook;
-/** Throws `TypeError` for bad options, or for a handler beside `on` or `handoff`. */
+/** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: AzureWebhookOptions<EventSchemas> | AzureHandlerOptions, handler?: AzureWebhookHandler): AzureWebhook {
   const { onError } = options;
   const receive = createPipeline<AzureRequest, HttpResponseInit>(

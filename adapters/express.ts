@@ -60,7 +60,7 @@ interface ExpressRequest {
  * before `express.json()`, or keep the raw bytes in `req.rawBody`) and
  * answers refusals itself. Without `on` or `handoff`, the route after it runs
  * under the claim with `req.webhook` set, and settles it by the status it
- * answers. Throws `TypeError` for bad options.
+ * answers. Throws `WebhookOptionsError` for bad options.
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebhookOptions<S>): RequestHandler {
   const { onError } = options;

@@ -24,6 +24,7 @@ import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/no
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { TenantOf } from '../src/receive/tenants.js';
 import type { HandlersMode, HandoffMode, RouteMode } from '../src/receive/what-runs.js';
+import { WebhookOptionsError } from '../src/base/options-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -88,7 +89,7 @@ interface FastifyWebhookRequest {
 /**
  * A Fastify plugin that verifies each request of its scope in a preParsing
  * hook and answers refusals itself; register it with `app.register`. Throws
- * `TypeError` for bad options.
+ * `WebhookOptionsError` for bad options.
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebhookOptions<S>): FastifyPluginAsync {
   const { routes, path, onError } = options;
@@ -185,15 +186,15 @@ async function answeredInHook(_request: FastifyRequest, reply: FastifyReply): Pr
   return reply;
 }
 
-/** Exactly one of `routes` and `path`, and `routes` without `on` or `handoff`; what runs at `path` is the pipeline's to check. Throws `TypeError`. */
+/** Exactly one of `routes` and `path`, and `routes` without `on` or `handoff`; what runs at `path` is the pipeline's to check. Throws `WebhookOptionsError`. */
 function checkMount({ routes, path, on, handoff }: { readonly routes?: unknown; readonly path?: unknown; readonly on?: unknown; readonly handoff?: unknown }): void {
   if ((routes === undefined) === (path === undefined)) {
-    throw new TypeError('svc-webhooks: give routes (a function that registers your webhook routes) or path (with on or handoff), exactly one of them');
+    throw new WebhookOptionsError('svc-webhooks: give routes (a function that registers your webhook routes) or path (with on or handoff), exactly one of them');
   }
   // Your routes would never run: on or handoff answers every request of the scope in its hook.
   if (routes !== undefined && (on !== undefined || handoff !== undefined)) {
-    throw new TypeError('svc-webhooks: routes take neither on nor handoff: with them, give path, where the plugin answers itself');
+    throw new WebhookOptionsError('svc-webhooks: routes take neither on nor handoff: with them, give path, where the plugin answers itself');
   }
-  if (path !== undefined && typeof path !== 'string') throw new TypeError('svc-webhooks: path must be a string, the webhook route');
-  if (routes !== undefined && typeof routes !== 'function') throw new TypeError('svc-webhooks: routes must be a function that registers the webhook routes');
+  if (path !== undefined && typeof path !== 'string') throw new WebhookOptionsError('svc-webhooks: path must be a string, the webhook route');
+  if (routes !== undefined && typeof routes !== 'function') throw new WebhookOptionsError('svc-webhooks: routes must be a function that registers the webhook routes');
 }

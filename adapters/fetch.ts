@@ -76,7 +76,7 @@ interface FetchRequest {
 export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhookOptions<S>): FetchWebhook;
 /** A Fetch handler that calls `handler` for each verified event and sends what it returns (204 for nothing). */
 export function verifyWebhook(options: FetchHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
-/** Throws `TypeError` for bad options, or for a handler beside `on` or `handoff`. */
+/** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: FetchWebhookOptions<EventSchemas> | FetchHandlerOptions, handler?: FetchWebhookHandler): FetchWebhook {
   const { onError } = options;
   const receive = createPipeline<FetchRequest, Response>(

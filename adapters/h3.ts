@@ -89,7 +89,7 @@ const BODY_USED_MESSAGE = 'the request body was read before verifyWebhook, outsi
 export function verifyWebhook<S extends EventSchemas = {}>(options: H3WebhookOptions<S>): H3Webhook;
 /** An h3 event handler that calls `handler` for each verified event and sends what it returns (204 for nothing). */
 export function verifyWebhook(options: H3HandlerOptions, handler: H3WebhookHandler): H3Webhook;
-/** Throws `TypeError` for bad options, or for a handler beside `on` or `handoff`. */
+/** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: H3WebhookOptions<EventSchemas> | H3HandlerOptions, handler?: H3WebhookHandler): H3Webhook {
   const { onError } = options;
   const receive = createPipeline<H3Event, Response>(

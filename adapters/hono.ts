@@ -61,7 +61,7 @@ const BODY_USED_MESSAGE =
  * Without `on` or `handoff`, the route after it runs under the claim with
  * `c.var.webhook` set, and settles it by the status it answers. The claim's
  * settle goes to the runtime's `waitUntil` where there is one. Throws
- * `TypeError` for bad options.
+ * `WebhookOptionsError` for bad options.
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookOptions<S>): MiddlewareHandler {
   const { onError } = options;

@@ -78,7 +78,7 @@ interface LambdaRequest {
 export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S>): LambdaWebhook;
 /** A Lambda handler that calls `handler` for each verified event and returns what it returns (204 for nothing). */
 export function verifyWebhook(options: LambdaHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
-/** Throws `TypeError` for bad options, or for a handler beside `on` or `handoff`. */
+/** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas> | LambdaHandlerOptions, handler?: LambdaWebhookHandler): LambdaWebhook {
   const { onError } = options;
   const receive = createPipeline<LambdaRequest, LambdaWebhookResult>(

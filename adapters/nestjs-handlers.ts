@@ -7,6 +7,7 @@ import type { DiscoveryService } from '@nestjs/core';
 import type { WebhookDelivery } from '../src/core/delivery.js';
 import type { KnownEventMap, KnownEventType } from '../src/core/event.js';
 import type { EventHandler, EventHandlers } from '../src/process/handler-types.js';
+import { WebhookOptionsError } from '../src/base/options-error.js';
 
 /** A method `@OnWebhook(type)` may decorate: it takes the event of `type` and its delivery. */
 export type WebhookMethod<T extends KnownEventType> = (event: KnownEventMap[T], delivery: WebhookDelivery) => unknown;
@@ -44,9 +45,9 @@ export function handlersIn(discovery: DiscoveryService): EventHandlers {
     if (typeof metatype !== 'function' || wrapper.inject) continue;
     for (const [method, type] of methodsOf(metatype.prototype as object)) {
       const name = `${metatype.name}.${String(method)}`;
-      if (where.has(type)) throw new TypeError(`svc-webhooks: @OnWebhook('${type}') is on both ${where.get(type)} and ${name}: one method per event type`);
+      if (where.has(type)) throw new WebhookOptionsError(`svc-webhooks: @OnWebhook('${type}') is on both ${where.get(type)} and ${name}: one method per event type`);
       if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
-        throw new TypeError(`svc-webhooks: @OnWebhook('${type}') is on ${name}, whose provider is request-scoped or transient: make it a singleton (the default scope)`);
+        throw new WebhookOptionsError(`svc-webhooks: @OnWebhook('${type}') is on ${name}, whose provider is request-scoped or transient: make it a singleton (the default scope)`);
       }
       where.set(type, name);
       // Its instance exists by the first request; looked up then, since providers are still being created now.

@@ -6,7 +6,7 @@
  * decorated `@OnWebhook('call.missed')` are found at bootstrap and run as the
  * handlers of `on` do elsewhere, under the dedup claim; or `handoff` hands
  * each delivery to a queue. A misconfiguration fails the bootstrap with a
- * `TypeError` that names the fix.
+ * `WebhookOptionsError` that names the fix.
  * @packageDocumentation
  */
 import type { DynamicModule, FactoryProvider, ModuleMetadata, Provider } from '@nestjs/common';
@@ -20,6 +20,7 @@ import type { EntryOptions } from '../src/receive/pipeline.js';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from './express.js';
 import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from './fastify.js';
 import { handlersIn } from './nestjs-handlers.js';
+import { WebhookOptionsError } from '../src/base/options-error.js';
 
 export { OnWebhook, type OnWebhookDecorator, type WebhookMethod } from './nestjs-handlers.js';
 
@@ -101,15 +102,15 @@ function moduleWith(imports: NonNullable<ModuleMetadata['imports']>, options: Pr
  */
 function mountRoute(options: WebhooksModuleOptions, host: HttpAdapterHost, discovery: DiscoveryService): WebhooksRoute {
   const { path = '/webhooks', tenant = false, ...entry } = options;
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError('svc-webhooks: WebhooksModule path must be a string that starts with /');
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new WebhookOptionsError('svc-webhooks: WebhooksModule path must be a string that starts with /');
   const on = handlersIn(discovery);
   const types = Object.keys(on) as KnownEventType[];
-  if (entry.handoff !== undefined && types.length > 0) throw new TypeError(`svc-webhooks: WebhooksModule takes handoff or @OnWebhook methods, not both (found @OnWebhook for ${types.join(', ')})`);
-  if (entry.handoff === undefined && types.length === 0) throw new TypeError('svc-webhooks: WebhooksModule found no @OnWebhook method on a provider, and no handoff: nothing would run');
+  if (entry.handoff !== undefined && types.length > 0) throw new WebhookOptionsError(`svc-webhooks: WebhooksModule takes handoff or @OnWebhook methods, not both (found @OnWebhook for ${types.join(', ')})`);
+  if (entry.handoff === undefined && types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule found no @OnWebhook method on a provider, and no handoff: nothing would run');
   const runs = entry.handoff === undefined ? { ...entry, on } : entry;
   // None in an application context: null, or undefined in the majors that leave it unset.
   const adapter = host.httpAdapter as { getType(): string; getInstance(): unknown } | null | undefined;
-  if (adapter == null) throw new TypeError('svc-webhooks: WebhooksModule needs an HTTP application (NestFactory.create), not an application context');
+  if (adapter == null) throw new WebhookOptionsError('svc-webhooks: WebhooksModule needs an HTTP application (NestFactory.create), not an application context');
   const route = tenant ? `${path.replace(/\/$/, '')}/:tenant` : path;
   const platform = adapter.getType();
   if (platform === 'express') {
@@ -121,7 +122,7 @@ function mountRoute(options: WebhooksModuleOptions, host: HttpAdapterHost, disco
     const tenantOf = (request: FastifyRequest): string | undefined => (request.params as { tenant?: string }).tenant;
     app.register(fastifyWebhook({ ...runs, path: route, tenant: tenant ? tenantOf : undefined } as FastifyWebhookOptions));
   } else {
-    throw new TypeError(`svc-webhooks: WebhooksModule runs on @nestjs/platform-express or @nestjs/platform-fastify, not ${platform}`);
+    throw new WebhookOptionsError(`svc-webhooks: WebhooksModule runs on @nestjs/platform-express or @nestjs/platform-fastify, not ${platform}`);
   }
   return new WebhooksRoute(route, types);
 }
@@ -150,7 +151,7 @@ function refuseParsersBefore(app: ExpressApp): void {
   const stack = typeof app.lazyrouter === 'function' ? (app._router?.stack ?? []) : app.router.stack;
   const parser = stack.find((layer) => PARSERS.has(layer.name));
   if (parser === undefined) return;
-  throw new TypeError(
+  throw new WebhookOptionsError(
     `svc-webhooks: the Express app given to ExpressAdapter runs ${parser.name} before WebhooksModule's route, which must read the raw body: ` +
       'add the parser to the app after NestFactory.create (app.use), or let Nest add its own (the default bodyParser: true)',
   );

@@ -7,6 +7,7 @@
  */
 import { printable } from './printable.js';
 import { kindOf, reasonOf } from './user-code.js';
+import { WebhookOptionsError } from './options-error.js';
 
 /** What went wrong, stable: the `code` field of every line. */
 export type WebhookLogCode =
@@ -103,12 +104,12 @@ export function quoted(text: string): string {
   return printable(JSON.stringify(text));
 }
 
-/** `logger`, checked, or the console lines. Throws `TypeError` for what has no `warn` and `error` functions. */
+/** `logger`, checked, or the console lines. Throws `WebhookOptionsError` for what has no `warn` and `error` functions. */
 export function checkLogger(logger: unknown): WebhookLogger {
   if (logger === undefined) return CONSOLE_LINES;
   const { warn, error } = (logger ?? {}) as { warn?: unknown; error?: unknown };
   if (typeof logger !== 'object' || typeof warn !== 'function' || typeof error !== 'function') {
-    throw new TypeError('svc-webhooks: logger must have warn(fields, message) and error(fields, message) functions, as pino has');
+    throw new WebhookOptionsError('svc-webhooks: logger must have warn(fields, message) and error(fields, message) functions, as pino has');
   }
   return logger as WebhookLogger;
 }

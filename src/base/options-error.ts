@@ -37,9 +37,9 @@ export class WebhookOptionsError extends TypeError {
     return typeof value === 'object' && value !== null && (value as { readonly [BRAND]?: unknown })[BRAND] === true;
   }
 
-  /** `message` names the option and what it takes. */
-  constructor(message: string) {
-    super(message);
+  /** `message` names the option and what it takes; `cause`, where there is one, what failed underneath. */
+  constructor(message: string, options?: { readonly cause?: unknown }) {
+    super(message, options);
     Object.defineProperty(this, BRAND, { value: true });
   }
 }

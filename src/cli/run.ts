@@ -1,4 +1,5 @@
 /** The `svc-webhooks` command line: picks the command, prints help, maps errors to exit statuses. */
+import { WebhookOptionsError } from '../base/options-error.js';
 import { UsageError } from './shared/args.js';
 import { checkCommand } from './check/check.js';
 import { EXIT, type Command } from './shared/command.js';
@@ -49,8 +50,8 @@ export async function runCli(args: readonly string[], io: CliIO): Promise<number
   try {
     return await command.run(rest, io);
   } catch (error) {
-    // The core throws TypeError for a caller's mistake (an empty id, a malformed secret): a usage error here.
-    const usage = error instanceof UsageError || (error instanceof TypeError && error.message.startsWith('svc-webhooks: '));
+    // The core throws WebhookOptionsError for a caller's mistake (an empty id, a malformed secret): a usage error here.
+    const usage = error instanceof UsageError || error instanceof WebhookOptionsError;
     if (!usage) throw error;
     io.err(`svc-webhooks ${command.name}: ${error.message.replace(/^svc-webhooks: /, '')}`);
     io.err(`Run "svc-webhooks ${command.name} --help" for usage.`);

@@ -19,7 +19,7 @@ function cachedMaterial(secret: string): KeyMaterial {
   return material;
 }
 
-/** `decodeSecrets`, remembering what it decoded. Throws `TypeError` as it does. */
+/** `decodeSecrets`, remembering what it decoded. Throws `WebhookOptionsError` as it does. */
 export function cachedKeys(secret: WebhookSecret): readonly DecodedKey[] {
   if (typeof secret !== 'string') return decodeSecrets(secret, cachedMaterial);
   let keys = lone.get(secret);

@@ -3,6 +3,7 @@
  * defaults.
  */
 import { checkCallback, checkOptionsObject, checkRenamed } from '../base/option-checks.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
 const RENAMED = { toleranceSeconds: 'toleranceMs, in milliseconds (300000 for five minutes)' } as const;
@@ -41,7 +42,7 @@ export const DEFAULT_VERIFY_OPTIONS: ResolvedVerifyOptions = Object.freeze({
   maxPayloadBytes: 1024 * 1024,
 });
 
-/** Fills in defaults without touching the caller's object. Throws `TypeError`. */
+/** Fills in defaults without touching the caller's object. Throws `WebhookOptionsError`. */
 export function resolveVerifyOptions(options: VerifyOptions | undefined): ResolvedVerifyOptions {
   if (options === undefined) return DEFAULT_VERIFY_OPTIONS;
   checkOptionsObject('verify', options);
@@ -51,12 +52,12 @@ export function resolveVerifyOptions(options: VerifyOptions | undefined): Resolv
     maxPayloadBytes = DEFAULT_VERIFY_OPTIONS.maxPayloadBytes,
   } = options;
   if (!Number.isSafeInteger(toleranceMs) || toleranceMs < 0) {
-    throw new TypeError('svc-webhooks: toleranceMs must be a whole number of milliseconds >= 0');
+    throw new WebhookOptionsError('svc-webhooks: toleranceMs must be a whole number of milliseconds >= 0');
   }
   checkRenamed(options, RENAMED);
   checkCallback('now', now);
   if (!Number.isSafeInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
-    throw new TypeError('svc-webhooks: maxPayloadBytes must be a positive integer');
+    throw new WebhookOptionsError('svc-webhooks: maxPayloadBytes must be a positive integer');
   }
   return { toleranceMs, now, maxPayloadBytes };
 }

@@ -1,6 +1,7 @@
 /** The raw body as given (string, bytes or ArrayBuffer), read without a copy and within its size bound. */
 import { Buffer } from 'node:buffer';
 import { WebhookBodyError } from './errors.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** The raw request body, exactly as received. */
 export type WebhookPayload = string | Uint8Array | ArrayBuffer;
@@ -8,7 +9,7 @@ export type WebhookPayload = string | Uint8Array | ArrayBuffer;
 /**
  * The body as something `Hmac.update` and `JSON.parse` take, without copying
  * or re-encoding bytes. Throws `payload_too_large` past `maxBytes`, and
- * `TypeError` for a body that is not raw (most often one a JSON parser
+ * `WebhookOptionsError` for a body that is not raw (most often one a JSON parser
  * already turned into an object).
  */
 export function rawPayload(payload: WebhookPayload, maxBytes: number): string | Buffer {
@@ -27,7 +28,7 @@ export function rawPayload(payload: WebhookPayload, maxBytes: number): string | 
   else if (ArrayBuffer.isView(payload)) bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   else if (tagOf(payload) === 'ArrayBuffer') bytes = Buffer.from(payload as ArrayBuffer);
   else {
-    throw new TypeError(
+    throw new WebhookOptionsError(
       `svc-webhooks: the payload must be the raw body (string, Uint8Array or ArrayBuffer), not ${describe(payload)}; ` +
         'verify before any JSON body parser runs',
     );

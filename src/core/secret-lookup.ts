@@ -10,6 +10,7 @@ import { beforeDeadline } from '../base/deadlines.js';
 import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../base/option-checks.js';
 import { WebhookTenantError } from './errors.js';
 import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /**
  * Finds a tenant's secret: what `secret` takes when there is one tenant (a
@@ -59,7 +60,7 @@ interface Cached {
 
 const UNAVAILABLE_MESSAGE = "the secret for this request's tenant could not be looked up; retry later";
 
-/** The cache and its lookups. Options are checked once, here; throws `TypeError`. */
+/** The cache and its lookups. Options are checked once, here; throws `WebhookOptionsError`. */
 export class SecretLookup {
   readonly #resolve: SecretResolver;
   readonly #cacheMs: number;
@@ -71,13 +72,13 @@ export class SecretLookup {
   readonly #pending = new Map<string, Promise<TenantKeys>>();
 
   constructor(resolve: SecretResolver, options: SecretLookupOptions = {}) {
-    if (typeof resolve !== 'function') throw new TypeError('svc-webhooks: the secret resolver must be a function');
+    if (typeof resolve !== 'function') throw new WebhookOptionsError('svc-webhooks: the secret resolver must be a function');
     checkOptionsObject('secret lookup', options);
     const { secretCacheMs = 60_000, secretLookupTimeoutMs = 2000, secretCacheSize = 10_000, now = Date.now } = options;
     checkDuration('secretCacheMs', secretCacheMs);
     checkDuration('secretLookupTimeoutMs', secretLookupTimeoutMs, MAX_TIMER_MS);
     if (!Number.isSafeInteger(secretCacheSize) || secretCacheSize < 1) {
-      throw new TypeError('svc-webhooks: secretCacheSize must be a positive integer');
+      throw new WebhookOptionsError('svc-webhooks: secretCacheSize must be a positive integer');
     }
     checkCallback('now', now);
     this.#resolve = resolve;

@@ -3,6 +3,7 @@ import { Buffer } from 'node:buffer';
 import { isRecord } from '../base/record.js';
 import { dedupScope } from './dedup-key.js';
 import { isWellFormed } from './well-formed.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** A secret with a name of your choosing, reported as the `keyId` of the deliveries it verifies. */
 export interface KeyedSecret {
@@ -34,49 +35,49 @@ const PREFIX = 'whsec_';
 // Standard base64, padded or not; Buffer.from alone would silently skip bad characters.
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
-/** Turns one secret into HMAC key bytes (spec section 5, rule 3). Throws `TypeError`. */
+/** Turns one secret into HMAC key bytes (spec section 5, rule 3). Throws `WebhookOptionsError`. */
 export function decodeSecret(secret: string): Buffer {
   if (typeof secret !== 'string') {
-    throw new TypeError('svc-webhooks: a secret must be a string');
+    throw new WebhookOptionsError('svc-webhooks: a secret must be a string');
   }
   if (!secret.startsWith(PREFIX)) {
     // Legacy secrets are their own UTF-8 bytes, not base64.
-    if (secret.length === 0) throw new TypeError('svc-webhooks: the secret is empty');
+    if (secret.length === 0) throw new WebhookOptionsError('svc-webhooks: the secret is empty');
     return Buffer.from(secret);
   }
   const encoded = secret.slice(PREFIX.length);
   if (encoded.length === 0 || !BASE64.test(encoded)) {
-    throw new TypeError('svc-webhooks: a secret starting with "whsec_" must continue with non-empty base64');
+    throw new WebhookOptionsError('svc-webhooks: a secret starting with "whsec_" must continue with non-empty base64');
   }
   return Buffer.from(encoded, 'base64');
 }
 
-/** One secret's key and dedup scope. Throws `TypeError` as `decodeSecret` does. */
+/** One secret's key and dedup scope. Throws `WebhookOptionsError` as `decodeSecret` does. */
 export function keyMaterial(secret: string): KeyMaterial {
   const key = decodeSecret(secret);
   return { key, scope: dedupScope(key) };
 }
 
-/** Decodes one secret or a non-empty list of them, each with its id. Throws `TypeError`. */
+/** Decodes one secret or a non-empty list of them, each with its id. Throws `WebhookOptionsError`. */
 export function decodeSecrets(secret: WebhookSecret, decode: (secret: string) => KeyMaterial = keyMaterial): DecodedKey[] {
   const list: readonly unknown[] = Array.isArray(secret) ? secret : [secret];
   if (!Array.isArray(secret) && typeof secret !== 'string' && !isKeyed(secret)) {
-    throw new TypeError('svc-webhooks: the secret must be a string, { id, secret }, or an array of them');
+    throw new WebhookOptionsError('svc-webhooks: the secret must be a string, { id, secret }, or an array of them');
   }
-  if (list.length === 0) throw new TypeError('svc-webhooks: the list of secrets is empty');
+  if (list.length === 0) throw new WebhookOptionsError('svc-webhooks: the list of secrets is empty');
   const keys = list.map((one, position) => decodeKey(one, position, decode));
   const ids = new Set(keys.map(({ id }) => id));
-  if (ids.size !== keys.length) throw new TypeError('svc-webhooks: two secrets in the list have the same id');
+  if (ids.size !== keys.length) throw new WebhookOptionsError('svc-webhooks: two secrets in the list have the same id');
   return keys;
 }
 
 /** One entry of a list, at `position`. */
 function decodeKey(entry: unknown, position: number, decode: (secret: string) => KeyMaterial): DecodedKey {
   if (typeof entry === 'string') return { id: String(position), ...decode(entry) };
-  if (!isKeyed(entry)) throw new TypeError('svc-webhooks: a secret must be a string or { id, secret }');
-  if (typeof entry.id !== 'string' || entry.id.length === 0) throw new TypeError('svc-webhooks: a keyed secret needs an id, a non-empty string');
+  if (!isKeyed(entry)) throw new WebhookOptionsError('svc-webhooks: a secret must be a string or { id, secret }');
+  if (typeof entry.id !== 'string' || entry.id.length === 0) throw new WebhookOptionsError('svc-webhooks: a keyed secret needs an id, a non-empty string');
   // The id is reported in logs and the outcome header, percent-encoded.
-  if (!isWellFormed(entry.id)) throw new TypeError('svc-webhooks: a keyed secret\'s id must be well-formed UTF-16 (it holds a lone surrogate)');
+  if (!isWellFormed(entry.id)) throw new WebhookOptionsError('svc-webhooks: a keyed secret\'s id must be well-formed UTF-16 (it holds a lone surrogate)');
   return { id: entry.id, ...decode(entry.secret) };
 }
 

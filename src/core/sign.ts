@@ -2,6 +2,7 @@
 import { rawPayload, type WebhookPayload } from './payload.js';
 import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
 import { computeSignature } from './signature.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** The three headers a signed request carries. A type, not an interface, so it is a `HeaderRecord`. */
 export type WebhookSignatureHeaders = {
@@ -24,10 +25,10 @@ export interface SignOptions {
 /** Signs with keys already decoded: one `v1,` entry per key. */
 export function signWithKeys(payload: WebhookPayload, options: SignOptions, keys: readonly DecodedKey[]): WebhookSignatureHeaders {
   const { id, timestamp } = checkedObject(options);
-  if (typeof id !== 'string' || id.length === 0) throw new TypeError('svc-webhooks: id must be a non-empty string');
+  if (typeof id !== 'string' || id.length === 0) throw new WebhookOptionsError('svc-webhooks: id must be a non-empty string');
   const seconds = timestamp instanceof Date ? Math.floor(timestamp.getTime() / 1000) : timestamp;
   if (!Number.isSafeInteger(seconds) || seconds < 0) {
-    throw new TypeError('svc-webhooks: timestamp must be whole seconds >= 0 or a valid Date');
+    throw new WebhookOptionsError('svc-webhooks: timestamp must be whole seconds >= 0 or a valid Date');
   }
   const body = rawPayload(payload, Number.MAX_SAFE_INTEGER);
   const stamp = String(seconds);
@@ -48,6 +49,6 @@ export function sign(
 }
 
 function checkedObject<T>(options: T): T {
-  if (options === null || typeof options !== 'object') throw new TypeError('svc-webhooks: sign() needs an options object');
+  if (options === null || typeof options !== 'object') throw new WebhookOptionsError('svc-webhooks: sign() needs an options object');
   return options;
 }

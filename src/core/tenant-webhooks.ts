@@ -23,7 +23,7 @@ export interface TenantWebhooksOptions extends VerifyOptions, SecretLookupOption
  * looked up through `resolve` and cached (see `SecretLookupOptions`). A
  * request is checked as far as it can be without a secret first (size,
  * headers, timestamp, the signature's shape): one that fails costs no lookup.
- * Throws `TypeError` for a resolver or options that are not valid.
+ * Throws `WebhookOptionsError` for a resolver or options that are not valid.
  */
 export class TenantWebhooks {
   readonly #lookup: SecretLookup;

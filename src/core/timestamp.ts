@@ -1,5 +1,6 @@
 /** The `webhook-timestamp` header: whole seconds, within the tolerance of the clock. */
 import { WebhookVerificationError } from './errors.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 // Seconds, digits only: "1e9", " 12", "12.0" and "-1" are all refused, and
 // 15 digits keep the value an exact integer far past any real clock.
@@ -20,7 +21,7 @@ export function checkTimestamp(header: string, nowMs: number, toleranceMs: numbe
   }
   if (!Number.isFinite(nowMs)) {
     // A broken clock must not turn both window checks off.
-    throw new TypeError('svc-webhooks: the clock (options.now) returned a non-finite number');
+    throw new WebhookOptionsError('svc-webhooks: the clock (options.now) returned a non-finite number');
   }
   // In milliseconds, so that the window is the same width on both sides of the clock.
   const ageMs = nowMs - timestamp * 1000;

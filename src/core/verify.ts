@@ -10,7 +10,7 @@ import { verifyWithKeys } from './verify-delivery.js';
 
 /**
  * Verifies a webhook request and returns its id, timestamp and event.
- * Throws `WebhookVerificationError` for a request to refuse, `TypeError` for
+ * Throws `WebhookVerificationError` for a request to refuse, `WebhookOptionsError` for
  * a malformed secret or options.
  */
 export function verifyDelivery(

@@ -10,7 +10,7 @@ import { verifyWithKeys } from './verify-delivery.js';
 
 /**
  * A verifier bound to its secrets and options, both checked and decoded once
- * here: the fast path for a server. Throws `TypeError` for a malformed secret
+ * here: the fast path for a server. Throws `WebhookOptionsError` for a malformed secret
  * or options.
  */
 export class Webhook {

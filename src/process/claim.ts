@@ -13,6 +13,7 @@ import { answersAtOnce, isDedupStore, type BeginResult, type DedupStore } from '
 import { LeaseRenewal, renewalDelay, type HeldLease } from './lease.js';
 import { retryBefore } from './retry.js';
 import { tellStoreFailure, type StoreErrorCallback, type StoreErrorReport } from './store-failures.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** The options a receiver and a worker share for their claims. */
 export interface ClaimOptions {
@@ -39,7 +40,7 @@ export type ClaimDurations = Pick<ClaimSettings, 'leaseMs' | 'maxClaimMs' | 'ret
 /**
  * The claim options' durations with their defaults, `maxClaimMs` defaulting
  * to `defaultMaxClaimMs` (or `leaseMs` if that is longer), and
- * `onStoreError` checked. Throws `TypeError` for bad options.
+ * `onStoreError` checked. Throws `WebhookOptionsError` for bad options.
  */
 export function checkClaimOptions(options: ClaimOptions, defaultMaxClaimMs: number): ClaimDurations {
   const { leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000 } = options;
@@ -48,14 +49,14 @@ export function checkClaimOptions(options: ClaimOptions, defaultMaxClaimMs: numb
   checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
   checkDuration('retentionMs', retentionMs);
   checkDuration('maxClaimMs', maxClaimMs);
-  if (maxClaimMs < leaseMs) throw new TypeError('svc-webhooks: maxClaimMs must be at least leaseMs');
+  if (maxClaimMs < leaseMs) throw new WebhookOptionsError('svc-webhooks: maxClaimMs must be at least leaseMs');
   checkCallback('onStoreError', options.onStoreError);
   return { leaseMs, maxClaimMs, retentionMs };
 }
 
-/** The settings of the claims on `store`, failures told to `report`. Throws `TypeError` for a `store` that is no `DedupStore`. */
+/** The settings of the claims on `store`, failures told to `report`. Throws `WebhookOptionsError` for a `store` that is no `DedupStore`. */
 export function claimSettings(store: unknown, durations: ClaimDurations, report: StoreErrorReport): ClaimSettings {
-  if (!isDedupStore(store)) throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew)');
+  if (!isDedupStore(store)) throw new WebhookOptionsError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew)');
   return { store, ...durations, report, renewals: new DeadlineQueue(renewalDelay(durations.leaseMs)) };
 }
 
@@ -92,7 +93,7 @@ export function claimKey(settings: ClaimSettings, key: string, tenant?: string):
   }
   const begun = (answer: unknown): ClaimAttempt => {
     // A store is the caller's code: an answer it should never give must not read as a claim.
-    if (!isBeginResult(answer)) return unavailable(settings, key, tenant, new TypeError("svc-webhooks: the dedup store's begin answered no known state"));
+    if (!isBeginResult(answer)) return unavailable(settings, key, tenant, new WebhookOptionsError("svc-webhooks: the dedup store's begin answered no known state"));
     if (answer.state !== 'claimed') return answer;
     const lease: HeldLease = { store, key, token: answer.token, leaseMs, claimedAt, maxClaimMs, tenant };
     return { state: 'claimed', settle: holdClaim(lease, settings) };

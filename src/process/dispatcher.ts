@@ -39,7 +39,7 @@ const HANDLER_FAILED_MESSAGE = 'the handler for this event failed; retry later';
 
 /**
  * Checks the handler options once and returns the dispatcher; `byDefault`
- * is the `onHandlerError` when none is given. Throws `TypeError` for a
+ * is the `onHandlerError` when none is given. Throws `WebhookOptionsError` for a
  * caller mistake.
  */
 export function createDispatcher<S extends EventSchemas>(options: HandlerOptions<S>, byDefault?: HandlerErrorCallback): Dispatcher {

@@ -8,6 +8,7 @@ import { WebhookHandlerError } from '../core/errors.js';
 import { isEventTypeName } from '../core/event.js';
 import type { EventHandler, HandlerErrorCallback, HandlerOptions, UnknownEventPolicy } from './handler-types.js';
 import type { StandardSchema } from './standard-schema.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** The handler of one event type, and its schema if it has one. */
 export interface HandlerRoute {
@@ -29,7 +30,7 @@ export interface CheckedHandlers {
 export const ONLY_WITH_ON = ['schemas', 'unknownEvents', 'onUnknownEvent'] as const;
 
 /**
- * The checked options. Throws `TypeError` for a caller mistake: `on` that is
+ * The checked options. Throws `WebhookOptionsError` for a caller mistake: `on` that is
  * no object, a handler that is no function, a key of `on` or `schemas` not
  * written as an event type, a schema without `~standard`, a schema whose
  * type has no handler, `onUnknownEvent` beside `unknownEvents`.
@@ -39,22 +40,22 @@ export function checkHandlerOptions(options: HandlerOptions<{}>, byDefault?: Han
   const routes = new Map<string, HandlerRoute>();
   for (const [type, handler] of eventTypeEntries('on', on)) {
     if (handler === undefined) continue;
-    if (typeof handler !== 'function') throw new TypeError(`svc-webhooks: on['${type}'] must be a function`);
+    if (typeof handler !== 'function') throw new WebhookOptionsError(`svc-webhooks: on['${type}'] must be a function`);
     routes.set(type, { handler: handler as EventHandler<unknown> });
   }
   for (const [type, schema] of eventTypeEntries('schemas', schemas ?? {})) {
     if (schema === undefined) continue;
     if (!isStandardSchema(schema)) {
-      throw new TypeError(`svc-webhooks: schemas['${type}'] must be a Standard Schema v1 (zod 4, valibot 1, arktype 2, …)`);
+      throw new WebhookOptionsError(`svc-webhooks: schemas['${type}'] must be a Standard Schema v1 (zod 4, valibot 1, arktype 2, …)`);
     }
     const route = routes.get(type);
-    if (route === undefined) throw new TypeError(`svc-webhooks: schemas['${type}'] has no handler in on to validate for`);
+    if (route === undefined) throw new WebhookOptionsError(`svc-webhooks: schemas['${type}'] has no handler in on to validate for`);
     routes.set(type, { ...route, schema });
   }
   const unknownEvents = checkPolicy('unknownEvents', options.unknownEvents, ['accept', 'reject'] as const) ?? 'accept';
   checkCallback('onUnknownEvent', onUnknownEvent);
   if (onUnknownEvent !== undefined && options.unknownEvents !== undefined) {
-    throw new TypeError('svc-webhooks: give onUnknownEvent or unknownEvents, not both: onUnknownEvent handles every unknown type');
+    throw new WebhookOptionsError('svc-webhooks: give onUnknownEvent or unknownEvents, not both: onUnknownEvent handles every unknown type');
   }
   return {
     routes,
@@ -71,12 +72,12 @@ export function checkHandlerOptions(options: HandlerOptions<{}>, byDefault?: Han
  */
 function eventTypeEntries(name: string, record: unknown): Array<[string, unknown]> {
   if (!isRecord(record)) {
-    throw new TypeError(`svc-webhooks: ${name} must be an object keyed by event type`);
+    throw new WebhookOptionsError(`svc-webhooks: ${name} must be an object keyed by event type`);
   }
   return Reflect.ownKeys(record).map((key) => {
-    if (typeof key !== 'string') throw new TypeError(`svc-webhooks: the keys of ${name} must be event type strings`);
+    if (typeof key !== 'string') throw new WebhookOptionsError(`svc-webhooks: the keys of ${name} must be event type strings`);
     if (!isEventTypeName(key)) {
-      throw new TypeError(
+      throw new WebhookOptionsError(
         `svc-webhooks: ${name} has the key '${JSON.stringify(key).slice(1, -1)}', which is not an event type: ` +
           "lower-case words joined by dots, as 'call.missed'",
       );
@@ -91,7 +92,7 @@ function isStandardSchema(value: unknown): value is StandardSchema {
   return typeof props === 'object' && props !== null && props.version === 1 && typeof props.validate === 'function';
 }
 
-/** `onHandlerError`, checked, or `byDefault`: one log line about a handler whose event the sender retries. Throws `TypeError`. */
+/** `onHandlerError`, checked, or `byDefault`: one log line about a handler whose event the sender retries. Throws `WebhookOptionsError`. */
 export function checkOnHandlerError(onHandlerError: unknown, byDefault: HandlerErrorCallback = RECEIVER_LOG): HandlerErrorCallback {
   checkCallback('onHandlerError', onHandlerError);
   return (onHandlerError ?? byDefault) as HandlerErrorCallback;

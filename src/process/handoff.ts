@@ -10,6 +10,7 @@ import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookHandlerError } from '../core/errors.js';
 import { deliveryLogFields } from './handler-options.js';
 import type { HandlerErrorCallback } from './handler-types.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** Where deliveries go instead of a handler: a durable queue, behind one method. `enqueue()` of `svc-webhooks/bullmq` or `svc-webhooks/pg-boss` makes one. */
 export interface Handoff {
@@ -30,10 +31,10 @@ export type HandoffOutcome =
 const QUEUED: HandoffOutcome = Object.freeze({ kind: 'queued' });
 const DUPLICATE: HandoffOutcome = Object.freeze({ kind: 'duplicate' });
 
-/** Checks a `handoff` option once; throws `TypeError`. */
+/** Checks a `handoff` option once; throws `WebhookOptionsError`. */
 export function checkHandoff(handoff: unknown): Handoff {
   if (typeof handoff !== 'object' || handoff === null || typeof (handoff as Partial<Handoff>).hand !== 'function') {
-    throw new TypeError('svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method');
+    throw new WebhookOptionsError('svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method');
   }
   return handoff as Handoff;
 }

@@ -3,6 +3,7 @@ import type { WebhookDelivery } from '../core/delivery.js';
 import { createDispatcher } from '../process/dispatcher.js';
 import type { EventSchemas, HandlerOptions } from '../process/handler-types.js';
 import { handlersAnswer, type DispatchResult } from './responses.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /**
  * Runs the handler in `options.on` for the delivery's event type and
@@ -10,10 +11,10 @@ import { handlersAnswer, type DispatchResult } from './responses.js';
  * refusal (500 `handler_failed`, 422 `invalid_event_data` with `paths`,
  * 422 `unknown_event_type`). Never rejects. For deliveries from
  * `verifyDelivery()`: there is no dedup claim here, so a retry runs its
- * handler again. Checks the options on each call and throws `TypeError`
+ * handler again. Checks the options on each call and throws `WebhookOptionsError`
  * for a mistake.
  */
 export function dispatch<S extends EventSchemas = {}>(delivery: WebhookDelivery, options: HandlerOptions<S>): Promise<DispatchResult> {
-  if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: dispatch needs options with on, an object of handlers by event type');
+  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError('svc-webhooks: dispatch needs options with on, an object of handlers by event type');
   return Promise.resolve(createDispatcher(options).dispatch(delivery)).then(handlersAnswer);
 }

@@ -20,7 +20,7 @@ export interface OnErrorOptions {
   readonly onErrorTimeoutMs?: number;
 }
 
-/** Checks `onError` and `onErrorTimeoutMs` once; answers the deadline. Throws `TypeError`. */
+/** Checks `onError` and `onErrorTimeoutMs` once; answers the deadline. Throws `WebhookOptionsError`. */
 export function checkOnErrorOptions(options: OnErrorOptions & { readonly onError?: unknown }): number {
   const { onError, onErrorTimeoutMs = 5000 } = options;
   checkCallback('onError', onError);

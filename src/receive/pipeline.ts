@@ -66,7 +66,7 @@ const noTenant = (): undefined => undefined;
 type Trace = { -readonly [K in keyof DeliveryTrace]: DeliveryTrace[K] };
 
 /**
- * Checks the options once and returns the request path; throws `TypeError`.
+ * Checks the options once and returns the request path; throws `WebhookOptionsError`.
  * `runner` is what the entry brings to run: its route (a middleware) or the
  * handler it was given (Fetch, Lambda). The path resolves to what the entry
  * returns: the platform's answer, or `undefined` once the route answered. It

@@ -23,6 +23,7 @@ import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
 import { duplicate, refused, RETRY_SOON, type DecidedResponse } from './responses.js';
 import { createTenantVerify, type TenantVerify, type Verification } from './tenants.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** What to do when the dedup store fails before the user's code runs. */
 export type DedupUnavailablePolicy = 'reject' | 'process';
@@ -146,11 +147,11 @@ export interface Receiver {
 /**
  * Builds the receiver's steps; `tenant` is the entry's option of that name,
  * typed by each entry for its own request. Checks the options once; throws
- * `TypeError`.
+ * `WebhookOptionsError`.
  */
 export function createReceiver(options: ReceiverOptions & { readonly tenant?: unknown }): Receiver {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError('svc-webhooks: options with a secret are required');
+    throw new WebhookOptionsError('svc-webhooks: options with a secret are required');
   }
   checkRenamed(options, RENAMED);
   const { secret, bodyTimeoutMs = 10_000 } = options;
@@ -160,20 +161,20 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
   const durations = checkClaimOptions(options, 600_000);
   const dedupUnavailable = checkPolicy('dedupUnavailable', options.dedupUnavailable, ['reject', 'process'] as const) ?? 'reject';
   if (options.tenant !== undefined && typeof options.tenant !== 'function') {
-    throw new TypeError('svc-webhooks: tenant must be a function from the request to the tenant');
+    throw new WebhookOptionsError('svc-webhooks: tenant must be a function from the request to the tenant');
   }
   if (options.tenant === undefined && typeof secret === 'function') {
-    throw new TypeError('svc-webhooks: a secret looked up per tenant needs the tenant option, which reads the tenant from the request');
+    throw new WebhookOptionsError('svc-webhooks: a secret looked up per tenant needs the tenant option, which reads the tenant from the request');
   }
   if (options.tenant !== undefined && typeof secret !== 'function') {
-    throw new TypeError(
+    throw new WebhookOptionsError(
       'svc-webhooks: with the tenant option, secret must be a function from the tenant to its secret: a secret shared by every ' +
         'tenant proves nothing about the tenant a request names, so any request could name any tenant',
     );
   }
   const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
   if (dedup !== undefined && !isDedupStore(dedup)) {
-    throw new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
+    throw new WebhookOptionsError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
   }
   // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
   const logger = checkLogger(options.logger);

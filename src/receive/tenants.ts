@@ -40,7 +40,7 @@ const TENANT_THREW_MESSAGE = 'the tenant of this request could not be read; retr
  * tenant's secret, cached per `options`. A failed lookup, or a `tenant`
  * function that threw, is told to the secret lookup channel and to `report`
  * as a `lookup` failure, and answered 503 `secret_unavailable` with
- * `Retry-After`. Throws `TypeError` for bad options.
+ * `Retry-After`. Throws `WebhookOptionsError` for bad options.
  */
 export function createTenantVerify(
   resolve: SecretResolver,

@@ -14,6 +14,7 @@ import type { EventSchemas, HandlerErrorCallback, HandlerOptions } from '../proc
 import { checkHandoff, handOff, handoffErrorLog, type Handoff } from '../process/handoff.js';
 import type { DeliveryOutcome } from '../process/diagnostics.js';
 import { accepted, handlersAnswer, handoffAnswer, refused, type DecidedResponse } from './responses.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** The options of `on`, left out: what every mode but the handlers of `on` says of them. */
 export interface WithoutHandlers {
@@ -116,7 +117,7 @@ const always = (): boolean => true;
 
 /**
  * Chooses what runs from the options and what the entry brings (a route,
- * a handler, or nothing). Throws `TypeError`, with one message whatever the
+ * a handler, or nothing). Throws `WebhookOptionsError`, with one message whatever the
  * entry, unless exactly one of `on`, `handoff` and the entry's own (a
  * handler; a route, which runs when neither of the others is given) says
  * what runs, and for the options of `on` or `onHandlerError` where they
@@ -129,12 +130,12 @@ export function whatRuns<R, A>(options: ModeOptions, runner: EntryRunner<R, A> |
   if (given.length > 1 || (given.length === 0 && route === undefined)) {
     const choices =
       route !== undefined ? 'on and handoff (or neither: the route after the middleware answers)' : runner === undefined ? 'on and handoff' : 'on, handoff and a handler function';
-    throw new TypeError(`svc-webhooks: say what runs for each delivery with exactly one of ${choices}; given: ${given.join(' and ') || 'none'}`);
+    throw new WebhookOptionsError(`svc-webhooks: say what runs for each delivery with exactly one of ${choices}; given: ${given.join(' and ') || 'none'}`);
   }
-  if (single !== undefined && typeof single.handler !== 'function') throw new TypeError('svc-webhooks: the handler must be a function');
+  if (single !== undefined && typeof single.handler !== 'function') throw new WebhookOptionsError('svc-webhooks: the handler must be a function');
   if (options.on === undefined) {
     const stray = ONLY_WITH_ON.find((name) => options[name] !== undefined);
-    if (stray !== undefined) throw new TypeError(`svc-webhooks: ${stray} takes effect only with on`);
+    if (stray !== undefined) throw new WebhookOptionsError(`svc-webhooks: ${stray} takes effect only with on`);
   }
 
   if (options.on !== undefined) {
@@ -162,7 +163,7 @@ export function whatRuns<R, A>(options: ModeOptions, runner: EntryRunner<R, A> |
     const onHandlerError = checkOnHandlerError(options.onHandlerError, receiverErrorLog(logger));
     return { run: (request, delivery) => runSingleHandler(single, onHandlerError, request, delivery), runsFor: always };
   }
-  if (options.onHandlerError !== undefined) throw new TypeError('svc-webhooks: onHandlerError takes effect only with on, handoff or a handler');
+  if (options.onHandlerError !== undefined) throw new WebhookOptionsError('svc-webhooks: onHandlerError takes effect only with on, handoff or a handler');
   const routed = route!;
   return {
     run: async (request, delivery) => ({ kind: 'routed', status: await routed(request, delivery) }),
@@ -207,7 +208,7 @@ function singleOutcome<R, A>(single: SingleHandler<R, A>, onHandlerError: Handle
   const { shape } = single;
   try {
     // The answer's own getters are the user's code, and may throw.
-    if (!shape.isAnswer(value)) throw new TypeError(`svc-webhooks: the webhook handler must return ${shape.described} or nothing`);
+    if (!shape.isAnswer(value)) throw new WebhookOptionsError(`svc-webhooks: the webhook handler must return ${shape.described} or nothing`);
     return { kind: 'answered', answer: value, status: shape.statusOf(value) };
   } catch (error) {
     return handlerFailure(onHandlerError, error, delivery);

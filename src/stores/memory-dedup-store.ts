@@ -11,6 +11,7 @@ import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '
 import { answerAtOnce, type BeginResult, type DedupStore } from './dedup-store.js';
 import { WebhookDedupError } from '../core/errors.js';
 import { KeyQueue } from './key-queue.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** Options of `new MemoryDedupStore()`. */
 export interface MemoryDedupStoreOptions {
@@ -75,12 +76,12 @@ export class MemoryDedupStore implements DedupStore {
   #tokenPrefix: string | undefined;
   #claims = 0;
 
-  /** Checks the options once; throws `TypeError`. */
+  /** Checks the options once; throws `WebhookOptionsError`. */
   constructor(options: MemoryDedupStoreOptions = {}) {
     checkOptionsObject('MemoryDedupStore', options);
     const { maxEntries = 100_000, sweepIntervalMs = 60_000, now = Date.now } = options;
     if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-      throw new TypeError('svc-webhooks: maxEntries must be a positive integer');
+      throw new WebhookOptionsError('svc-webhooks: maxEntries must be a positive integer');
     }
     checkDuration('sweepIntervalMs', sweepIntervalMs, MAX_TIMER_MS);
     checkCallback('now', now);

@@ -9,6 +9,7 @@ import type { WebhookSecret } from '../core/secret.js';
 import { checkCallback } from '../base/option-checks.js';
 import { deliver, delivered, SERVICE_TIMING, type DeliveryTarget } from './delivery.js';
 import { signedHeaders } from './signed-request.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** Options of `simulateDelivery()`. */
 export interface SimulateDeliveryOptions {
@@ -73,8 +74,8 @@ export interface SimulatedDelivery {
 /** Delivers `event` to `target` (a URL, or a Fetch handler in this process) the way the service does. */
 export async function simulateDelivery(target: DeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery> {
   const { secret, copies = 1, maxAttempts = 5, answerWindowMs = SERVICE_TIMING.answerWindowMs, now = Date.now, sleep = SERVICE_TIMING.pause } = options;
-  if (!Number.isSafeInteger(copies) || copies < 1) throw new TypeError('svc-webhooks: copies must be a whole number of at least 1');
-  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new TypeError('svc-webhooks: maxAttempts must be a whole number of at least 1');
+  if (!Number.isSafeInteger(copies) || copies < 1) throw new WebhookOptionsError('svc-webhooks: copies must be a whole number of at least 1');
+  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new WebhookOptionsError('svc-webhooks: maxAttempts must be a whole number of at least 1');
   checkCallback('now', now);
   const body = JSON.stringify(event);
   const attempts: SimulatedAttempt[] = [];

@@ -3,6 +3,7 @@ import { isRecord } from '../base/record.js';
 import { isEventTypeName, type KnownEventMap, type KnownEventType, type SpecEventMap } from '../core/event.js';
 import type { EventSchemas } from '../process/handler-types.js';
 import { newId } from './envelope.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 
 /** What `testEvent` merges into the envelope it makes, an event `E`: any of its fields, at any depth; arrays replace whole. */
 export type TestEventOverrides<E> = E extends readonly unknown[] ? E : E extends object ? { [K in keyof E]?: TestEventOverrides<E[K]> } : E;
@@ -40,7 +41,7 @@ const OBJECT_PREFIX: Readonly<Record<keyof SpecEventMap, string>> = {
  * gets a `data.object.id` starting `obj_`.
  */
 export function testEvent<T extends KnownEventType>(type: T, overrides?: TestEventOverrides<KnownEventMap[T]>, options: TestEventOptions = {}): KnownEventMap[T] {
-  if (!isEventTypeName(type)) throw new TypeError(`svc-webhooks: testEvent takes an event type, as 'call.missed', not ${JSON.stringify(type)}`);
+  if (!isEventTypeName(type)) throw new WebhookOptionsError(`svc-webhooks: testEvent takes an event type, as 'call.missed', not ${JSON.stringify(type)}`);
   const nowMs = (options.now ?? Date.now)();
   const base = {
     id: newId('evt', nowMs),
@@ -52,10 +53,10 @@ export function testEvent<T extends KnownEventType>(type: T, overrides?: TestEve
   const schema = options.schemas?.[type];
   if (schema !== undefined) {
     const outcome = schema['~standard'].validate(event);
-    if (outcome instanceof Promise) throw new TypeError(`svc-webhooks: the schema of ${type} validates asynchronously; testEvent checks synchronously`);
+    if (outcome instanceof Promise) throw new WebhookOptionsError(`svc-webhooks: the schema of ${type} validates asynchronously; testEvent checks synchronously`);
     if (outcome.issues !== undefined) {
       const paths = outcome.issues.map((issue) => (issue.path ?? []).map((part) => String(typeof part === 'object' ? part.key : part)).join('.'));
-      throw new TypeError(`svc-webhooks: testEvent('${type}') fails its schema at ${paths.join(', ') || 'the root'}`);
+      throw new WebhookOptionsError(`svc-webhooks: testEvent('${type}') fails its schema at ${paths.join(', ') || 'the root'}`);
     }
   }
   return event;

@@ -15,6 +15,7 @@ import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { deliveryOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('adapter option checks', () => {
   it.each([
@@ -22,12 +23,12 @@ describe('adapter option checks', () => {
     ['hono', () => honoWebhook({ secret: SECRET, onError: 'log' as never })],
     ['fastify', () => fastifyWebhook({ secret: SECRET, onError: 'log' as never, routes: () => {} })],
   ])('%s refuses an onError that is no function, naming it', (_name, create) => {
-    expect(create).toThrow(new TypeError('svc-webhooks: onError must be a function'));
+    expect(create).toThrow(new WebhookOptionsError('svc-webhooks: onError must be a function'));
   });
 
   it('fastify refuses options without routes or path, saying what each is for', () => {
     expect(() => fastifyWebhook({ secret: SECRET } as never)).toThrow(
-      new TypeError('svc-webhooks: give routes (a function that registers your webhook routes) or path (with on or handoff), exactly one of them'),
+      new WebhookOptionsError('svc-webhooks: give routes (a function that registers your webhook routes) or path (with on or handoff), exactly one of them'),
     );
   });
 });

@@ -16,6 +16,7 @@ import { settleContract } from '../helpers/settle-contract.js';
 import { fetchHarness, expect413WhileSending } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { FASTIFY_MAJORS } from '../helpers/host-majors.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 type Fastify = typeof fastify;
 
@@ -219,6 +220,6 @@ describe('fastify adapter options', () => {
     ['schemas with routes', { routes, schemas: {} }, 'svc-webhooks: schemas takes effect only with on'],
     ['onHandlerError with routes', { routes, onHandlerError: () => {} }, 'svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'],
   ])('throws TypeError at creation for %s, saying what to give', (_name, mount, message) => {
-    expect(() => verifyWebhook({ secret: SECRET, ...mount } as never)).toThrow(new TypeError(message));
+    expect(() => verifyWebhook({ secret: SECRET, ...mount } as never)).toThrow(new WebhookOptionsError(message));
   });
 });

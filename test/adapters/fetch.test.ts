@@ -16,6 +16,7 @@ import { closeServer, expect413WhileSending, fetchHarness, listen } from '../hel
 import { deliveryOf, keyOf, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const options = { secret: SECRET, now } as const;
 /** Only the timers: the body streams and isSettled run on real I/O callbacks. */
@@ -228,7 +229,7 @@ describe('fetch adapter', () => {
   it('names what the handler must return when it returns something else', async () => {
     const onHandlerError = vi.fn();
     await verifyWebhook({ ...options, onHandlerError }, (() => 'ok') as never)(requestOf(signedRequest()));
-    expect(onHandlerError.mock.calls[0]![0]).toEqual(new TypeError('svc-webhooks: the webhook handler must return a Response or nothing'));
+    expect(onHandlerError.mock.calls[0]![0]).toEqual(new WebhookOptionsError('svc-webhooks: the webhook handler must return a Response or nothing'));
   });
 
   it('takes waitUntil from whichever extra argument has one, past those that are null, undefined or lack it', async () => {

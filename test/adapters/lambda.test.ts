@@ -7,6 +7,7 @@ import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type Lambda
 import { deliveryOf, envelope, keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const options = { secret: SECRET, now } as const;
 
@@ -226,7 +227,7 @@ describe('lambda adapter', () => {
     const onHandlerError = vi.fn();
     const result = await verifyWebhook({ ...options, onHandlerError }, (() => null) as never)(lambdaEvent('http-api', signedRequest()), lambdaContext);
     expect(result.statusCode).toBe(500);
-    expect(onHandlerError.mock.calls[0]![0]).toEqual(new TypeError('svc-webhooks: the webhook handler must return { statusCode, ... } or nothing'));
+    expect(onHandlerError.mock.calls[0]![0]).toEqual(new WebhookOptionsError('svc-webhooks: the webhook handler must return { statusCode, ... } or nothing'));
   });
 
   it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {

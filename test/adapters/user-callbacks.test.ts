@@ -32,6 +32,7 @@ import {
 import { EXPRESS_MAJORS, FASTIFY_MAJORS } from '../helpers/host-majors.js';
 import { keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 /** What the test's onError does. */
 type Behaviour = 'answers' | 'throws' | 'rejects' | 'never answers' | 'answers too late';
@@ -232,7 +233,7 @@ describe.each(adapters)('$name with a user onError, over a socket', (adapter) =>
 describe('onErrorTimeoutMs', () => {
   it.each([0, 1.5, 2 ** 31, '100'])('throws TypeError at creation for %s, on every adapter', (onErrorTimeoutMs) => {
     const options = { secret: SECRET, onErrorTimeoutMs: onErrorTimeoutMs as number };
-    expect(() => expressWebhook(options)).toThrow(new TypeError('svc-webhooks: onErrorTimeoutMs must be a whole number of milliseconds from 1 to 2147483647'));
+    expect(() => expressWebhook(options)).toThrow(new WebhookOptionsError('svc-webhooks: onErrorTimeoutMs must be a whole number of milliseconds from 1 to 2147483647'));
     expect(() => honoWebhook(options)).toThrow(TypeError);
     expect(() => fastifyWebhook({ ...options, routes: () => undefined })).toThrow(TypeError);
     expect(() => fetchWebhook(options, () => undefined)).toThrow(TypeError);

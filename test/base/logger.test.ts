@@ -1,6 +1,7 @@
 /** The logger option: what it takes, the default console lines, and a logger that fails taking nothing down. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkLogger, CONSOLE_LINES, errorFields, quoted, writeLog, type WebhookLogger } from '../../src/base/logger.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -15,7 +16,7 @@ describe('checkLogger', () => {
   it('refuses what lacks either function, with a TypeError naming the shape', () => {
     const functionWithMethods = Object.assign(() => undefined, { warn: () => undefined, error: () => undefined });
     for (const logger of [null, 'pino', () => undefined, functionWithMethods, {}, { warn: () => undefined }, { error: () => undefined }, { warn: 1, error: () => undefined }]) {
-      expect(() => checkLogger(logger)).toThrow(new TypeError('svc-webhooks: logger must have warn(fields, message) and error(fields, message) functions, as pino has'));
+      expect(() => checkLogger(logger)).toThrow(new WebhookOptionsError('svc-webhooks: logger must have warn(fields, message) and error(fields, message) functions, as pino has'));
     }
   });
 });

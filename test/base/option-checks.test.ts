@@ -1,6 +1,7 @@
 /** The checks options share: durations, callbacks, policies, option objects, and the options of 0.x under their new names. */
 import { describe, expect, it } from 'vitest';
 import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../../src/base/option-checks.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('checkDuration', () => {
   it('accepts whole milliseconds from 1 to the maximum', () => {
@@ -22,7 +23,7 @@ describe('checkDuration', () => {
     [11, 10, 10],
   ])('refuses %s with a maximum of %s, saying the range', (ms, max, shown) => {
     expect(() => checkDuration('leaseMs', ms, max)).toThrow(
-      new TypeError(`svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to ${shown}`),
+      new WebhookOptionsError(`svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to ${shown}`),
     );
   });
 
@@ -38,7 +39,7 @@ describe('checkCallback', () => {
   });
 
   it.each([null, 'log', 1, {}])('refuses %s, naming the option', (value) => {
-    expect(() => checkCallback('onError', value)).toThrow(new TypeError('svc-webhooks: onError must be a function'));
+    expect(() => checkCallback('onError', value)).toThrow(new WebhookOptionsError('svc-webhooks: onError must be a function'));
   });
 });
 
@@ -49,7 +50,7 @@ describe('checkPolicy', () => {
   });
 
   it.each([['a value not allowed', 'ignore'], ['null', null], ['a function', () => {}]])('refuses %s, listing the values', (_name, value) => {
-    expect(() => checkPolicy('unknownEvents', value, ['accept', 'reject'])).toThrow(new TypeError("svc-webhooks: unknownEvents must be 'accept' or 'reject'"));
+    expect(() => checkPolicy('unknownEvents', value, ['accept', 'reject'])).toThrow(new WebhookOptionsError("svc-webhooks: unknownEvents must be 'accept' or 'reject'"));
   });
 });
 
@@ -60,7 +61,7 @@ describe('checkOptionsObject', () => {
   });
 
   it.each([null, 5, 'x'])('refuses %s, naming whose options', (value) => {
-    expect(() => checkOptionsObject('enqueue', value)).toThrow(new TypeError('svc-webhooks: enqueue options must be an object'));
+    expect(() => checkOptionsObject('enqueue', value)).toThrow(new WebhookOptionsError('svc-webhooks: enqueue options must be an object'));
   });
 });
 
@@ -69,7 +70,7 @@ describe('checkRenamed', () => {
 
   it('refuses an option given under its old name, saying the new one', () => {
     expect(() => checkRenamed({ onDedupError: 'process' }, renamed)).toThrow(
-      new TypeError("svc-webhooks: the option onDedupError is now dedupUnavailable ('reject' or 'process')"),
+      new WebhookOptionsError("svc-webhooks: the option onDedupError is now dedupUnavailable ('reject' or 'process')"),
     );
     expect(() => checkRenamed({ onDedupError: undefined }, renamed)).toThrow(TypeError);
   });

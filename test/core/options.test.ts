@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_VERIFY_OPTIONS, resolveVerifyOptions } from '../../src/core/options.js';
 import { sign, verify, Webhook } from '../../src/index.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -42,7 +43,7 @@ describe('resolveVerifyOptions', () => {
     ['null options', null, 'verify options must be an object'],
     ['options that are a number', 5, 'verify options must be an object'],
   ])('refuses %s, saying which option and why', (_name, options, says) => {
-    expect(() => resolveVerifyOptions(options as never)).toThrow(new TypeError(`svc-webhooks: ${says}`));
+    expect(() => resolveVerifyOptions(options as never)).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
   });
 
   it('uses Date.now when no clock is given', () => {

@@ -3,6 +3,7 @@ import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { decodeSecret, decodeSecrets } from '../../src/core/secret.js';
 import { keyMaterialOf } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('decodeSecret', () => {
   it.each([
@@ -45,9 +46,9 @@ describe('decodeSecret', () => {
   });
 
   it('refuses an empty secret and anything but a string', () => {
-    expect(() => decodeSecret('')).toThrow(new TypeError('svc-webhooks: the secret is empty'));
+    expect(() => decodeSecret('')).toThrow(new WebhookOptionsError('svc-webhooks: the secret is empty'));
     for (const secret of [undefined, null, 42, Buffer.from('key'), ['whsec_QUJD']]) {
-      expect(() => decodeSecret(secret as never)).toThrow(new TypeError('svc-webhooks: a secret must be a string'));
+      expect(() => decodeSecret(secret as never)).toThrow(new WebhookOptionsError('svc-webhooks: a secret must be a string'));
     }
   });
 });
@@ -78,14 +79,14 @@ describe('decodeSecrets', () => {
     ['two entries with one id', [{ id: '1', secret: 'whsec_QUJD' }, 'legacy'], 'svc-webhooks: two secrets in the list have the same id'],
     ['an entry that is neither', ['whsec_QUJD', 42], 'svc-webhooks: a secret must be a string or { id, secret }'],
   ])('refuses %s with the whole message', (_name, secret, message) => {
-    expect(() => decodeSecrets(secret as never)).toThrow(new TypeError(message));
+    expect(() => decodeSecrets(secret as never)).toThrow(new WebhookOptionsError(message));
   });
 
   it('refuses an empty list, a list with a bad secret, and what is neither', () => {
-    expect(() => decodeSecrets([])).toThrow(new TypeError('svc-webhooks: the list of secrets is empty'));
+    expect(() => decodeSecrets([])).toThrow(new WebhookOptionsError('svc-webhooks: the list of secrets is empty'));
     expect(() => decodeSecrets(['whsec_QUJD', ''])).toThrow('the secret is empty');
     for (const secret of [undefined, null, 42, { 0: 'whsec_QUJD', length: 1 }]) {
-      expect(() => decodeSecrets(secret as never)).toThrow(new TypeError('svc-webhooks: the secret must be a string, { id, secret }, or an array of them'));
+      expect(() => decodeSecrets(secret as never)).toThrow(new WebhookOptionsError('svc-webhooks: the secret must be a string, { id, secret }, or an array of them'));
     }
   });
 });

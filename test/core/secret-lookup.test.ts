@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { WebhookTenantError } from '../../src/core/errors.js';
 import { SecretLookup, type SecretResolver } from '../../src/core/secret-lookup.js';
 import { keyMaterialOf } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const secretOf = (tenant: string): string => `whsec_${Buffer.from(`secret-of-${tenant}`).toString('base64')}`;
 
@@ -146,12 +147,12 @@ describe('SecretLookup', () => {
 
   it('refuses options that are not an object, naming the secret lookup', () => {
     for (const options of [null, 'fast', 5]) {
-      expect(() => new SecretLookup(() => undefined, options as never)).toThrow(new TypeError('svc-webhooks: secret lookup options must be an object'));
+      expect(() => new SecretLookup(() => undefined, options as never)).toThrow(new WebhookOptionsError('svc-webhooks: secret lookup options must be an object'));
     }
   });
 
   it('refuses a resolver that is not a function', () => {
-    expect(() => new SecretLookup('whsec_abc' as unknown as SecretResolver)).toThrow(new TypeError('svc-webhooks: the secret resolver must be a function'));
+    expect(() => new SecretLookup('whsec_abc' as unknown as SecretResolver)).toThrow(new WebhookOptionsError('svc-webhooks: the secret resolver must be a function'));
   });
 
   it('holds a single tenant with secretCacheSize 1', async () => {

@@ -3,6 +3,7 @@ import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sign, Webhook } from '../../src/index.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const SECRET = 'whsec_QUJD';
 const digestOf = (key: string, signed: string) => createHmac('sha256', key).update(signed).digest('base64');
@@ -44,12 +45,12 @@ describe('sign()', () => {
     ['a timestamp as a string', { id: 'evt_1', timestamp: '1795000000' }, 'timestamp must be whole seconds >= 0 or a valid Date'],
     ['an unsafe timestamp', { id: 'evt_1', timestamp: 2 ** 53 }, 'timestamp must be whole seconds >= 0 or a valid Date'],
   ])('refuses %s, saying what it needs', (_name, options, says) => {
-    expect(() => sign('{}', { ...(options as object), secret: SECRET } as never)).toThrow(new TypeError(`svc-webhooks: ${says}`));
-    expect(() => new Webhook(SECRET).sign('{}', options as never)).toThrow(new TypeError(`svc-webhooks: ${says}`));
+    expect(() => sign('{}', { ...(options as object), secret: SECRET } as never)).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
+    expect(() => new Webhook(SECRET).sign('{}', options as never)).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
   });
 
   it.each([null, undefined, 'evt_1'])('refuses %s as options', (options) => {
-    expect(() => sign('{}', options as never)).toThrow(new TypeError('svc-webhooks: sign() needs an options object'));
-    expect(() => new Webhook(SECRET).sign('{}', options as never)).toThrow(new TypeError('svc-webhooks: sign() needs an options object'));
+    expect(() => sign('{}', options as never)).toThrow(new WebhookOptionsError('svc-webhooks: sign() needs an options object'));
+    expect(() => new Webhook(SECRET).sign('{}', options as never)).toThrow(new WebhookOptionsError('svc-webhooks: sign() needs an options object'));
   });
 });

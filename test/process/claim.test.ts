@@ -11,6 +11,7 @@ import { STORE_CHANNEL, type StoreMessage } from '../../src/process/diagnostics.
 import { createReceiver } from '../../src/receive/receiver.js';
 import { verifyAndClaim } from '../helpers/receiver-steps.js';
 import { keyOf, now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -379,7 +380,7 @@ describe('holding a claim through a receiver', () => {
       for (const tenant of ['acme', undefined]) {
         const { contexts, key, attempt } = claimOn(tenant);
         const answer = await attempt;
-        expect(answer).toEqual({ state: 'unavailable', error: new TypeError("svc-webhooks: the dedup store's begin answered no known state") });
+        expect(answer).toEqual({ state: 'unavailable', error: new WebhookOptionsError("svc-webhooks: the dedup store's begin answered no known state") });
         expect(contexts).toStrictEqual([tenant === undefined ? { operation: 'begin', key } : { operation: 'begin', key, tenant }]);
       }
     });

@@ -11,6 +11,7 @@ import { checkHandlerOptions, checkOnHandlerError, handlerErrorLog } from '../..
 import { eventOf } from '../helpers/events.js';
 import { recordingLogger } from '../helpers/recording-logger.js';
 import { deliveryOfEvent } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const handler = (): void => undefined;
 const delivery = deliveryOfEvent(eventOf('call.missed', 'evt_9'));
@@ -117,7 +118,7 @@ const throwsFor = (options: object): boolean => {
 describe('checkHandlerOptions', () => {
   it('says how an event type is written, for a key of on that is none', () => {
     expect(() => checkHandlerOptions({ on: { 'call missed': handler } as never })).toThrow(
-      new TypeError("svc-webhooks: on has the key 'call missed', which is not an event type: lower-case words joined by dots, as 'call.missed'"),
+      new WebhookOptionsError("svc-webhooks: on has the key 'call missed', which is not an event type: lower-case words joined by dots, as 'call.missed'"),
     );
   });
 
@@ -139,7 +140,7 @@ describe('checkHandlerOptions', () => {
     ['a version other than 1', { '~standard': { version: 2, vendor: 'x', validate } }],
   ])('refuses as a schema %s, naming its type', (_name, schema) => {
     expect(() => checkHandlerOptions({ on: { 'call.missed': handler }, schemas: { 'call.missed': schema as never } })).toThrow(
-      new TypeError("svc-webhooks: schemas['call.missed'] must be a Standard Schema v1 (zod 4, valibot 1, arktype 2, …)"),
+      new WebhookOptionsError("svc-webhooks: schemas['call.missed'] must be a Standard Schema v1 (zod 4, valibot 1, arktype 2, …)"),
     );
   });
 
@@ -165,12 +166,12 @@ describe("dispatch's arguments", () => {
     ['a number', 5],
   ])('refuses options that are %s', (_name, options) => {
     expect(() => dispatch(deliveryOfEvent(eventOf('call.missed')), options as never)).toThrow(
-      new TypeError('svc-webhooks: dispatch needs options with on, an object of handlers by event type'),
+      new WebhookOptionsError('svc-webhooks: dispatch needs options with on, an object of handlers by event type'),
     );
   });
 
   it('refuses options without on', () => {
-    expect(() => dispatch(deliveryOfEvent(eventOf('call.missed')), {} as never)).toThrow(new TypeError('svc-webhooks: on must be an object keyed by event type'));
+    expect(() => dispatch(deliveryOfEvent(eventOf('call.missed')), {} as never)).toThrow(new WebhookOptionsError('svc-webhooks: on must be an object keyed by event type'));
   });
 });
 
@@ -181,7 +182,7 @@ describe('checkOnHandlerError', () => {
   });
 
   it.each([['a string', 'log'], ['an object', {}], ['null', null]])('refuses %s', (_name, value) => {
-    expect(() => checkOnHandlerError(value)).toThrow(new TypeError('svc-webhooks: onHandlerError must be a function'));
+    expect(() => checkOnHandlerError(value)).toThrow(new WebhookOptionsError('svc-webhooks: onHandlerError must be a function'));
   });
 });
 

@@ -7,6 +7,7 @@ import type { WebhookResponse } from '../../src/receive/responses.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('handoff', () => {
   const handoffPipelineWith = (options: Partial<PipelineOptions>) =>
@@ -54,7 +55,7 @@ describe('handoff', () => {
       'svc-webhooks: say what runs for each delivery with exactly one of on and handoff; given: on and handoff',
     ],
   ])('refuses %s at creation', (_name, options, message) => {
-    expect(() => handoffPipelineWith(options as Partial<PipelineOptions>)).toThrow(new TypeError(message));
+    expect(() => handoffPipelineWith(options as Partial<PipelineOptions>)).toThrow(new WebhookOptionsError(message));
   });
 });
 

@@ -24,6 +24,7 @@ import {
 import { eventOf, recordingHandlers } from '../helpers/events.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
 import { deliveryOfEvent } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 /** `dispatch` on a delivery of `event`, with `on` and the other handler options apart, as the tests read best. */
 function dispatch<S extends EventSchemas = {}>(event: WebhookEvent, on: EventHandlers<S>, options: Omit<HandlerOptions<S>, 'on'> = {}) {
@@ -66,7 +67,7 @@ describe('dispatch', () => {
 
   it.each([null, undefined, 'on', 5])('throws a TypeError for options that are %s, before running anything', (options) => {
     expect(() => dispatchDelivery(deliveryOfEvent(eventOf('call.missed')), options as never)).toThrow(
-      new TypeError('svc-webhooks: dispatch needs options with on, an object of handlers by event type'),
+      new WebhookOptionsError('svc-webhooks: dispatch needs options with on, an object of handlers by event type'),
     );
   });
 

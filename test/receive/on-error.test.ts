@@ -1,6 +1,7 @@
 /** onError's checks and its deadline on a fake clock: what answers, what is logged, and when. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkOnErrorOptions, runOnError } from '../../src/receive/on-error.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('onError', () => {
   const LATE_LINE = 'svc-webhooks: onError did not answer within 100 ms; a request it left unanswered gets the default answer';
@@ -27,7 +28,7 @@ describe('onError', () => {
       ['an onError that is no function', { onError: 'log' }, 'onError must be a function'],
       ['a zero onErrorTimeoutMs', { onErrorTimeoutMs: 0 }, 'onErrorTimeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
     ])('refuses %s with the whole message', (_name, options, says) => {
-      expect(() => checkOnErrorOptions(options)).toThrow(new TypeError(`svc-webhooks: ${says}`));
+      expect(() => checkOnErrorOptions(options)).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
     });
   });
 

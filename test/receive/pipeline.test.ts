@@ -16,6 +16,7 @@ import { deliveryOf, keyOf, OLD_SECRET, now, SECRET, signedRequest, type Request
 import { decidedAnswers } from '../helpers/decided-answers.js';
 import { recordingLogger } from '../helpers/recording-logger.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 class Answer {
   constructor(
@@ -73,7 +74,7 @@ afterEach(() => {
 
 describe('createPipeline: checks at creation', () => {
   it('refuses a handler that is no function', () => {
-    expect(() => entry({}, 'handler' as never)).toThrow(new TypeError('svc-webhooks: the handler must be a function'));
+    expect(() => entry({}, 'handler' as never)).toThrow(new WebhookOptionsError('svc-webhooks: the handler must be a function'));
   });
 
   it.each([
@@ -81,7 +82,7 @@ describe('createPipeline: checks at creation', () => {
     ['both on and a handler', { on: {} }, () => undefined, 'on and a handler'],
   ])('refuses %s', (_name, options, handler, given) => {
     expect(() => entry(options, handler)).toThrow(
-      new TypeError(`svc-webhooks: say what runs for each delivery with exactly one of on, handoff and a handler function; given: ${given}`),
+      new WebhookOptionsError(`svc-webhooks: say what runs for each delivery with exactly one of on, handoff and a handler function; given: ${given}`),
     );
   });
 
@@ -91,16 +92,16 @@ describe('createPipeline: checks at creation', () => {
 
   it('refuses onHandlerError with a route and no on: no handler of its runs there', () => {
     expect(() => entry({ onHandlerError: () => undefined }, undefined, platform(), async () => 204)).toThrow(
-      new TypeError('svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'),
+      new WebhookOptionsError('svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'),
     );
   });
 
   it("refuses the options of 0.x under their old names, saying the new ones", () => {
     expect(() => entry({ onDedupError: 'process' } as never, () => undefined)).toThrow(
-      new TypeError("svc-webhooks: the option onDedupError is now dedupUnavailable ('reject' or 'process')"),
+      new WebhookOptionsError("svc-webhooks: the option onDedupError is now dedupUnavailable ('reject' or 'process')"),
     );
     expect(() => entry({ toleranceSeconds: 300 } as never, () => undefined)).toThrow(
-      new TypeError('svc-webhooks: the option toleranceSeconds is now toleranceMs, in milliseconds (300000 for five minutes)'),
+      new WebhookOptionsError('svc-webhooks: the option toleranceSeconds is now toleranceMs, in milliseconds (300000 for five minutes)'),
     );
   });
 });
@@ -131,7 +132,7 @@ describe('createPipeline: the single handler', () => {
     const heard: unknown[] = [];
     const receive = entry({ onHandlerError: (error) => void heard.push(error) }, () => 42);
     expect(await receive(request())).toMatchObject({ status: 500, body: { error: { code: 'handler_failed' } } });
-    expect(heard).toEqual([new TypeError('svc-webhooks: the webhook handler must return an Answer or nothing')]);
+    expect(heard).toEqual([new WebhookOptionsError('svc-webhooks: the webhook handler must return an Answer or nothing')]);
   });
 
   it('tells onHandlerError the delivery whose handler failed', async () => {
@@ -153,7 +154,7 @@ describe('createPipeline: the outcome header', () => {
   const OUTCOME = 'svc-webhooks-outcome';
 
   it("refuses an outcomeHeader that is neither 'off' nor 'on'", () => {
-    expect(() => entry({ outcomeHeader: 'yes' as never }, () => undefined)).toThrow(new TypeError("svc-webhooks: outcomeHeader must be 'off' or 'on'"));
+    expect(() => entry({ outcomeHeader: 'yes' as never }, () => undefined)).toThrow(new WebhookOptionsError("svc-webhooks: outcomeHeader must be 'off' or 'on'"));
   });
 
   it('sends none unless asked', async () => {

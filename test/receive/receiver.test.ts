@@ -15,6 +15,7 @@ import { createPipeline } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
 import { keyOf, now, SECRET, signedRequest } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('createReceiver', () => {
   /** A real store with some operations replaced. */
@@ -64,7 +65,7 @@ describe('createReceiver', () => {
 
     it('names the policy and its values when dedupUnavailable is neither', () => {
       expect(() => createReceiver({ secret: SECRET, dedupUnavailable: 'ignore' } as never)).toThrow(
-        new TypeError("svc-webhooks: dedupUnavailable must be 'reject' or 'process'"),
+        new WebhookOptionsError("svc-webhooks: dedupUnavailable must be 'reject' or 'process'"),
       );
     });
 
@@ -223,7 +224,7 @@ describe('createReceiver: option checks and refusals', () => {
       ['a zero hold limit', { maxClaimMs: 0 }, 'maxClaimMs must be a whole number of milliseconds from 1 to 9007199254740991'],
       ['a hold limit shorter than the lease', { leaseMs: 2_000, maxClaimMs: 1_999 }, 'maxClaimMs must be at least leaseMs'],
     ])('refuses %s with the whole message', (_name, options, says) => {
-      expect(() => createReceiver({ secret: SECRET, ...options })).toThrow(new TypeError(`svc-webhooks: ${says}`));
+      expect(() => createReceiver({ secret: SECRET, ...options })).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
     });
 
     it('takes a hold limit equal to the lease', () => {
@@ -240,7 +241,7 @@ describe('createReceiver: option checks and refusals', () => {
       ['a store whose release is no function', { ...methods, release: true }],
     ])('refuses as dedup %s', (_name, dedup) => {
       expect(() => createReceiver({ secret: SECRET, dedup: dedup as never })).toThrow(
-        new TypeError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false'),
+        new WebhookOptionsError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false'),
       );
     });
 

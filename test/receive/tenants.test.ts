@@ -11,6 +11,7 @@ import { decidedAnswers } from '../helpers/decided-answers.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const secretOf = (tenant: string): string => `whsec_${Buffer.from(`secret-of-${tenant}`).toString('base64')}`;
 
@@ -66,7 +67,7 @@ describe('a receiver of many tenants', () => {
 
   it('refuses one secret shared by every tenant at creation: it proves nothing about the tenant a request names', () => {
     expect(() => tenantPipeline({ secret: SECRET })).toThrow(
-      new TypeError(
+      new WebhookOptionsError(
         'svc-webhooks: with the tenant option, secret must be a function from the tenant to its secret: a secret shared by every ' +
           'tenant proves nothing about the tenant a request names, so any request could name any tenant',
       ),
@@ -270,7 +271,7 @@ describe('a receiver of many tenants', () => {
 
   it('refuses a looked-up secret without tenant, and a tenant that is no function, at creation', () => {
     expect(() => tenantPipeline({ tenant: undefined })).toThrow(/needs the tenant option/);
-    expect(() => tenantPipeline({ tenant: 'acme' as never })).toThrow(new TypeError('svc-webhooks: tenant must be a function from the request to the tenant'));
+    expect(() => tenantPipeline({ tenant: 'acme' as never })).toThrow(new WebhookOptionsError('svc-webhooks: tenant must be a function from the request to the tenant'));
     expect(() => tenantPipeline({ secretCacheMs: -1 })).toThrow(/secretCacheMs/);
   });
 });

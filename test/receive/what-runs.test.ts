@@ -9,6 +9,7 @@ import type { WebhookResponse } from '../../src/receive/responses.js';
 import { whatRuns, type EntryRunner, type SingleHandler } from '../../src/receive/what-runs.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
 import { deliveryOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const handler = (): void => undefined;
 const handoff = { hand: async () => undefined };
@@ -34,7 +35,7 @@ describe('whatRuns', () => {
     ['nothing to a handler entry', {}, single(undefined), message(HANDLER_ENTRY, 'none')],
     ['nothing where nothing is brought (Fastify at a path)', {}, undefined, message('on and handoff', 'none')],
   ])('refuses %s with one message', (_name, options, runner, says) => {
-    expect(() => whatRuns(options, runner as EntryRunner<SignedRequest, number> | undefined)).toThrow(new TypeError(says));
+    expect(() => whatRuns(options, runner as EntryRunner<SignedRequest, number> | undefined)).toThrow(new WebhookOptionsError(says));
   });
 
   it.each([
@@ -47,22 +48,22 @@ describe('whatRuns', () => {
       [{}, single(handler)],
       [{}, route],
     ] as const) {
-      expect(() => whatRuns({ ...given, ...options }, runner)).toThrow(new TypeError(`svc-webhooks: ${says}`));
+      expect(() => whatRuns({ ...given, ...options }, runner)).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
     }
   });
 
   it('refuses onHandlerError where only a route runs, and takes it with on, handoff or a handler', () => {
     const onHandlerError = (): void => undefined;
-    expect(() => whatRuns({ onHandlerError }, route)).toThrow(new TypeError('svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'));
+    expect(() => whatRuns({ onHandlerError }, route)).toThrow(new WebhookOptionsError('svc-webhooks: onHandlerError takes effect only with on, handoff or a handler'));
     expect(() => whatRuns({ on: {}, onHandlerError }, route)).not.toThrow();
     expect(() => whatRuns({ handoff, onHandlerError }, route)).not.toThrow();
     expect(() => whatRuns({ onHandlerError }, single(handler))).not.toThrow();
   });
 
   it('refuses a handler that is no function, and a handoff without hand', () => {
-    expect(() => whatRuns({}, single('respond'))).toThrow(new TypeError('svc-webhooks: the handler must be a function'));
+    expect(() => whatRuns({}, single('respond'))).toThrow(new WebhookOptionsError('svc-webhooks: the handler must be a function'));
     expect(() => whatRuns({ handoff: {} }, route)).toThrow(
-      new TypeError('svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method'),
+      new WebhookOptionsError('svc-webhooks: handoff must be what enqueue() returns: an object with a hand(delivery) method'),
     );
   });
 
@@ -100,8 +101,8 @@ describe('what runs, through a pipeline', () => {
     createPipeline<SignedRequest, WebhookResponse>({ secret: SECRET, now, dedup: false, ...options }, decidedAnswers());
 
   it('refuses a wrong combination at creation, before any request', () => {
-    expect(() => receiveWith({ on: {}, handoff })).toThrow(new TypeError(message('on and handoff', 'on and handoff')));
-    expect(() => receiveWith({})).toThrow(new TypeError(message('on and handoff', 'none')));
+    expect(() => receiveWith({ on: {}, handoff })).toThrow(new WebhookOptionsError(message('on and handoff', 'on and handoff')));
+    expect(() => receiveWith({})).toThrow(new WebhookOptionsError(message('on and handoff', 'none')));
   });
 
   it('answers 204 for a handled event, for one without a handler and for an unknown type accepted', async () => {

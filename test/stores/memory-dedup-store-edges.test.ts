@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
 import { claim } from '../helpers/dedup-store-contract.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const open: MemoryDedupStore[] = [];
 afterEach(() => {
@@ -23,18 +24,18 @@ describe('MemoryDedupStore option checks', () => {
     ['a zero sweep interval', { sweepIntervalMs: 0 }, 'sweepIntervalMs must be a whole number of milliseconds from 1 to 2147483647'],
     ['a clock that is no function', { now: 1 }, 'now must be a function'],
   ])('refuses %s, naming it', (_name, options, says) => {
-    expect(() => store(options as never)).toThrow(new TypeError(`svc-webhooks: ${says}`));
+    expect(() => store(options as never)).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
   });
 
   it('refuses a zero lease, renewal or retention, naming it', async () => {
     const memory = store();
-    await expect(memory.begin('evt_1', 0)).rejects.toThrow(new TypeError('svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 9007199254740991'));
+    await expect(memory.begin('evt_1', 0)).rejects.toThrow(new WebhookOptionsError('svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 9007199254740991'));
     const token = await claim(memory, 'evt_1');
     await expect(memory.complete('evt_1', token, 0)).rejects.toThrow(
-      new TypeError('svc-webhooks: retentionMs must be a whole number of milliseconds from 1 to 9007199254740991'),
+      new WebhookOptionsError('svc-webhooks: retentionMs must be a whole number of milliseconds from 1 to 9007199254740991'),
     );
     await expect(memory.renew('evt_1', token, 0)).rejects.toThrow(
-      new TypeError('svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 9007199254740991'),
+      new WebhookOptionsError('svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 9007199254740991'),
     );
   });
 

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { verifyWebhook } from '../../adapters/fetch.js';
 import { signedHeaders, signedRequest, simulateDelivery, testEvent } from '../../src/testing/index.js';
 import { verify } from '../../src/index.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 const SECRET = `whsec_${Buffer.from('testing-kit-secret-testing-kit!!').toString('base64')}`;
 const noWait = async (): Promise<void> => undefined;
@@ -30,12 +31,12 @@ describe('testEvent', () => {
 
   it('checks the event against the schema of its type, so a fixture and a schema cannot drift apart', () => {
     const schemas = { 'call.missed': z.object({ data: z.object({ object: z.object({ from: z.string() }) }) }) };
-    expect(() => testEvent('call.missed', {}, { schemas })).toThrow(new TypeError("svc-webhooks: testEvent('call.missed') fails its schema at data.object.from"));
+    expect(() => testEvent('call.missed', {}, { schemas })).toThrow(new WebhookOptionsError("svc-webhooks: testEvent('call.missed') fails its schema at data.object.from"));
     expect(testEvent('call.missed', { data: { object: { from: '+15550100' } } }, { schemas }).type).toBe('call.missed');
   });
 
   it('refuses what is no event type, at run time too', () => {
-    expect(() => testEvent('Call.Missed' as never)).toThrow(new TypeError(`svc-webhooks: testEvent takes an event type, as 'call.missed', not "Call.Missed"`));
+    expect(() => testEvent('Call.Missed' as never)).toThrow(new WebhookOptionsError(`svc-webhooks: testEvent takes an event type, as 'call.missed', not "Call.Missed"`));
     expect(() => testEvent('toString' as never)).toThrow(TypeError);
   });
 
@@ -93,7 +94,7 @@ describe('testEvent', () => {
   it('refuses a schema that validates asynchronously, which it cannot check', () => {
     const schemas = { 'call.missed': { '~standard': { version: 1 as const, vendor: 'test', validate: async (value: unknown) => ({ value }) } } };
     expect(() => testEvent('call.missed', {}, { schemas })).toThrow(
-      new TypeError('svc-webhooks: the schema of call.missed validates asynchronously; testEvent checks synchronously'),
+      new WebhookOptionsError('svc-webhooks: the schema of call.missed validates asynchronously; testEvent checks synchronously'),
     );
   });
 
@@ -232,7 +233,7 @@ describe('simulateDelivery', () => {
       return new Response(null, { status: 204 });
     };
     await expect(simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, now: 1_700_000_000_000 as never })).rejects.toThrow(
-      new TypeError('svc-webhooks: now must be a function'),
+      new WebhookOptionsError('svc-webhooks: now must be a function'),
     );
     expect(sent).toBe(0);
   });
@@ -256,7 +257,7 @@ describe('simulateDelivery', () => {
       return new Response(null, { status: 204 });
     };
     await expect(simulateDelivery(receiver, testEvent('webhook.test'), { secret: SECRET, ...counts })).rejects.toThrow(
-      new TypeError(`svc-webhooks: ${name} must be a whole number of at least 1`),
+      new WebhookOptionsError(`svc-webhooks: ${name} must be a whole number of at least 1`),
     );
     expect(sent).toBe(0);
   });

@@ -10,6 +10,7 @@ import type { Handoff } from '../../process/handoff.js';
 import type { QueuedDelivery } from '../queued-delivery.js';
 import { queueDelivery } from '../queue-traces.js';
 import { jobIdOf } from './job-id.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** The part of a BullMQ `Queue` (BullMQ 5 or 6) that `enqueue` uses. */
 export interface JobQueue {
@@ -60,19 +61,19 @@ const RENAMED = { jobOptions: "job, as pg-boss's enqueue names it" } as const;
  * `jobIdOf(delivery.dedupKey)`. The receiver adds it under the delivery's claim, completes the
  * claim once Redis acknowledged the add and answers 202; when the add fails
  * or takes longer than `timeoutMs` it releases the claim and answers 503
- * with `Retry-After`, and the sender retries. Throws `TypeError` for a
+ * with `Retry-After`, and the sender retries. Throws `WebhookOptionsError` for a
  * queue without `add` or bad options.
  */
 export function enqueue(queue: JobQueue, options: BullMQEnqueueOptions = {}): Handoff {
   if (typeof queue !== 'object' || queue === null || typeof queue.add !== 'function') {
-    throw new TypeError('svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)');
+    throw new WebhookOptionsError('svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)');
   }
   checkOptionsObject('enqueue', options);
   checkRenamed(options, RENAMED);
   const { job = {}, timeoutMs = 2_000 } = options;
-  if (typeof job !== 'object' || job === null) throw new TypeError('svc-webhooks: enqueue options.job must be an object');
+  if (typeof job !== 'object' || job === null) throw new WebhookOptionsError('svc-webhooks: enqueue options.job must be an object');
   const taken = OPTIONS_NOT_TAKEN.find((name) => (job as Record<string, unknown>)[name] !== undefined);
-  if (taken !== undefined) throw new TypeError(`svc-webhooks: job.${taken} is not taken: each event is one job, keyed on the event`);
+  if (taken !== undefined) throw new WebhookOptionsError(`svc-webhooks: job.${taken} is not taken: each event is one job, keyed on the event`);
   checkDuration('timeoutMs', timeoutMs, MAX_TIMER_MS);
   const each: BullMQJobOptions = { ...job };
   const queueName = typeof queue.name === 'string' ? queue.name : '';

@@ -3,6 +3,7 @@
  * refuses a custom id, so that the id stays readable and no two keys share
  * a job.
  */
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /**
  * The job id of the event whose dedup key is `dedupKey` (a delivery's
@@ -14,7 +15,7 @@
  * a job id.
  */
 export function jobIdOf(dedupKey: string): string {
-  if (typeof dedupKey !== 'string' || dedupKey === '') throw new TypeError('svc-webhooks: a dedup key must be a non-empty string');
+  if (typeof dedupKey !== 'string' || dedupKey === '') throw new WebhookOptionsError('svc-webhooks: a dedup key must be a non-empty string');
   const escaped = dedupKey.replace(/[%:]/g, (char) => (char === '%' ? '%25' : '%3A'));
   // BullMQ's own test for an integer id: the string is what parseInt writes back.
   if (`${Number.parseInt(escaped, 10)}` !== escaped) return escaped;

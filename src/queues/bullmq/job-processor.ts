@@ -9,6 +9,7 @@ import { claimKey, type ClaimSettings } from '../../process/claim.js';
 import type { Dispatcher } from '../../process/dispatcher.js';
 import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** What a job's processor resolves to, kept as the job's return value: the handler ran, or had run before. */
 export type BullMQJobResult = 'processed' | 'duplicate';
@@ -26,7 +27,7 @@ export type Postpone = (job: Job<QueuedDelivery, BullMQJobResult>, token: string
 export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, postpone: Postpone) {
   return async (job: Job<QueuedDelivery, BullMQJobResult>, token?: string): Promise<BullMQJobResult> => {
     // A job another program added: running handlers on it would give them what their types do not promise.
-    if (!isQueuedDelivery(job.data)) throw new TypeError('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
+    if (!isQueuedDelivery(job.data)) throw new WebhookOptionsError('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
     return runQueuedJob('bullmq', job.queueName, job.id ?? '', job.data, async (run) => {
       const { delivery } = job.data;
       const attempt = await claimKey(claims, delivery.dedupKey, delivery.tenant);

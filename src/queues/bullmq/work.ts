@@ -13,6 +13,7 @@ import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../.
 import { isDedupStore, type DedupStore } from '../../stores/dedup-store.js';
 import type { QueuedDelivery } from '../queued-delivery.js';
 import { jobProcessor, type Postpone, type BullMQJobResult } from './job-processor.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** The classes of BullMQ (5 or 6) the worker is built from. */
 export interface BullMQClasses {
@@ -96,17 +97,17 @@ const RENAMED = { onUnknown: "unknownEvents ('accept' or 'reject') or onUnknownE
  * its job was removed, or two workers take copies. A handler that throws
  * (or an event that fails its schema) fails the job, which BullMQ retries as
  * its `attempts` and `backoff` allow; a job out of attempts stays in the
- * failed set with its event, to retry by hand. Rejects with `TypeError` for
+ * failed set with its event, to retry by hand. Rejects with `WebhookOptionsError` for
  * bad options, before any worker starts.
  */
 export async function work<S extends EventSchemas = {}>(queueName: string, options: BullMQWorkerOptions<S>): Promise<BullMQWorker> {
-  if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: work needs the name of the queue');
-  if (typeof options !== 'object' || options === null) throw new TypeError('svc-webhooks: work needs options with on, dedup and connection');
-  if (typeof options.on !== 'object' || options.on === null) throw new TypeError('svc-webhooks: work needs on, an object of handlers by event type');
+  if (typeof queueName !== 'string' || queueName === '') throw new WebhookOptionsError('svc-webhooks: work needs the name of the queue');
+  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError('svc-webhooks: work needs options with on, dedup and connection');
+  if (typeof options.on !== 'object' || options.on === null) throw new WebhookOptionsError('svc-webhooks: work needs on, an object of handlers by event type');
   checkRenamed(options, RENAMED);
   const { dedup, onStoreError } = options;
   if (!isDedupStore(dedup)) {
-    throw new TypeError('svc-webhooks: work needs dedup, a DedupStore (begin, complete, release and renew) with a key prefix of its own');
+    throw new WebhookOptionsError('svc-webhooks: work needs dedup, a DedupStore (begin, complete, release and renew) with a key prefix of its own');
   }
   const durations = checkClaimOptions(options, 3600_000);
   const logger = checkLogger(options.logger);
@@ -117,7 +118,7 @@ export async function work<S extends EventSchemas = {}>(queueName: string, optio
       throw new Error('svc-webhooks: work needs BullMQ 5 or 6 installed (npm install bullmq), or its classes as the bullmq option', { cause: error });
     }));
   if (typeof bullmq.Worker !== 'function' || typeof bullmq.DelayedError !== 'function') {
-    throw new TypeError('svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ');
+    throw new WebhookOptionsError('svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ');
   }
 
   const busyDelayMs = Math.ceil(durations.leaseMs / 4);

@@ -14,6 +14,7 @@ import { processedEventsTable, type ProcessedEventsOptions } from '../../stores/
 import type { PgBossInstance, PgBossSendOptions } from './pg-boss-types.js';
 import { queueDelivery, type Sent } from '../queue-traces.js';
 import { inTransaction, type PgPool, type TransactionOutcome } from './transaction.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** Options of `enqueue()`. */
 export interface PgBossEnqueueOptions {
@@ -69,20 +70,20 @@ export interface PgBossEnqueueOptions {
  * job is sent; a failure, or a transaction not ended within `timeoutMs`,
  * rolls both back and is answered 503 with `Retry-After`. The queue must exist (`boss.createQueue`) and be of the
  * `standard` policy: a job pg-boss refuses to create fails the delivery.
- * Throws `TypeError` for bad arguments.
+ * Throws `WebhookOptionsError` for bad arguments.
  */
 export function enqueue(boss: PgBossInstance, queueName: string, options: PgBossEnqueueOptions): Handoff {
   if (typeof (boss as Partial<PgBossInstance> | null)?.send !== 'function') {
-    throw new TypeError('svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument');
+    throw new WebhookOptionsError('svc-webhooks: enqueue needs a pg-boss instance (new PgBoss(...)) as its first argument');
   }
-  if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: enqueue needs the name of a pg-boss queue');
-  if (options === undefined) throw new TypeError('svc-webhooks: enqueue needs options with pool, a pg Pool on the database of pg-boss');
+  if (typeof queueName !== 'string' || queueName === '') throw new WebhookOptionsError('svc-webhooks: enqueue needs the name of a pg-boss queue');
+  if (options === undefined) throw new WebhookOptionsError('svc-webhooks: enqueue needs options with pool, a pg Pool on the database of pg-boss');
   checkOptionsObject('enqueue', options);
   const { pool, job = {}, timeoutMs = 2_000 } = options;
   if (typeof (pool as Partial<PgPool> | null)?.connect !== 'function') {
-    throw new TypeError('svc-webhooks: enqueue needs pool, a pg Pool on the database of pg-boss');
+    throw new WebhookOptionsError('svc-webhooks: enqueue needs pool, a pg Pool on the database of pg-boss');
   }
-  if (typeof job !== 'object' || job === null) throw new TypeError('svc-webhooks: enqueue options.job must be an object');
+  if (typeof job !== 'object' || job === null) throw new WebhookOptionsError('svc-webhooks: enqueue options.job must be an object');
   const tableOptions: ProcessedEventsOptions = options.table === undefined ? {} : { table: options.table };
   // Checked here, so that a bad name throws at creation rather than fail every delivery.
   processedEventsTable(tableOptions);

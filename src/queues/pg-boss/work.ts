@@ -12,6 +12,7 @@ import type { EventSchemas, HandlerOptions } from '../../process/handler-types.j
 import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery } from '../queued-delivery.js';
 import type { PgBossInstance, PgBossJob, PgBossWorkOptions } from './pg-boss-types.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /**
  * Options of `work()`: the handlers, as a receiver's `on` takes them (each
@@ -49,18 +50,18 @@ class JobsFailedError extends Error {
  * job that outlived its expiry, a worker killed before it completed the
  * job): make the side effect idempotent, or record `delivery.dedupKey`
  * with `markProcessed` in the side effect's own transaction. Throws
- * `TypeError` for bad arguments.
+ * `WebhookOptionsError` for bad arguments.
  */
 export function work<S extends EventSchemas = {}>(boss: PgBossInstance, queueName: string, options: PgBossWorkerOptions<S>): Promise<string> {
   if (typeof (boss as Partial<PgBossInstance> | null)?.work !== 'function') {
-    throw new TypeError('svc-webhooks: work needs a pg-boss instance (new PgBoss(...)) as its first argument');
+    throw new WebhookOptionsError('svc-webhooks: work needs a pg-boss instance (new PgBoss(...)) as its first argument');
   }
-  if (typeof queueName !== 'string' || queueName === '') throw new TypeError('svc-webhooks: work needs the name of a pg-boss queue');
-  if (options === undefined) throw new TypeError('svc-webhooks: work needs options with on, an object of handlers by event type');
+  if (typeof queueName !== 'string' || queueName === '') throw new WebhookOptionsError('svc-webhooks: work needs the name of a pg-boss queue');
+  if (options === undefined) throw new WebhookOptionsError('svc-webhooks: work needs options with on, an object of handlers by event type');
   checkOptionsObject('work', options);
   checkRenamed(options, RENAMED);
   const { on, schemas, unknownEvents, onUnknownEvent, onHandlerError, logger: given, ...engineOptions } = options;
-  if (on === undefined) throw new TypeError('svc-webhooks: work needs on, an object of handlers by event type');
+  if (on === undefined) throw new WebhookOptionsError('svc-webhooks: work needs on, an object of handlers by event type');
   const logger = checkLogger(given);
   const handlerOptions = { on, schemas, unknownEvents, onUnknownEvent, onHandlerError } as HandlerOptions<S>;
   const dispatcher = createDispatcher(handlerOptions, handlerErrorLog("pg-boss retries its job as the queue's retryLimit allows", logger));

@@ -4,6 +4,7 @@
  * `PoolClient`, a postgres.js `sql` (the top-level one, a transaction's, a
  * reserved connection's), or a function that runs one statement.
  */
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** One row of a result, keyed by column name. */
 type PostgresRow = Record<string, unknown>;
@@ -52,7 +53,7 @@ export type RunStatement = (text: string, params: string[]) => Promise<ReadonlyA
 
 /**
  * A statement runner for `db`, whatever client it is; `user` names the caller
- * in errors. Throws `TypeError` for anything that is no known client.
+ * in errors. Throws `WebhookOptionsError` for anything that is no known client.
  */
 export function statementRunner(db: PostgresConnection, user: string): RunStatement {
   const send = sender(db, user);
@@ -61,7 +62,7 @@ export function statementRunner(db: PostgresConnection, user: string): RunStatem
     if (Array.isArray(result)) return result;
     const rows = (result as { rows?: unknown } | null)?.rows;
     if (Array.isArray(rows)) return rows;
-    throw new TypeError(`svc-webhooks: ${user}: the connection answered neither { rows } nor an array of rows`);
+    throw new WebhookOptionsError(`svc-webhooks: ${user}: the connection answered neither { rows } nor an array of rows`);
   };
 }
 
@@ -84,5 +85,5 @@ function sender(db: PostgresConnection, user: string): (text: string, params: st
     if ('query' in db && typeof db.query === 'function') return (text, params) => db.query(text, params);
     if (typeof db === 'function') return db;
   }
-  throw new TypeError(`svc-webhooks: ${user} needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function`);
+  throw new WebhookOptionsError(`svc-webhooks: ${user} needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function`);
 }

@@ -1,15 +1,16 @@
 /** A DELETE whose deleted rows are counted, on any client the Postgres entry takes. */
 import type { RunStatement } from './connection.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /**
  * Runs a DELETE and resolves to how many rows it deleted, counted in the
  * database: one small row back whatever the client, not every deleted row.
- * Rejects with `TypeError` when the connection answers no count, rather
+ * Rejects with `WebhookOptionsError` when the connection answers no count, rather
  * than resolving to `NaN`.
  */
 export async function deleteCounted(run: RunStatement, deleteStatement: string, params: string[]): Promise<number> {
   const rows = await run(`WITH deleted AS (${deleteStatement} RETURNING 1) SELECT count(*)::int AS count FROM deleted`, params);
   const count = Number(rows[0]?.count);
-  if (!Number.isSafeInteger(count) || count < 0) throw new TypeError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted');
+  if (!Number.isSafeInteger(count) || count < 0) throw new WebhookOptionsError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted');
   return count;
 }

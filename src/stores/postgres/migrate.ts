@@ -8,7 +8,7 @@ const MIGRATION_LOCK = '8319108479513978472';
 
 /**
  * Creates the processed-events table of `markProcessed` and its index unless
- * they exist. Runs on any connection, a pool included. Throws `TypeError` for
+ * they exist. Runs on any connection, a pool included. Throws `WebhookOptionsError` for
  * bad options.
  */
 export function migrateProcessedEvents(db: PostgresConnection, options?: ProcessedEventsOptions): Promise<void> {

@@ -49,7 +49,7 @@ export class PostgresDedupStore implements DedupStore {
 
   /**
    * `connection` is a pg `Pool` (or client), a postgres.js `sql`, or a
-   * function running one statement. Checks its arguments once; throws `TypeError`.
+   * function running one statement. Checks its arguments once; throws `WebhookOptionsError`.
    */
   constructor(connection: PostgresConnection, options: PostgresDedupStoreOptions = {}) {
     this.#run = statementRunner(connection, 'PostgresDedupStore');

@@ -3,6 +3,7 @@ import { checkDuration } from '../../base/option-checks.js';
 import { statementRunner, type PostgresConnection } from './connection.js';
 import { deleteCounted } from './delete-counted.js';
 import { processedEventsTable, type ProcessedEventsOptions } from './processed-events-options.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** The service retries a delivery for about three days: an id must be kept at least that long. */
 export const MIN_RETENTION_MS = 3 * 24 * 3600_000;
@@ -20,7 +21,7 @@ export interface PurgeProcessedOptions extends ProcessedEventsOptions {
 
 /**
  * Deletes the ids recorded more than `olderThanMs` ago, in one statement;
- * resolves to how many. Run it from a scheduled job. Throws `TypeError` for
+ * resolves to how many. Run it from a scheduled job. Throws `WebhookOptionsError` for
  * bad options, an age under three days among them.
  */
 export function purgeProcessed(db: PostgresConnection, options?: PurgeProcessedOptions): Promise<number> {
@@ -29,7 +30,7 @@ export function purgeProcessed(db: PostgresConnection, options?: PurgeProcessedO
   const olderThanMs = options?.olderThanMs ?? 4 * 24 * 3600_000;
   checkDuration('olderThanMs', olderThanMs);
   if (olderThanMs < MIN_RETENTION_MS) {
-    throw new TypeError(`svc-webhooks: olderThanMs must be at least ${MIN_RETENTION_MS} (three days, the retry window)`);
+    throw new WebhookOptionsError(`svc-webhooks: olderThanMs must be at least ${MIN_RETENTION_MS} (three days, the retry window)`);
   }
   return deleteCounted(run, `DELETE FROM ${table.sql} WHERE processed_at < now() - $1::bigint * interval '1 millisecond'`, [
     String(olderThanMs),

@@ -1,4 +1,5 @@
 /** Table names given as options: checked once, then quoted for SQL. */
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** What Postgres keeps of an identifier: longer ones are cut, so two long names could meet. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -19,14 +20,14 @@ export interface TableName {
  * `value`, or `fallback` when it is undefined: `table` or `schema.table`,
  * each part lower-case letters, digits and underscores, not starting with a
  * digit, at most `MAX_TABLE_NAME_LENGTH` characters. `option` names the
- * option in the `TypeError` thrown otherwise.
+ * option in the `WebhookOptionsError` thrown otherwise.
  */
 export function tableName(option: string, value: unknown, fallback: string): TableName {
   const name = value === undefined ? fallback : value;
   const parts = typeof name === 'string' ? name.split('.') : [];
   const valid = parts.length >= 1 && parts.length <= 2 && parts.every((part) => PART.test(part) && part.length <= MAX_TABLE_NAME_LENGTH);
   if (!valid) {
-    throw new TypeError(
+    throw new WebhookOptionsError(
       `svc-webhooks: ${option} must be a table name, optionally schema-qualified (schema.table), each part of ` +
         `lower-case letters, digits and underscores, at most ${MAX_TABLE_NAME_LENGTH} characters`,
     );

@@ -8,6 +8,7 @@ import { DeadlineQueue, withinDeadline } from '../../base/deadlines.js';
 import { checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../../base/option-checks.js';
 import { WebhookDedupError } from '../../core/errors.js';
 import type { BeginResult, DedupStore } from '../dedup-store.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 
 /**
  * Sends one command, e.g. `['EVALSHA', sha, '1', key, token]`, and resolves
@@ -120,13 +121,13 @@ export class RedisDedupStore implements DedupStore {
    * `createCluster()`, or a function: `(args) => client.call(...args)`
    * (ioredis), `(args) => client.sendCommand(args)` (node-redis), or for a
    * cluster client that routes by key, e.g. `(args, key) => cluster.sendCommand(key, false, args)`.
-   * Checks its arguments once; throws `TypeError`.
+   * Checks its arguments once; throws `WebhookOptionsError`.
    */
   constructor(connection: RedisConnection, options: RedisDedupStoreOptions = {}) {
     this.#send = toSendCommand(connection);
     checkOptionsObject('RedisDedupStore', options);
     const { keyPrefix = 'svc-webhooks:dedup:', commandTimeoutMs = 2000 } = options;
-    if (typeof keyPrefix !== 'string') throw new TypeError('svc-webhooks: keyPrefix must be a string');
+    if (typeof keyPrefix !== 'string') throw new WebhookOptionsError('svc-webhooks: keyPrefix must be a string');
     checkDuration('commandTimeoutMs', commandTimeoutMs, MAX_TIMER_MS);
     this.#keyPrefix = keyPrefix;
     this.#deadlines = new DeadlineQueue(commandTimeoutMs);
@@ -205,5 +206,5 @@ function toSendCommand(connection: RedisConnection): RedisSendCommand {
       return (args) => client.sendCommand(args);
     }
   }
-  throw new TypeError('svc-webhooks: RedisDedupStore needs an ioredis or node-redis client or cluster, or a sendCommand function');
+  throw new WebhookOptionsError('svc-webhooks: RedisDedupStore needs an ioredis or node-redis client or cluster, or a sendCommand function');
 }

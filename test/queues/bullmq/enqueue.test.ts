@@ -13,6 +13,7 @@ import { HANDOFF_ENTRIES, type HandoffEntry } from '../../helpers/bullmq-receive
 import { freePort } from '../../helpers/free-port.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../../helpers/signed-request.js';
 import { TestDedupStore } from '../../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 /** A secret of each tenant, for the specs with tenants. */
 const ACME_SECRET = `whsec_${Buffer.from('acme-test-secret-0123456789abcdef').toString('base64')}`;
@@ -156,6 +157,6 @@ describe('enqueue options', () => {
     ['the 0.x jobOptions', () => enqueue(queue, { jobOptions: { attempts: 2 } } as never), "svc-webhooks: the option jobOptions is now job, as pg-boss's enqueue names it"],
     ['a timeout of 0', () => enqueue(queue, { timeoutMs: 0 }), 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
   ])('refuses %s with a TypeError', (_name, create, message) => {
-    expect(create).toThrow(new TypeError(message));
+    expect(create).toThrow(new WebhookOptionsError(message));
   });
 });

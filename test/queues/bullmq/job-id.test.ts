@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jobIdOf } from '../../../src/queues/bullmq/index.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 /** What BullMQ refuses as a custom job id (BullMQ 5 and 6 alike): an integer, or a `:`. */
 const refusedByBullMQ = (id: string): boolean => `${Number.parseInt(id, 10)}` === id || id.includes(':');
@@ -30,7 +31,7 @@ describe('jobIdOf', () => {
   });
 
   it('refuses an empty key, or one that is no string, with a TypeError', () => {
-    expect(() => jobIdOf('')).toThrow(new TypeError('svc-webhooks: a dedup key must be a non-empty string'));
-    expect(() => jobIdOf(42 as never)).toThrow(new TypeError('svc-webhooks: a dedup key must be a non-empty string'));
+    expect(() => jobIdOf('')).toThrow(new WebhookOptionsError('svc-webhooks: a dedup key must be a non-empty string'));
+    expect(() => jobIdOf(42 as never)).toThrow(new WebhookOptionsError('svc-webhooks: a dedup key must be a non-empty string'));
   });
 });

@@ -15,6 +15,7 @@ import { eventOf } from '../../helpers/events.js';
 import { hearJobs } from '../../helpers/heard-traces.js';
 import { deliveryOf, keyOf } from '../../helpers/signed-request.js';
 import { TestDedupStore } from '../../helpers/test-dedup-store.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -330,6 +331,6 @@ describe('work options', () => {
     ['bullmq with DelayedError but no Worker', () => work('q', { ...valid, bullmq: { DelayedError: BULLMQ_MAJORS[0]!.classes.DelayedError } as never }), 'svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ'],
     ['bullmq with Worker but no DelayedError', () => work('q', { ...valid, bullmq: { Worker: BULLMQ_MAJORS[0]!.classes.Worker } as never }), 'svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ'],
   ])('rejects %s with a TypeError', async (_name, create, message) => {
-    await expect(create()).rejects.toThrow(new TypeError(message));
+    await expect(create()).rejects.toThrow(new WebhookOptionsError(message));
   });
 });

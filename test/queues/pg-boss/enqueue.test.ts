@@ -22,6 +22,7 @@ import { freePort } from '../../helpers/free-port.js';
 import { silentServer } from '../../helpers/silent-server.js';
 import { TestDedupStore } from '../../helpers/test-dedup-store.js';
 import { pgPool, uniqueTable } from '../../helpers/postgres-clients.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 /** Secrets of tenants of their own, for the specs with tenants. */
 const ACME_SECRET = `whsec_${Buffer.from('pg-boss-acme-secret-0123456789ab').toString('base64')}`;
@@ -351,7 +352,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       ['a timeout of 0', () => enqueue(boss, 'q', { pool, timeoutMs: 0 }), 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
       ['a timeout that is no whole number', () => enqueue(boss, 'q', { pool, timeoutMs: 1.5 }), 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
     ])('throws TypeError at creation for %s', (_name, create, message) => {
-      expect(create).toThrow(new TypeError(message));
+      expect(create).toThrow(new WebhookOptionsError(message));
     });
 
     it('throws TypeError at creation for a bad table name', () => {

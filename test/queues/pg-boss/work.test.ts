@@ -18,6 +18,7 @@ import { pgBossSuite } from '../../helpers/pg-boss-suite.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import { deliveryOf, type DeliverySpec } from '../../helpers/signed-request.js';
 import { uniqueTable } from '../../helpers/postgres-clients.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
   const suite = pgBossSuite(major);
@@ -335,7 +336,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       ['the 0.x onUnknown', () => work(boss, 'q', { on: {}, onUnknown: 'reject' } as never), "svc-webhooks: the option onUnknown is now unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)"],
       ['a key that is no event type', () => work(boss, 'q', { on: { 'Call.Missed': () => {} } as never }), /not an event type/],
     ])('throws TypeError at once for %s', (_name, start, message) => {
-      expect(start).toThrow(message instanceof RegExp ? message : new TypeError(message));
+      expect(start).toThrow(message instanceof RegExp ? message : new WebhookOptionsError(message));
       expect(start).toThrow(TypeError);
     });
   });

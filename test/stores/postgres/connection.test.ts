@@ -7,6 +7,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { isPool, statementRunner, type PostgresConnection } from '../../../src/stores/postgres/connection.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 const suite = postgresSuite();
 const ECHO = 'SELECT $1::text AS first, $2::int AS second';
@@ -59,7 +60,7 @@ describe('statementRunner', () => {
     const message =
       'svc-webhooks: purgeProcessed needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function';
     for (const bad of [null, undefined, {}, 'postgres://127.0.0.1/test', 5, { query: 'SELECT 1' }, { unsafe: true }]) {
-      expect(() => statementRunner(bad as unknown as PostgresConnection, 'purgeProcessed')).toThrow(new TypeError(message));
+      expect(() => statementRunner(bad as unknown as PostgresConnection, 'purgeProcessed')).toThrow(new WebhookOptionsError(message));
     }
   });
 
@@ -67,7 +68,7 @@ describe('statementRunner', () => {
     const message = 'svc-webhooks: migrate: the connection answered neither { rows } nor an array of rows';
     for (const answer of [null, undefined, 5, 'rows', {}, { rows: 'not rows' }, { rowCount: 1 }]) {
       const run = statementRunner(async () => answer as never, 'migrate');
-      await expect(run('SELECT 1', [])).rejects.toThrow(new TypeError(message));
+      await expect(run('SELECT 1', [])).rejects.toThrow(new WebhookOptionsError(message));
     }
   });
 

@@ -9,6 +9,7 @@ import { purgeProcessed } from '../../../src/stores/postgres/purge-processed.js'
 import { postgresJs } from '../../helpers/postgres-clients.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
 import { until } from '../../helpers/until.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 const suite = postgresSuite();
 
@@ -221,9 +222,9 @@ describe('markProcessed: arguments', () => {
   it('refuses an empty or non-string id, a bad table, and anything that is no client', async () => {
     const client = await suite.pool.connect();
     try {
-      for (const key of ['', 5, null, undefined]) expect(() => markProcessed(client, key as string)).toThrow(new TypeError('svc-webhooks: the key to mark must be a non-empty string'));
+      for (const key of ['', 5, null, undefined]) expect(() => markProcessed(client, key as string)).toThrow(new WebhookOptionsError('svc-webhooks: the key to mark must be a non-empty string'));
       for (const table of ['', 'Processed', 'a b', 'a.b.c', 7]) expect(() => markProcessed(client, 'evt_1', { table: table as string })).toThrow(/^svc-webhooks: table must be a table name/);
-      expect(() => markProcessed(client, 'evt_1', null as unknown as object)).toThrow(new TypeError('svc-webhooks: options must be an object'));
+      expect(() => markProcessed(client, 'evt_1', null as unknown as object)).toThrow(new WebhookOptionsError('svc-webhooks: options must be an object'));
       for (const bad of [null, {}, 'postgres://x']) expect(() => markProcessed(bad as unknown as PostgresConnection, 'evt_1')).toThrow(/^svc-webhooks: markProcessed needs a pg client or pool/);
     } finally {
       client.release();

@@ -9,6 +9,7 @@ import { renderSchemaFile, SCHEMA_FILE } from '../../../sql/schema-file.js';
 import { claim } from '../../helpers/dedup-store-contract.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
 import { until } from '../../helpers/until.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 const DAY_MS = 24 * 3600_000;
 const suite = postgresSuite();
@@ -105,10 +106,10 @@ describe('migrateProcessedEvents', () => {
 
   it('names migrateProcessedEvents in the TypeError for what is no client, or for an answer that has no rows', async () => {
     expect(() => migrateProcessedEvents({} as never)).toThrow(
-      new TypeError('svc-webhooks: migrateProcessedEvents needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
+      new WebhookOptionsError('svc-webhooks: migrateProcessedEvents needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
     );
     await expect(migrateProcessedEvents(async () => ({ rowCount: 0 }) as never)).rejects.toThrow(
-      new TypeError('svc-webhooks: migrateProcessedEvents: the connection answered neither { rows } nor an array of rows'),
+      new WebhookOptionsError('svc-webhooks: migrateProcessedEvents: the connection answered neither { rows } nor an array of rows'),
     );
   });
 });
@@ -163,20 +164,20 @@ describe('purgeProcessed', () => {
 
   it('says in its TypeError what is wrong: the three-day minimum, the duration, or the connection', () => {
     expect(() => purgeProcessed(suite.pool, { olderThanMs: 259_199_999 })).toThrow(
-      new TypeError('svc-webhooks: olderThanMs must be at least 259200000 (three days, the retry window)'),
+      new WebhookOptionsError('svc-webhooks: olderThanMs must be at least 259200000 (three days, the retry window)'),
     );
     expect(() => purgeProcessed(suite.pool, { olderThanMs: 1.5 })).toThrow(
-      new TypeError(`svc-webhooks: olderThanMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`),
+      new WebhookOptionsError(`svc-webhooks: olderThanMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`),
     );
     expect(() => purgeProcessed({} as never)).toThrow(
-      new TypeError('svc-webhooks: purgeProcessed needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
+      new WebhookOptionsError('svc-webhooks: purgeProcessed needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
     );
   });
 
   it('rejects with a TypeError, rather than answering NaN, when the connection answers no count', async () => {
     for (const answer of [[], [null], [{}], [{ count: 'many' }], [{ count: -1 }]]) {
       await expect(purgeProcessed(async () => answer as never)).rejects.toThrow(
-        new TypeError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted'),
+        new WebhookOptionsError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted'),
       );
     }
     // A count the client gives as text, as some drivers do for integers, is a count.

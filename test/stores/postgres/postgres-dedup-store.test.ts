@@ -9,6 +9,7 @@ import { now, SECRET, signedRequest } from '../../helpers/signed-request.js';
 import { pgPool } from '../../helpers/postgres-clients.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
 import { claim, describeDedupContract, type DedupHarness } from '../../helpers/dedup-store-contract.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 const LONG = 60_000;
 const suite = postgresSuite();
@@ -73,12 +74,12 @@ describe('PostgresDedupStore: renew', () => {
   it('rejects durations that are not positive integers with a TypeError and leaves the lease alone', async () => {
     const store = await migratedStore(suite.pool);
     const token = await claim(store, 'evt_1', 300);
-    const leaseMs = new TypeError(`svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
+    const leaseMs = new WebhookOptionsError(`svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
     for (const bad of [0, -1, 1.5, Number.NaN]) {
       await expect(store.renew('evt_1', token, bad)).rejects.toThrow(leaseMs);
       await expect(store.begin('evt_other', bad)).rejects.toThrow(leaseMs);
       await expect(store.complete('evt_1', token, bad)).rejects.toThrow(
-        new TypeError(`svc-webhooks: retentionMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`),
+        new WebhookOptionsError(`svc-webhooks: retentionMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`),
       );
     }
     await sleep(500);
@@ -164,13 +165,13 @@ describe('PostgresDedupStore: connections and options', () => {
     for (const bad of [null, undefined, {}, 'postgres://127.0.0.1/test', 5]) {
       expect(() => new PostgresDedupStore(bad as unknown as PostgresConnection)).toThrow(/^svc-webhooks: PostgresDedupStore needs a pg client or pool/);
     }
-    const tableMessage = new TypeError(
+    const tableMessage = new WebhookOptionsError(
       'svc-webhooks: table must be a table name, optionally schema-qualified (schema.table), each part of lower-case letters, digits and underscores, at most 46 characters',
     );
     for (const table of ['', 'Dedup', '1dedup', 'a-b', 'a.b.c', 'public.Dedup', 'Public.dedup', 'a'.repeat(47), 'x; DROP TABLE y', 5, null]) {
       expect(() => new PostgresDedupStore(suite.pool, { table: table as string })).toThrow(tableMessage);
     }
-    expect(() => new PostgresDedupStore(suite.pool, null as unknown as object)).toThrow(new TypeError('svc-webhooks: PostgresDedupStore options must be an object'));
+    expect(() => new PostgresDedupStore(suite.pool, null as unknown as object)).toThrow(new WebhookOptionsError('svc-webhooks: PostgresDedupStore options must be an object'));
     expect(() => new PostgresDedupStore(suite.pool, { table: 'a'.repeat(46) })).not.toThrow();
     expect(() => new PostgresDedupStore(suite.pool, Object.freeze({ table: 'webhooks.dedup' }))).not.toThrow();
   });

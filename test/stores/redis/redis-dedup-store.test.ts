@@ -7,6 +7,7 @@ import { claim, describeDedupContract } from '../../helpers/dedup-store-contract
 import { PrivateRedis } from '../../helpers/private-redis.js';
 import { connectIoredis, connectNodeRedis, randomPrefix, redisStoreHarness, redisUrl, type NodeRedis } from '../../helpers/redis-clients.js';
 import { silentServer } from '../../helpers/silent-server.js';
+import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 const url = redisUrl();
 let ioredis: Redis;
@@ -47,21 +48,21 @@ describe('RedisDedupStore: connections', () => {
   });
 
   it('says in its TypeError what is wrong with the connection or the options', () => {
-    const noClient = new TypeError('svc-webhooks: RedisDedupStore needs an ioredis or node-redis client or cluster, or a sendCommand function');
+    const noClient = new WebhookOptionsError('svc-webhooks: RedisDedupStore needs an ioredis or node-redis client or cluster, or a sendCommand function');
     // A call or sendCommand that is no function makes no client.
     for (const bad of [null, undefined, 5, {}, { call: 'EVALSHA' }, { sendCommand: true }, { sendCommand: 1, getSlotMaster() {} }]) {
       expect(() => new RedisDedupStore(bad as unknown as RedisConnection)).toThrow(noClient);
     }
-    expect(() => new RedisDedupStore(ioredis, null as unknown as object)).toThrow(new TypeError('svc-webhooks: RedisDedupStore options must be an object'));
-    expect(() => new RedisDedupStore(ioredis, { keyPrefix: 5 as unknown as string })).toThrow(new TypeError('svc-webhooks: keyPrefix must be a string'));
+    expect(() => new RedisDedupStore(ioredis, null as unknown as object)).toThrow(new WebhookOptionsError('svc-webhooks: RedisDedupStore options must be an object'));
+    expect(() => new RedisDedupStore(ioredis, { keyPrefix: 5 as unknown as string })).toThrow(new WebhookOptionsError('svc-webhooks: keyPrefix must be a string'));
     expect(() => new RedisDedupStore(ioredis, { commandTimeoutMs: 0 })).toThrow(
-      new TypeError(`svc-webhooks: commandTimeoutMs must be a whole number of milliseconds from 1 to ${2 ** 31 - 1}`),
+      new WebhookOptionsError(`svc-webhooks: commandTimeoutMs must be a whole number of milliseconds from 1 to ${2 ** 31 - 1}`),
     );
   });
 
   it('names the duration that is wrong in the TypeError of begin, complete and renew', async () => {
     const store = new RedisDedupStore(ioredis, { keyPrefix: randomPrefix() });
-    const message = (name: string) => new TypeError(`svc-webhooks: ${name} must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
+    const message = (name: string) => new WebhookOptionsError(`svc-webhooks: ${name} must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
     await expect(store.begin('evt_1', 0)).rejects.toThrow(message('leaseMs'));
     const token = await claim(store, 'evt_1');
     await expect(store.complete('evt_1', token, 0)).rejects.toThrow(message('retentionMs'));
