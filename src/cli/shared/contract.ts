@@ -1,10 +1,14 @@
 /**
  * The service's OpenAPI contract as the command line reads it (`types`,
  * `send --contract`): parsed and bundled by Redocly's openapi-core (every
- * `$ref` followed, a broken one refused, none fetched from the network),
- * then each webhook's JSON payload and the event type it carries.
+ * `$ref` followed, a broken one refused, none fetched from the network, none
+ * read outside the contract's folder), then each webhook's JSON payload and
+ * the event type it carries.
  */
-import { stat } from 'node:fs/promises';
+import { Buffer } from 'node:buffer';
+import { createReadStream } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isRecord } from '../../base/record.js';
 import { isEventTypeName } from '../../core/event.js';
@@ -63,7 +67,7 @@ export function contractPath(argument: string, what = '<contract>'): string {
 export async function readContract(location: string | URL): Promise<Contract> {
   const redocly = await loadPeer<RedoclyCore>('@redocly/openapi-core', () => import('@redocly/openapi-core'));
   const config = await redocly.createConfig({}, {});
-  const resolver = localResolver(redocly);
+  const resolver = localResolver(redocly, location instanceof URL ? fileURLToPath(location) : location);
   let bundled: Awaited<ReturnType<RedoclyCore['bundle']>>;
   try {
     bundled = await redocly.bundle({ ref: String(location), config, dereference: false, externalRefResolver: resolver });
@@ -96,8 +100,16 @@ export async function readContract(location: string | URL): Promise<Contract> {
   return { document: { ...document, webhooks: kept }, ...found };
 }
 
-/** Redocly's resolver, held to the local files of the contract: each file bounded in size and in its expanded YAML aliases, no URL fetched. */
-function localResolver(redocly: RedoclyCore): Resolver & { refusal?: ContractError } {
+/**
+ * Redocly's resolver, held to the local files of the contract: a `$ref` is read only inside the contract's own
+ * folder once links are resolved (a contract is outside input: a `$ref` to `../.env` or `/proc/self/environ`
+ * would copy a secret into the generated module), only from a regular file, and each file bounded in bytes as
+ * it is read and in its expanded YAML aliases; no URL fetched.
+ */
+function localResolver(redocly: RedoclyCore, root: string): Resolver & { refusal?: ContractError } {
+  const rootFile = resolve(root);
+  const rootFolder = dirname(rootFile);
+  let folder: Promise<string> | undefined;
   class LocalResolver extends redocly.BaseResolver {
     /** The first file refused, told after the bundle whatever Redocly made of it. */
     refusal?: ContractError;
@@ -109,13 +121,28 @@ function localResolver(redocly: RedoclyCore): Resolver & { refusal?: ContractErr
 
     override async loadExternalRef(absoluteRef: string): ReturnType<Resolver['loadExternalRef']> {
       if (/^https?:/i.test(absoluteRef)) this.refuse(`the $ref ${absoluteRef} is a URL: the command reads no network; download it and refer to the file`);
-      const stats = await stat(absoluteRef).catch(() => undefined);
-      // Missing or a folder: Redocly's own message names it.
-      if (stats !== undefined && !stats.isDirectory()) {
-        if (!stats.isFile()) this.refuse(`${nameOf(absoluteRef)} is not a file`);
-        if (stats.size > MAX_CONTRACT_BYTES) this.refuse(`${nameOf(absoluteRef)} is larger than ${MAX_CONTRACT_BYTES / 1024 / 1024} MiB: that is no contract`);
+      // Missing: Redocly's own message names it.
+      const real = await realpath(absoluteRef).catch(() => undefined);
+      if (real === undefined) return super.loadExternalRef(absoluteRef);
+      const inside = relative(await (folder ??= realpath(rootFolder)), real);
+      if (absoluteRef !== rootFile && (inside.startsWith('..') || isAbsolute(inside))) {
+        this.refuse(`the $ref to ${shownFrom(rootFolder, absoluteRef)} leaves the contract's folder: only the files in it and its subfolders are read`);
       }
-      return super.loadExternalRef(absoluteRef);
+      const stats = await stat(real);
+      // A folder: Redocly's own message names it.
+      if (stats.isDirectory()) return super.loadExternalRef(absoluteRef);
+      if (!stats.isFile()) this.refuse(`${nameOf(absoluteRef)} is not a file`);
+      if (stats.size > MAX_CONTRACT_BYTES) this.refuse(tooLarge(absoluteRef));
+      // Counted as it is read: a file may say it is smaller than it is (those of /proc say 0).
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of createReadStream(real) as AsyncIterable<Buffer>) {
+        size += chunk.byteLength;
+        if (size > MAX_CONTRACT_BYTES) this.refuse(tooLarge(absoluteRef));
+        chunks.push(chunk);
+      }
+      // As Redocly reads a file: a Windows line end is one line end.
+      return new redocly.Source(absoluteRef, Buffer.concat(chunks, size).toString('utf8').replace(/\r\n/g, '\n'));
     }
 
     override parseDocument(...args: Parameters<Resolver['parseDocument']>): ReturnType<Resolver['parseDocument']> {
@@ -128,6 +155,16 @@ function localResolver(redocly: RedoclyCore): Resolver & { refusal?: ContractErr
     }
   }
   return new LocalResolver();
+}
+
+function tooLarge(file: string): string {
+  return `${nameOf(file)} is larger than ${MAX_CONTRACT_BYTES / 1024 / 1024} MiB: that is no contract`;
+}
+
+/** `file` as the contract's folder sees it: relative to it, or absolute where that is shorter (`/etc/passwd`). */
+function shownFrom(folder: string, file: string): string {
+  const relativePath = relative(folder, file);
+  return relativePath.length <= file.length ? relativePath : file;
 }
 
 /** How many values `value` holds with each shared node counted wherever it appears; `sizes` remembers each node once. */

@@ -6,8 +6,9 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFile, truncate, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTRACT_BYTES, nameOf, readContract, type Contract } from '../../../src/cli/shared/contract.js';
 import { ContractError } from '../../../src/cli/shared/contract-error.js';
@@ -259,6 +260,59 @@ describe('the contract svc-webhooks types reads', () => {
     } finally {
       server.close();
     }
+  });
+
+  describe('a $ref to a file, which is outside input too', () => {
+    /** A contract whose payload's `data` is the $ref `ref`, and its folder. */
+    const referring = async (ref: string, where = 'data') => {
+      const schema = `{ type: object, properties: { type: { const: call.missed }, ${where}: { $ref: '${ref}' } } }`;
+      const file = await contract(webhook('call.missed', ['post', 'application/json', schema]));
+      return { file, folder: dirname(file) };
+    };
+    const SECRET_TEXT = 'WEBHOOK_SECRET=whsec_c2VjcmV0LW5ldmVyLWNvcGllZA==';
+
+    it('reads a sibling file and one in a subfolder', async () => {
+      const { file, folder } = await referring('./parts/data.yaml');
+      await mkdir(join(folder, 'parts'));
+      await writeFile(join(folder, 'parts/data.yaml'), "type: object\nproperties:\n  object: { $ref: '../object.yaml' }\n");
+      await writeFile(join(folder, 'object.yaml'), 'type: object\nproperties:\n  id: { type: string }\n');
+      const { events, document } = await readContract(file);
+      expect(events.map(({ type }) => type)).toEqual(['call.missed']);
+      expect(JSON.stringify(document)).toContain('"id":{"type":"string"}');
+    });
+
+    it.each([
+      ['a file beside the folder, as ../.env', '../.env', 'the $ref to ../.env'],
+      ['an absolute path, as /etc/passwd', '/etc/passwd', 'the $ref to /etc/passwd'],
+      ['a file of /proc, which says its size is 0', '/proc/self/environ', 'the $ref to /proc/self/environ'],
+    ])('refuses %s in one line, never reading it', async (_name, ref, says) => {
+      const { file, folder } = await referring(ref, 'description');
+      await writeFile(join(folder, '../.env'), SECRET_TEXT);
+      const refusal = await readContract(file).then(() => undefined, (error: unknown) => error);
+      expect(refusal).toBeInstanceOf(ContractError);
+      expect((refusal as Error).message).toBe(`${says} leaves the contract's folder: only the files in it and its subfolders are read`);
+    });
+
+    it('refuses a link in the folder to a file outside it, once the link is resolved', async () => {
+      const { file, folder } = await referring('./shared.yaml');
+      await writeFile(join(folder, '../.env'), SECRET_TEXT);
+      await symlink(join(folder, '../.env'), join(folder, 'shared.yaml'));
+      await expect(readContract(file)).rejects.toThrow(new ContractError("the $ref to shared.yaml leaves the contract's folder: only the files in it and its subfolders are read"));
+    });
+
+    it('refuses what is no regular file in the folder, such as a named pipe, without opening it', async () => {
+      const { file, folder } = await referring('./pipe.yaml');
+      execFileSync('mkfifo', [join(folder, 'pipe.yaml')]);
+      await expect(readContract(file)).rejects.toThrow(new ContractError('pipe.yaml is not a file'));
+    });
+
+    it('bounds a file it reads by its bytes as they come, not by the size it reports', async () => {
+      const { file, folder } = await referring('./big.yaml');
+      // A sparse file reports its size truly; the bound holds for one that reports 0 as well, since the read counts.
+      await writeFile(join(folder, 'big.yaml'), '');
+      await truncate(join(folder, 'big.yaml'), MAX_CONTRACT_BYTES + 1);
+      await expect(readContract(file)).rejects.toThrow(new ContractError('big.yaml is larger than 10 MiB: that is no contract'));
+    });
   });
 
   it('refuses, before parsing it, a file larger than 10 MiB', async () => {

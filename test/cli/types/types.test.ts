@@ -183,6 +183,19 @@ describe('svc-webhooks types', () => {
     });
   });
 
+  it.each([[[]], [['--check']]])('refuses a $ref to a file outside the folder in one line, exit 2, printing none of it (%j)', async (extra) => {
+    const dir = await typesFolder();
+    const contract = (await readFile(join(CONTRACTS, 'rich.yaml'), 'utf8')).replace('info:', "x-leak: { description: { $ref: '/proc/self/environ' } }\ninfo:");
+    await writeFile(join(dir, 'openapi.yaml'), contract);
+    const run = await cli(['types', join(dir, 'openapi.yaml'), '-o', join(dir, 'webhook-types.ts'), ...extra]);
+    expect(run).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: "svc-webhooks types: the $ref to /proc/self/environ leaves the contract's folder: only the files in it and its subfolders are read\n",
+    });
+    expect(await readdir(dir)).toEqual(['openapi.yaml']);
+  });
+
   it("throws a failure that is not the contract's, such as its output's, rather than call it a usage error", async () => {
     const dir = await typesFolder();
     const closed = new Error('write EPIPE');
