@@ -46,6 +46,12 @@ const METHODS = ['post', 'put', 'patch'] as const;
 
 /** The largest file of the contract read (the contract or one its `$ref`s name): far above any real contract. */
 export const MAX_CONTRACT_BYTES = 10 * 1024 * 1024;
+/**
+ * The longest string the validators run a pattern on that has no `maxLength` and whose cost can grow faster than
+ * its input: a longer one fails as past `maxLength`, before the pattern runs. A signed event carries end users'
+ * text (an SMS), and such a pattern can take seconds on a string of 30 characters, minutes on a longer one.
+ */
+export const PATTERN_BOUND_CHARS = 4096;
 /** The most values one file of the contract may hold once its YAML aliases are expanded: a 10 MiB file without aliases holds fewer. */
 const MAX_CONTRACT_VALUES = 6_000_000;
 
@@ -90,6 +96,7 @@ export async function readContract(location: string | URL): Promise<Contract> {
     throw new ContractError(`${nameOf(location)} has no webhooks section: it describes no event (OpenAPI 3.1 "webhooks")`);
   }
   const found = eventsOf(document, webhooks);
+  found.warnings.push(...unboundedPatterns(document).map((pointer) => `${pointer}: a pattern without maxLength: the validators refuse a string past ${PATTERN_BOUND_CHARS.toLocaleString('en')} characters before they run it; give the field a maxLength (and the pattern no nested quantifier: one may take seconds on 30 characters)`));
   if (found.events.length === 0) {
     // The warnings would go unheard: they say why.
     throw new ContractError(`${nameOf(location)} describes no event it can use: ${found.warnings.join('; ')}`);
@@ -180,7 +187,33 @@ function expandedSize(value: unknown, sizes: Map<object, number>): number {
   return size;
 }
 
-function eventsOf(document: Record<string, unknown>, webhooks: Record<string, unknown>): Pick<Contract, 'events' | 'warnings'> {
+/**
+ * Whether `schema` has a pattern without `maxLength` whose cost can grow faster than its input: two quantifiers,
+ * a quantified group, or an unanchored start (the test of @exodus/schemasafe's complexity checks), read with
+ * each character class and escaped character as one literal, so that `^\+[0-9]{1,14}$` is not one.
+ */
+export function isUnboundedPattern(schema: Record<string, unknown>): boolean {
+  const { pattern } = schema;
+  if (typeof pattern !== 'string' || schema.maxLength !== undefined) return false;
+  const shape = pattern.replace(/\[(?:[^\]\\]|\\.)*\]/g, 'x').replace(/\\./g, 'x');
+  return /([{+*].*[{+*]|\)[{+*]|^[^^].*[{+*].)/.test(shape);
+}
+
+/** The pointers of the schemas of `document` with an unbounded pattern, examples left out, at most 64 levels deep. */
+function unboundedPatterns(document: Record<string, unknown>): string[] {
+  const found: string[] = [];
+  const visit = (node: unknown, pointer: string, depth: number): void => {
+    if (!isRecord(node) || depth > 64) return;
+    if (isUnboundedPattern(node)) found.push(pointer);
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== 'example' && key !== 'examples') visit(value, `${pointer}/${escapePointer(key)}`, depth + 1);
+    }
+  };
+  visit(document, '#', 0);
+  return found;
+}
+
+function eventsOf(document: Record<string, unknown>, webhooks: Record<string, unknown>): { events: ContractEvent[]; warnings: string[] } {
   const events: ContractEvent[] = [];
   const warnings: string[] = [];
   const byType = new Map<string, string>();

@@ -4,7 +4,7 @@
  * event before it sends it.
  */
 import { isRecord } from '../../base/record.js';
-import type { Contract, ContractEvent } from './contract.js';
+import { isUnboundedPattern, PATTERN_BOUND_CHARS, type Contract, type ContractEvent } from './contract.js';
 import { ContractError } from './contract-error.js';
 import { loadPeer, SCHEMA_PEERS } from './peers.js';
 
@@ -98,15 +98,19 @@ function unescaped(part: string): string {
 
 /**
  * A copy of `document` where OpenAPI 3.0's `nullable: true` reads as JSON
- * Schema's `type: [x, "null"]`, and without `format`: an annotation in
+ * Schema's `type: [x, "null"]`, without `format`: an annotation in
  * 2020-12 that schemasafe 1.3 cannot leave unchecked (it refuses OpenAPI's
- * own int32 or password, and writes broken code for date-time).
+ * own int32 or password, and writes broken code for date-time), and with
+ * `maxLength: PATTERN_BOUND_CHARS` beside a pattern that has none and may
+ * cost more than its input: schemasafe checks the length first, and runs
+ * no pattern on a string past it.
  */
 function forSchemasafe(document: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(document), (_key, value: unknown) => {
     if (!isRecord(value)) return value;
     const { format, ...rest } = value;
-    const schema = typeof format === 'string' ? rest : value;
+    const formatless = typeof format === 'string' ? rest : value;
+    const schema = isUnboundedPattern(formatless) ? { ...formatless, maxLength: PATTERN_BOUND_CHARS } : formatless;
     if (schema.nullable !== true || typeof schema.type !== 'string') return schema;
     const { nullable: _nullable, ...plain } = schema;
     return Array.isArray(schema.enum) ? { ...plain, type: [schema.type, 'null'], enum: [...schema.enum, null] } : { ...plain, type: [schema.type, 'null'] };

@@ -46,6 +46,24 @@ describe('the compiled check of an event type', () => {
     expect(failedPaths(check!, wrong)).toEqual(['pair.0', 'pair.1']);
   });
 
+  it('refuses a string past 4,096 characters before it runs a pattern that has no maxLength and may cost more than its input', async () => {
+    const text = { type: 'string', pattern: '^\\w+\\s?\\w*$' };
+    const [check] = await compileChecks(event({ ...payload, properties: { ...payload.properties, text } }));
+    expect(check!({ id: 'call_1', text: 'a'.repeat(4096) })).toBe(true);
+    expect(check!({ id: 'call_1', text: 'a'.repeat(4097) })).toBe(false);
+    // The length refused it: the pattern never ran.
+    expect(check!.errors).toEqual([{ keywordLocation: '#/$ref/properties/text/maxLength', instanceLocation: '#/text' }]);
+    expect(check!({ id: 'call_1', text: 'a b!' })).toBe(false);
+    expect(check!.errors).toEqual([{ keywordLocation: '#/$ref/properties/text/pattern', instanceLocation: '#/text' }]);
+  });
+
+  it("keeps a pattern's own maxLength, and puts no bound on a pattern that costs no more than its input", async () => {
+    const properties = { ...payload.properties, text: { type: 'string', pattern: '^\\w+\\s?\\w*$', maxLength: 10_000 }, phone: { type: 'string', pattern: '^\\+[1-9][0-9]{1,14}$' } };
+    const [check] = await compileChecks(event({ ...payload, properties }));
+    expect(check!({ id: 'call_1', text: 'a'.repeat(10_000), phone: '+14155550123' })).toBe(true);
+    expect(check!({ id: 'call_1', text: 'a'.repeat(10_001) })).toBe(false);
+  });
+
   it('refuses a schema schemasafe cannot compile in one line naming where it is', async () => {
     await expect(compileChecks(event({ type: 'strnig' }))).rejects.toThrow(
       new ContractError('#/components/schemas/Event: its schema cannot be compiled: Unknown type: "strnig" at urn:svc-webhooks:contract#'),

@@ -262,6 +262,21 @@ describe('the contract svc-webhooks types reads', () => {
     }
   });
 
+  it('warns of each pattern without maxLength that may cost more than its input, naming where it is, and of no other', async () => {
+    const fields = [
+      "hostile: { type: string, pattern: '^(\\S+\\s?)+$' }",
+      "bounded: { type: string, pattern: '^(\\S+\\s?)+$', maxLength: 160 }",
+      "phone: { type: string, pattern: '^\\+[1-9][0-9]{1,14}$' }",
+      "word: { type: string, pattern: '^[a-z+*]+$' }",
+    ];
+    const schema = `{ type: object, properties: { type: { const: call.missed }, data: { type: object, properties: { ${fields.join(', ')} } } } }`;
+    const { warnings } = await readContract(await contract(webhook('call.missed', ['post', 'application/json', schema])));
+    expect(warnings.filter((warning) => warning.includes('pattern'))).toEqual([
+      '#/webhooks/call.missed/post/requestBody/content/application~1json/schema/properties/data/properties/hostile: a pattern without maxLength: ' +
+        'the validators refuse a string past 4,096 characters before they run it; give the field a maxLength (and the pattern no nested quantifier: one may take seconds on 30 characters)',
+    ]);
+  });
+
   describe('a $ref to a file, which is outside input too', () => {
     /** A contract whose payload's `data` is the $ref `ref`, and its folder. */
     const referring = async (ref: string, where = 'data') => {
