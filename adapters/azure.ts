@@ -69,9 +69,38 @@ interface AzureRequest {
 
 const BODY_USED_MESSAGE = 'the request body was read before verifyWebhook; hand it the request unread';
 
-/** An Azure HTTP handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it. */
+/**
+ * An Azure HTTP handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
+ * @example
+ * ```ts
+ * import { app } from '@azure/functions';
+ * import { verifyWebhook } from 'svc-webhooks/azure';
+ *
+ * app.http('webhooks', {
+ *   methods: ['POST'],
+ *   handler: verifyWebhook({
+ *     secret: process.env.WEBHOOK_SECRET!,
+ *     on: { 'call.missed': async (missed, { id }) => queueCallback(id, missed.data.object.id) },
+ *   }),
+ * });
+ * ```
+ */
 export function verifyWebhook<S extends EventSchemas = {}>(options: AzureWebhookOptions<S>): AzureWebhook;
-/** An Azure HTTP handler that calls `handler` for each verified event and returns what it returns (204 for nothing). */
+/**
+ * An Azure HTTP handler that calls `handler` for each verified event and returns what it returns (204 for nothing).
+ * @example
+ * ```ts
+ * import { app } from '@azure/functions';
+ * import { verifyWebhook } from 'svc-webhooks/azure';
+ *
+ * app.http('webhooks', {
+ *   methods: ['POST'],
+ *   handler: verifyWebhook({ secret: process.env.WEBHOOK_SECRET! }, async (event, { id, context }) => {
+ *     if (event.type === 'call.missed') await queueCallback(id, event.data.object.id);
+ *   }),
+ * });
+ * ```
+ */
 export function verifyWebhook(options: AzureHandlerOptions, handler: AzureWebhookHandler): AzureWebhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: AzureWebhookOptions<EventSchemas> | AzureHandlerOptions, handler?: AzureWebhookHandler): AzureWebhook {

@@ -61,6 +61,17 @@ interface ExpressRequest {
  * answers refusals itself. Without `on` or `handoff`, the route after it runs
  * under the claim with `req.webhook` set, and settles it by the status it
  * answers. Throws `WebhookOptionsError` for bad options.
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { verifyWebhook } from 'svc-webhooks/express';
+ *
+ * const app = express();
+ * app.post('/webhooks', verifyWebhook({ secret: process.env.WEBHOOK_SECRET! }), (req, res) => {
+ *   queue.add(req.webhook.event); // the verified delivery: its event, id, keyId, dedupKey
+ *   res.status(204).end();
+ * });
+ * ```
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebhookOptions<S>): RequestHandler {
   const { onError } = options;

@@ -90,6 +90,20 @@ interface FastifyWebhookRequest {
  * A Fastify plugin that verifies each request of its scope in a preParsing
  * hook and answers refusals itself; register it with `app.register`. Throws
  * `WebhookOptionsError` for bad options.
+ * @example
+ * ```ts
+ * import Fastify from 'fastify';
+ * import { verifyWebhook } from 'svc-webhooks/fastify';
+ *
+ * const app = Fastify();
+ * await app.register(
+ *   verifyWebhook({
+ *     secret: process.env.WEBHOOK_SECRET!,
+ *     path: '/webhooks',
+ *     on: { 'call.missed': async (missed, { id }) => queueCallback(id, missed.data.object.id) },
+ *   }),
+ * );
+ * ```
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebhookOptions<S>): FastifyPluginAsync {
   const { routes, path, onError } = options;

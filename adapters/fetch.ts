@@ -72,9 +72,31 @@ interface FetchRequest {
   readonly platform: readonly unknown[];
 }
 
-/** A Fetch handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it. */
+/**
+ * A Fetch handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
+ * @example
+ * ```ts
+ * import { verifyWebhook } from 'svc-webhooks/fetch';
+ *
+ * export const POST = verifyWebhook({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   on: { 'call.missed': async (missed, { id }) => queueCallback(id, missed.data.object.id) },
+ * });
+ * ```
+ */
 export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhookOptions<S>): FetchWebhook;
-/** A Fetch handler that calls `handler` for each verified event and sends what it returns (204 for nothing). */
+/**
+ * A Fetch handler that calls `handler` for each verified event and sends what it returns (204 for nothing).
+ * @example
+ * ```ts
+ * import { verifyWebhook } from 'svc-webhooks/fetch';
+ *
+ * // A Next.js route handler, Bun.serve's fetch, a Worker's fetch: each request is a Fetch Request.
+ * export const POST = verifyWebhook({ secret: process.env.WEBHOOK_SECRET! }, async (event, { id, request }) => {
+ *   if (event.type === 'call.missed') await queueCallback(id, event.data.object.id);
+ * });
+ * ```
+ */
 export function verifyWebhook(options: FetchHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: FetchWebhookOptions<EventSchemas> | FetchHandlerOptions, handler?: FetchWebhookHandler): FetchWebhook {

@@ -85,9 +85,32 @@ const RAW_BODY = Symbol.for('h3RawBody');
 
 const BODY_USED_MESSAGE = 'the request body was read before verifyWebhook, outside h3 (event.req); read it with readRawBody(), readBody() or event.req.text() instead';
 
-/** An h3 event handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it. */
+/**
+ * An h3 event handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
+ * @example
+ * ```ts
+ * // server/routes/webhooks.post.ts in Nitro or Nuxt
+ * import { verifyWebhook } from 'svc-webhooks/h3';
+ *
+ * export default verifyWebhook({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   on: { 'call.missed': async (missed, { id }) => queueCallback(id, missed.data.object.id) },
+ * });
+ * ```
+ */
 export function verifyWebhook<S extends EventSchemas = {}>(options: H3WebhookOptions<S>): H3Webhook;
-/** An h3 event handler that calls `handler` for each verified event and sends what it returns (204 for nothing). */
+/**
+ * An h3 event handler that calls `handler` for each verified event and sends what it returns (204 for nothing).
+ * @example
+ * ```ts
+ * // server/routes/webhooks.post.ts in Nitro or Nuxt
+ * import { verifyWebhook } from 'svc-webhooks/h3';
+ *
+ * export default verifyWebhook({ secret: process.env.WEBHOOK_SECRET! }, async (event, { id, request }) => {
+ *   if (event.type === 'call.missed') await queueCallback(id, event.data.object.id);
+ * });
+ * ```
+ */
 export function verifyWebhook(options: H3HandlerOptions, handler: H3WebhookHandler): H3Webhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: H3WebhookOptions<EventSchemas> | H3HandlerOptions, handler?: H3WebhookHandler): H3Webhook {

@@ -62,6 +62,17 @@ const BODY_USED_MESSAGE =
  * `c.var.webhook` set, and settles it by the status it answers. The claim's
  * settle goes to the runtime's `waitUntil` where there is one. Throws
  * `WebhookOptionsError` for bad options.
+ * @example
+ * ```ts
+ * import { Hono } from 'hono';
+ * import { verifyWebhook } from 'svc-webhooks/hono';
+ *
+ * const app = new Hono();
+ * app.post('/webhooks', verifyWebhook({ secret: process.env.WEBHOOK_SECRET! }), (c) => {
+ *   queue.add(c.var.webhook.event);
+ *   return c.body(null, 204);
+ * });
+ * ```
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookOptions<S>): MiddlewareHandler {
   const { onError } = options;

@@ -74,9 +74,31 @@ interface LambdaRequest {
   readonly context: Context;
 }
 
-/** A Lambda handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it. */
+/**
+ * A Lambda handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
+ * @example
+ * ```ts
+ * import { verifyWebhook } from 'svc-webhooks/lambda';
+ *
+ * export const handler = verifyWebhook({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   on: { 'call.missed': async (missed, { id }) => queueCallback(id, missed.data.object.id) },
+ * });
+ * ```
+ */
 export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhookOptions<S>): LambdaWebhook;
-/** A Lambda handler that calls `handler` for each verified event and returns what it returns (204 for nothing). */
+/**
+ * A Lambda handler that calls `handler` for each verified event and returns what it returns (204 for nothing).
+ * @example
+ * ```ts
+ * import { verifyWebhook } from 'svc-webhooks/lambda';
+ *
+ * // Behind API Gateway (REST or HTTP API), a Function URL or an ALB.
+ * export const handler = verifyWebhook({ secret: process.env.WEBHOOK_SECRET! }, async (event, { id, context }) => {
+ *   if (event.type === 'call.missed') await queueCallback(id, event.data.object.id);
+ * });
+ * ```
+ */
 export function verifyWebhook(options: LambdaHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas> | LambdaHandlerOptions, handler?: LambdaWebhookHandler): LambdaWebhook {

@@ -76,12 +76,43 @@ export class WebhooksRoute {
 
 /** The module that registers the webhook route and finds the `@OnWebhook` methods. */
 export class WebhooksModule {
-  /** The module with `options`. */
+  /**
+   * The module with `options`.
+   * @example
+   * ```ts
+   * import { Injectable, Module } from '@nestjs/common';
+   * import { OnWebhook, WebhooksModule } from 'svc-webhooks/nestjs';
+   * import type { CallMissedEvent, WebhookDelivery } from 'svc-webhooks';
+   *
+   * @Injectable()
+   * class Callbacks {
+   *   @OnWebhook('call.missed')
+   *   async missed(event: CallMissedEvent, { id }: WebhookDelivery) {
+   *     await queueCallback(id, event.data.object.id);
+   *   }
+   * }
+   *
+   * @Module({ imports: [WebhooksModule.forRoot({ secret: process.env.WEBHOOK_SECRET! })], providers: [Callbacks] })
+   * export class AppModule {}
+   * ```
+   */
   static forRoot(options: WebhooksModuleOptions): DynamicModule {
     return moduleWith([], { provide: OPTIONS, useValue: options });
   }
 
-  /** The module with the options `useFactory` builds, once the providers it injects are ready. */
+  /**
+   * The module with the options `useFactory` builds, once the providers it injects are ready.
+   * @example
+   * ```ts
+   * import { ConfigModule, ConfigService } from '@nestjs/config';
+   *
+   * WebhooksModule.forRootAsync({
+   *   imports: [ConfigModule],
+   *   inject: [ConfigService],
+   *   useFactory: (config: ConfigService) => ({ secret: config.getOrThrow<string>('WEBHOOK_SECRET') }),
+   * });
+   * ```
+   */
   static forRootAsync({ imports = [], useFactory, inject = [] }: WebhooksModuleAsyncOptions): DynamicModule {
     return moduleWith(imports, { provide: OPTIONS, useFactory, inject });
   }

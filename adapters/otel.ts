@@ -78,7 +78,17 @@ interface Receiving {
   readonly started: number;
 }
 
-/** Subscribes to the channels of every entry and records what they publish; returns how to stop. */
+/**
+ * Subscribes to the channels of every entry and records what they publish; returns how to stop.
+ * @example
+ * ```ts
+ * // Once, after the OpenTelemetry SDK started, before the receiver takes requests.
+ * import { instrumentWebhooks } from 'svc-webhooks/otel';
+ *
+ * const instrumentation = instrumentWebhooks();
+ * process.on('SIGTERM', () => instrumentation.stop());
+ * ```
+ */
 export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): WebhookInstrumentation {
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
