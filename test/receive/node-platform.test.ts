@@ -17,6 +17,16 @@ import { answeredOnNode, rawBodyLeftByParser, readNodeBody, statusWhenEnded, typ
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { settledAfter } from '../helpers/web-stream.js';
 
+/** What `run` throws, or `undefined` when it returns. */
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
 /** A 10-byte limit, read within 500 ms. */
 const limits = () => ({ maxPayloadBytes: 10, deadlines: new DeadlineQueue(500) });
 const tooLarge = expect.objectContaining({ code: 'payload_too_large', status: 413, message: 'the body is larger than 10 bytes' });
@@ -178,14 +188,7 @@ describe('rawBodyLeftByParser', () => {
     'text/plain; charset=utf-16le; charset=utf-8',
     'text/plain; charset=cesu-8',
   ])('refuses with body_decoded a string a text parser decoded from a body of %s: the bytes signed are lost', (contentType) => {
-    const refusal = (() => {
-      try {
-        rawBodyLeftByParser(requestWith({ body: '{"id":"evt_1"}' }, true, { 'content-type': contentType }));
-      } catch (error) {
-        return error;
-      }
-      return undefined;
-    })();
+    const refusal = thrownBy(() => rawBodyLeftByParser(requestWith({ body: '{"id":"evt_1"}' }, true, { 'content-type': contentType })));
     expect(refusal).toBeInstanceOf(WebhookBodyError);
     expect(refusal).toMatchObject({ code: 'body_decoded', status: 400 });
     expect((refusal as Error).message).toBe(
@@ -209,14 +212,7 @@ describe('rawBodyLeftByParser', () => {
     ['an array of numbers', { body: [123, 125], rawBody: [123, 125] }],
     ['an ArrayBuffer', { body: bytes.buffer }],
   ])('refuses with body_already_parsed a read stream that left %s', (_kind, left) => {
-    const refusal = (() => {
-      try {
-        rawBodyLeftByParser(requestWith(left, true));
-      } catch (error) {
-        return error;
-      }
-      return undefined;
-    })();
+    const refusal = thrownBy(() => rawBodyLeftByParser(requestWith(left, true)));
     expect(refusal).toBeInstanceOf(WebhookBodyError);
     expect(refusal).toMatchObject({ code: 'body_already_parsed', status: 500 });
     expect((refusal as Error).message).toBe(
