@@ -36,3 +36,13 @@ export function kindOf(error: unknown): string {
 export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
+
+/**
+ * `onValue` of `value`: at once when it is at hand, else once it settles, with `onRejected` taking a rejection
+ * (without it, the rejection is passed on). The one way the request path takes a value or a promise of one: an
+ * answer at hand costs no turn of the event loop, and a thenable, a user's included, is adopted as `await`
+ * adopts it, one whose `then` throws too. Give it functions made once, not per call, on a path measured for speed.
+ */
+export function whenSettled<T, R>(value: T | PromiseLike<T>, onValue: (value: T) => R, onRejected?: (error: unknown) => R): R | Promise<R> {
+  return isThenable(value) ? Promise.resolve(value).then(onValue, onRejected) : onValue(value);
+}

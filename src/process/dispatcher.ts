@@ -8,7 +8,7 @@
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookHandlerError } from '../core/errors.js';
 import { isKnownEventType } from '../core/event.js';
-import { callSafely, isThenable } from '../base/user-code.js';
+import { callSafely, whenSettled } from '../base/user-code.js';
 import { checkHandlerOptions, type CheckedHandlers, type HandlerRoute } from './handler-options.js';
 import type { EventSchemas, HandlerErrorCallback, HandlerOptions } from './handler-types.js';
 import type { StandardSchema, StandardSchemaIssue } from './standard-schema.js';
@@ -87,7 +87,7 @@ function call(handler: HandlerRoute['handler'], input: unknown, delivery: Webhoo
   } catch (error) {
     return failed(error);
   }
-  return isThenable(returned) ? Promise.resolve(returned).then(handled, failed) : HANDLED;
+  return whenSettled(returned, handled, failed);
 }
 
 const handled = (): HandlerOutcome => HANDLED;

@@ -6,7 +6,7 @@
  * one message, for callers the types do not reach.
  */
 import { CONSOLE_LINES, type WebhookLogger } from '../base/logger.js';
-import { isThenable } from '../base/user-code.js';
+import { isThenable, whenSettled } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { createDispatcher, handlerFailed, type HandlerOutcome } from '../process/dispatcher.js';
 import { checkOnHandlerError, ONLY_WITH_ON, receiverErrorLog } from '../process/handler-options.js';
@@ -143,7 +143,7 @@ export function whatRuns<R, A>(options: ModeOptions, runner: EntryRunner<R, A> |
     return {
       run: (_request, delivery) => {
         const dispatched = dispatcher.dispatch(delivery);
-        return isThenable(dispatched) ? dispatched.then(handlersOutcome) : handlersOutcome(dispatched);
+        return whenSettled(dispatched, handlersOutcome);
       },
       runsFor: dispatcher.handles,
     };

@@ -1,6 +1,6 @@
 /** Calling the user's code safely: callbacks whose outcome nobody waits for, the kind and reason of anything thrown, and thenables. */
 import { describe, expect, it } from 'vitest';
-import { callSafely, isThenable, kindOf, reasonOf } from '../../src/base/user-code.js';
+import { callSafely, isThenable, kindOf, reasonOf, whenSettled } from '../../src/base/user-code.js';
 import { failingBothWays } from '../helpers/failing-callbacks.js';
 
 /** Runs `act`, then one turn of the event loop; answers the unhandled rejections Node saw meanwhile. */
@@ -86,5 +86,28 @@ describe('isThenable', () => {
     expect(isThenable(42)).toBe(false);
     expect(isThenable(null)).toBe(false);
     expect(isThenable({ then: 'later' })).toBe(false);
+  });
+});
+
+describe('whenSettled', () => {
+  const double = (value: number): number => value * 2;
+  const caught = (error: unknown): number => (error instanceof Error ? -1 : -2);
+
+  it('answers a value at hand at once, not a promise', () => {
+    expect(whenSettled(21, double)).toBe(42);
+    expect(whenSettled(21, double, caught)).toBe(42);
+  });
+
+  it('answers a promise of what a promise or any thenable settles to, a rejection through onRejected', async () => {
+    await expect(whenSettled(Promise.resolve(21), double)).resolves.toBe(42);
+    await expect(whenSettled({ then: (resolve: (value: number) => void) => resolve(21) } as PromiseLike<number>, double)).resolves.toBe(42);
+    await expect(whenSettled(Promise.reject(new Error('down')), double, caught)).resolves.toBe(-1);
+  });
+
+  it("takes a thenable whose then throws as a rejection, and passes a rejection on without onRejected", async () => {
+    const throwing = { then: () => { throw 'no'; } } as unknown as PromiseLike<number>;
+    await expect(whenSettled(throwing, double, caught)).resolves.toBe(-2);
+    const failure = new Error('down');
+    await expect(whenSettled(Promise.reject(failure), double)).rejects.toBe(failure);
   });
 });
