@@ -68,7 +68,7 @@ const PARSED_BODY_MESSAGE =
  * Undefined when the body stream is still unread: read it then. Throws
  * `body_already_parsed` when a parser read the stream and kept no raw form.
  */
-export function rawBodyLeftByParser(request: ParsedNodeRequest): Uint8Array | string | undefined {
+export function rawBodyLeftByParser(request: Pick<ParsedNodeRequest, 'rawBody' | 'body' | 'readableDidRead'>): Uint8Array | string | undefined {
   const { rawBody, body } = request;
   if (isBytes(rawBody) || typeof rawBody === 'string') return rawBody;
   if (isBytes(body) || typeof body === 'string') return body;
