@@ -13,16 +13,16 @@
 import type { DynamicModule, FactoryProvider, ModuleMetadata, Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import type { KnownEventType } from '../src/core/event.js';
-import type { EventSchemas, HandlerOptions } from '../src/process/handler-types.js';
-import type { Handoff } from '../src/process/handoff.js';
+import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 import { handlersIn } from './nestjs-handlers.js';
 import { nestPlatform, webhooksController, type RouteController, type RouteRequest } from './nestjs-route.js';
 
 export { OnWebhook, type OnWebhookDecorator, type WebhookMethod } from './nestjs-handlers.js';
 
-/** The module's options: the entry's, where the route is, and `handoff` or the options of the decorated handlers. */
-export interface WebhooksModuleOptions extends EntryOptions, Partial<Omit<HandlerOptions<EventSchemas>, 'on'>> {
+/** The module's options besides what runs: the entry's, and where the route is. */
+export interface WebhooksModuleEntryOptions extends EntryOptions {
   /**
    * The webhook route's path, below Nest's global prefix as every route of
    * the app (exclude it there to serve it at `path` itself).
@@ -35,14 +35,21 @@ export interface WebhooksModuleOptions extends EntryOptions, Partial<Omit<Handle
    * @default false (one endpoint)
    */
   readonly tenant?: boolean;
-  /**
-   * Hands each verified delivery to a queue (`enqueue()` of `svc-webhooks/bullmq`
-   * or `svc-webhooks/pg-boss`) in place of `@OnWebhook` methods, whose worker
-   * runs the handlers.
-   * @default undefined (the `@OnWebhook` methods run)
-   */
-  readonly handoff?: Handoff;
 }
+
+/** The `@OnWebhook` methods run for each delivery, with the options of `on` besides the handlers. */
+export interface WebhookMethodsMode extends Omit<Partial<HandlersMode<EventSchemas>>, 'on'> {
+  /** Not in the module: its `@OnWebhook` methods are the handlers. */
+  readonly on?: undefined;
+}
+
+/**
+ * The module's options: the entry's, where the route is, and what runs: the
+ * `@OnWebhook` methods (with `schemas`, `unknownEvents`, `onUnknownEvent`,
+ * `onHandlerError`), or a `handoff` to a queue (`enqueue()` of
+ * `svc-webhooks/bullmq` or `svc-webhooks/pg-boss`), whose worker runs the handlers.
+ */
+export type WebhooksModuleOptions = WebhooksModuleEntryOptions & (WebhookMethodsMode | HandoffMode);
 
 /** `forRootAsync`'s options: the options from a factory, with what it injects (a `ConfigService`, a store). */
 export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
