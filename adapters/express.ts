@@ -15,6 +15,7 @@ import { answeredOnNode, rawBodyLeftByParser, readNodeBody, statusWhenEnded } fr
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { TenantOf } from '../src/receive/tenants.js';
 import type { MiddlewareMode } from '../src/receive/what-runs.js';
+import { sendOnExpress } from './answers.js';
 
 declare global {
   namespace Express {
@@ -83,12 +84,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebho
       body: ({ req }, limits) => rawBodyLeftByParser(req) ?? readNodeBody(req, req.headers['content-length'], limits),
       headers: ({ req }) => req.headers,
       userRequest: ({ req }) => req,
-      send({ res }, { status, headers, body }) {
-        // A failed onError may have begun an answer: end it rather than leave the request open.
-        if (res.headersSent) res.end();
-        else if (body === undefined) res.set(headers).status(status).end();
-        else res.set(headers).status(status).json(body);
-      },
+      send: ({ res }, response) => sendOnExpress(res, response),
       statusOf: ({ res }) => res.statusCode,
       senderGone: () => undefined,
       onError: onError && (({ req, res, next }, error, headers) => answeredOnNode(res, headers, () => onError(error, req, res, next))),

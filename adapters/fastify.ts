@@ -25,6 +25,7 @@ import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/
 import type { TenantOf } from '../src/receive/tenants.js';
 import type { HandlersMode, HandoffMode, RouteMode } from '../src/receive/what-runs.js';
 import { WebhookOptionsError } from '../src/base/options-error.js';
+import { sendOnFastify } from './answers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -125,11 +126,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
       },
       headers: ({ request }) => request.headers,
       userRequest: ({ request }) => request,
-      send({ reply }, { status, headers, body }) {
-        // A failed onError may have begun an answer: end it rather than leave the request open.
-        if (reply.raw.headersSent) reply.raw.end();
-        else reply.headers(headers).code(status).send(body);
-      },
+      send: ({ reply }, response) => sendOnFastify(reply, response),
       statusOf: ({ reply }) => reply.raw.statusCode,
       // Its sender is gone: nobody is left to answer.
       senderGone: ({ reply }) => void reply.hijack(),

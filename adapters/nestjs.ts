@@ -1,33 +1,32 @@
 /**
  * svc-webhooks/nestjs: `WebhooksModule.forRoot(options)` (or `forRootAsync`)
- * registers the webhook route, `POST /webhooks` by default, on the app's
- * platform, Express or Fastify, before Nest adds its body parsers: the route
- * reads the raw body itself, so no `rawBody: true` is needed. Provider methods
- * decorated `@OnWebhook('call.missed')` are found at bootstrap and run as the
- * handlers of `on` do elsewhere, under the dedup claim; or `handoff` hands
- * each delivery to a queue. A misconfiguration fails the bootstrap with a
- * `WebhookOptionsError` that names the fix.
+ * adds a controller route for the webhook, `POST /webhooks` by default, on
+ * the app's platform, Express or Fastify: the app's own middleware, guards,
+ * interceptors, exception filters and body parsers run before it as before
+ * any route, and it verifies the bytes Nest keeps with `rawBody: true`.
+ * Provider methods decorated `@OnWebhook('call.missed')` are found at
+ * bootstrap and run as the handlers of `on` do elsewhere, under the dedup
+ * claim; or `handoff` hands each delivery to a queue. A misconfiguration
+ * fails the bootstrap with a `WebhookOptionsError` that names the fix.
  * @packageDocumentation
  */
 import type { DynamicModule, FactoryProvider, ModuleMetadata, Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
-import type { Request } from 'express';
-import type { FastifyRequest } from 'fastify';
 import type { KnownEventType } from '../src/core/event.js';
-import type { EventSchemas, HandlerOptions } from '../src/process/handler-types.js';
-import type { Handoff } from '../src/process/handoff.js';
-import type { EntryOptions } from '../src/receive/pipeline.js';
-import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from './express.js';
-import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from './fastify.js';
+import type { EventSchemas } from '../src/process/handler-types.js';
+import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 import { handlersIn } from './nestjs-handlers.js';
 import { WebhookOptionsError } from '../src/base/options-error.js';
+import { nestPlatform, webhooksController, type RouteController, type RouteRequest } from './nestjs-route.js';
 
 export { OnWebhook, type OnWebhookDecorator, type WebhookMethod } from './nestjs-handlers.js';
 
-/** The module's options: the entry's, where the route is, and `handoff` or the options of the decorated handlers. */
-export interface WebhooksModuleOptions extends EntryOptions, Partial<Omit<HandlerOptions<EventSchemas>, 'on'>> {
+/** The module's options besides what runs: the entry's, and where the route is. */
+export interface WebhooksModuleEntryOptions extends EntryOptions {
   /**
-   * The webhook route's path, outside Nest's global prefix.
+   * The webhook route's path, below Nest's global prefix as every route of
+   * the app (exclude it there to serve it at `path` itself).
    * @default '/webhooks'
    */
   readonly path?: string;
@@ -37,14 +36,21 @@ export interface WebhooksModuleOptions extends EntryOptions, Partial<Omit<Handle
    * @default false (one endpoint)
    */
   readonly tenant?: boolean;
-  /**
-   * Hands each verified delivery to a queue (`enqueue()` of `svc-webhooks/bullmq`
-   * or `svc-webhooks/pg-boss`) in place of `@OnWebhook` methods, whose worker
-   * runs the handlers.
-   * @default undefined (the `@OnWebhook` methods run)
-   */
-  readonly handoff?: Handoff;
 }
+
+/** The `@OnWebhook` methods run for each delivery, with the options of `on` besides the handlers. */
+export interface WebhookMethodsMode extends Omit<Partial<HandlersMode<EventSchemas>>, 'on'> {
+  /** Not in the module: its `@OnWebhook` methods are the handlers. */
+  readonly on?: undefined;
+}
+
+/**
+ * The module's options: the entry's, where the route is, and what runs: the
+ * `@OnWebhook` methods (with `schemas`, `unknownEvents`, `onUnknownEvent`,
+ * `onHandlerError`), or a `handoff` to a queue (`enqueue()` of
+ * `svc-webhooks/bullmq` or `svc-webhooks/pg-boss`), whose worker runs the handlers.
+ */
+export type WebhooksModuleOptions = WebhooksModuleEntryOptions & (WebhookMethodsMode | HandoffMode);
 
 /** `forRootAsync`'s options: the options from a factory, with what it injects (a `ConfigService`, a store). */
 export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
@@ -60,9 +66,9 @@ export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'import
 /** The token of the options. */
 const OPTIONS = Symbol('svc-webhooks options');
 
-/** The webhook route the module registered: a provider it exports, for `app.get(WebhooksRoute)` or to inject. */
+/** The webhook route the module added: a provider it exports, for `app.get(WebhooksRoute)` or to inject. */
 export class WebhooksRoute {
-  /** The path the route answers at. */
+  /** The route's path, below the app's global prefix unless that excludes it. */
   readonly path: string;
   /** The event types the decorated methods handle. */
   readonly types: readonly KnownEventType[];
@@ -74,7 +80,7 @@ export class WebhooksRoute {
   }
 }
 
-/** The module that registers the webhook route and finds the `@OnWebhook` methods. */
+/** The module that adds the webhook route and finds the `@OnWebhook` methods. */
 export class WebhooksModule {
   /**
    * The module with `options`.
@@ -119,48 +125,79 @@ export class WebhooksModule {
 }
 
 function moduleWith(imports: NonNullable<ModuleMetadata['imports']>, options: Provider): DynamicModule {
+  const route = webhooksController();
   return {
     module: WebhooksModule,
     imports: [DiscoveryModule, ...imports],
-    providers: [options, { provide: WebhooksRoute, useFactory: mountRoute, inject: [OPTIONS, HttpAdapterHost, DiscoveryService] }],
+    controllers: [route.controller],
+    providers: [
+      options,
+      {
+        provide: WebhooksRoute,
+        useFactory: (given: WebhooksModuleOptions, host: HttpAdapterHost, discovery: DiscoveryService) => mountRoute(route, given, host, discovery),
+        inject: [OPTIONS, HttpAdapterHost, DiscoveryService],
+      },
+    ],
     exports: [WebhooksRoute],
   };
 }
 
+/** What the module reads of Nest's HTTP adapter. */
+interface NestAdapter {
+  getType(): string;
+  getInstance(): unknown;
+  /** Called by Nest at `app.init()` to add its body parsers, which keep the bytes as sent in `req.rawBody` with `rawBody: true`. */
+  registerParserMiddleware(prefix?: string, rawBody?: boolean): unknown;
+}
+
 /**
- * Registers the route on the platform's own app, as providers are created:
- * before Nest registers its body parsers and routes, at `app.init()`.
+ * Gives the module's controller its route and the request path it runs, as
+ * providers are created: before Nest registers the app's routes, at `app.init()`.
  */
-function mountRoute(options: WebhooksModuleOptions, host: HttpAdapterHost, discovery: DiscoveryService): WebhooksRoute {
+function mountRoute(controller: RouteController, options: WebhooksModuleOptions, host: HttpAdapterHost, discovery: DiscoveryService): WebhooksRoute {
   const { path = '/webhooks', tenant = false, ...entry } = options;
   if (typeof path !== 'string' || !path.startsWith('/')) throw new WebhookOptionsError('svc-webhooks: WebhooksModule path must be a string that starts with /');
   const on = handlersIn(discovery);
   const types = Object.keys(on) as KnownEventType[];
   if (entry.handoff !== undefined && types.length > 0) throw new WebhookOptionsError(`svc-webhooks: WebhooksModule takes handoff or @OnWebhook methods, not both (found @OnWebhook for ${types.join(', ')})`);
   if (entry.handoff === undefined && types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule found no @OnWebhook method on a provider, and no handoff: nothing would run');
-  const runs = entry.handoff === undefined ? { ...entry, on } : entry;
   // None in an application context: null, or undefined in the majors that leave it unset.
-  const adapter = host.httpAdapter as { getType(): string; getInstance(): unknown } | null | undefined;
+  const adapter = host.httpAdapter as NestAdapter | null | undefined;
   if (adapter == null) throw new WebhookOptionsError('svc-webhooks: WebhooksModule needs an HTTP application (NestFactory.create), not an application context');
-  const route = tenant ? `${path.replace(/\/$/, '')}/:tenant` : path;
   const platform = adapter.getType();
-  if (platform === 'express') {
-    const app = adapter.getInstance() as ExpressApp;
-    refuseParsersBefore(app);
-    app.post(route, expressWebhook({ ...runs, tenant: tenant ? (req: Request) => req.params.tenant : undefined } as ExpressWebhookOptions));
-  } else if (platform === 'fastify') {
-    const app = adapter.getInstance() as { register(plugin: unknown): unknown };
-    const tenantOf = (request: FastifyRequest): string | undefined => (request.params as { tenant?: string }).tenant;
-    app.register(fastifyWebhook({ ...runs, path: route, tenant: tenant ? tenantOf : undefined } as FastifyWebhookOptions));
-  } else {
+  if (platform !== 'express' && platform !== 'fastify') {
     throw new WebhookOptionsError(`svc-webhooks: WebhooksModule runs on @nestjs/platform-express or @nestjs/platform-fastify, not ${platform}`);
   }
+  if (platform === 'express') refuseParsersBefore(adapter.getInstance() as ExpressApp);
+  refuseParsersWithoutRawBody(adapter);
+  const runs = entry.handoff === undefined ? { ...entry, on } : entry;
+  const tenantOf = tenant ? (req: RouteRequest) => (req.params as { tenant?: string }).tenant : undefined;
+  const receive = createPipeline({ ...runs, tenant: tenantOf } as PipelineOptions, nestPlatform(platform));
+  const route = tenant ? `${path.replace(/\/$/, '')}/:tenant` : path;
+  controller.mount(route, receive);
   return new WebhooksRoute(route, types);
 }
 
-/** What the module reads of an Express app: its routes, and its stack of middleware (`router` in Express 5, `_router` in 4). */
+/**
+ * Fails the app's `init()` where Nest adds its body parsers without
+ * `rawBody: true`: they would leave the route no bytes as sent to verify.
+ */
+function refuseParsersWithoutRawBody(adapter: NestAdapter): void {
+  // Nest tells its adapter alone whether it keeps the raw body: the module hears it there.
+  const register = adapter.registerParserMiddleware;
+  adapter.registerParserMiddleware = function (this: NestAdapter, prefix, rawBody) {
+    if (rawBody !== true) {
+      throw new WebhookOptionsError(
+        'svc-webhooks: WebhooksModule verifies the bytes as sent, which Nest keeps beside the parsed body only with rawBody: true: ' +
+          'create the app with NestFactory.create(AppModule, { rawBody: true })',
+      );
+    }
+    return register.call(this, prefix, rawBody);
+  };
+}
+
+/** What the module reads of an Express app: its stack of middleware (`router` in Express 5, `_router` in 4). */
 interface ExpressApp {
-  post(path: string, handler: unknown): unknown;
   /** Express 4's, which makes `_router`; Express 5 has none. */
   readonly lazyrouter?: unknown;
   /** Express 4's router, once it is made. */
@@ -176,14 +213,14 @@ interface Router {
 
 const PARSERS = new Set(['jsonParser', 'urlencodedParser', 'textParser', 'rawParser']);
 
-/** Fails the bootstrap where a body parser already runs on the Express app, before the route could read the body. */
+/** Fails the bootstrap where a body parser already runs on the Express app: Nest would add none of its own, which keep the bytes as sent. */
 function refuseParsersBefore(app: ExpressApp): void {
-  // Express 4 makes its router on first use, which may be this route's (NestJS 10 makes none before).
+  // Express 4 makes its router on first use (NestJS 10 makes none before).
   const stack = typeof app.lazyrouter === 'function' ? (app._router?.stack ?? []) : app.router.stack;
   const parser = stack.find((layer) => PARSERS.has(layer.name));
   if (parser === undefined) return;
   throw new WebhookOptionsError(
-    `svc-webhooks: the Express app given to ExpressAdapter runs ${parser.name} before WebhooksModule's route, which must read the raw body: ` +
-      'add the parser to the app after NestFactory.create (app.use), or let Nest add its own (the default bodyParser: true)',
+    `svc-webhooks: the Express app given to ExpressAdapter runs ${parser.name} before Nest's own parsers, which keep the bytes as sent that WebhooksModule verifies (rawBody: true): ` +
+      "let Nest add its own parsers, with app.useBodyParser('json', options) for their options",
   );
 }

@@ -8,7 +8,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './nest-module-app.js';
 
-// No rawBody option: the module's route reads the raw body before Nest's parsers.
-const app = await NestFactory.create(AppModule, { logger: ['error', 'warn'] });
+// rawBody: true keeps the bytes as sent beside the parsed body: the module's route verifies those.
+const app = await NestFactory.create(AppModule, { rawBody: true, logger: ['error', 'warn'] });
 await app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');
 console.log(`listening on ${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/webhooks`);

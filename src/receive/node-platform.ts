@@ -75,7 +75,7 @@ const DECODED_BODY_MESSAGE =
  * and `body_decoded` for a string in `req.body` that a text parser decoded
  * from another charset than UTF-8: its UTF-8 bytes are not those sent.
  */
-export function rawBodyLeftByParser(request: ParsedNodeRequest): Uint8Array | string | undefined {
+export function rawBodyLeftByParser(request: Pick<ParsedNodeRequest, 'rawBody' | 'body' | 'readableDidRead' | 'headers'>): Uint8Array | string | undefined {
   const { rawBody, body } = request;
   if (isBytes(rawBody) || typeof rawBody === 'string') return rawBody;
   if (isBytes(body)) return body;

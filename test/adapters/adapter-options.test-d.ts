@@ -6,7 +6,9 @@
  * exactly once: `on`, `handoff`, or the route (Express, Hono, Fastify's
  * `routes`) or a handler (Fetch, Lambda, Azure, h3), never two of them, and never the
  * options of `on` without it. Fastify takes `path` with `on` or `handoff`
- * and `routes` without them. A `@ts-expect-error` that stops erroring fails too.
+ * and `routes` without them. NestJS's module runs its `@OnWebhook` methods,
+ * with the options of `on`, or a `handoff`, without them. A
+ * `@ts-expect-error` that stops erroring fails too.
  */
 import { type } from 'arktype';
 import type { HttpResponseInit } from '@azure/functions';
@@ -22,6 +24,7 @@ import { verifyWebhook as fetchWebhook, type FetchWebhook } from '../../adapters
 import { verifyWebhook as h3Webhook, type H3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhook } from '../../adapters/lambda.js';
+import { WebhooksModule } from '../../adapters/nestjs.js';
 import type { CallMissedEvent, EventHandlers, Handoff, WebhookDelivery, WebhookEvent } from '../../src/index.js';
 
 const secret = 'whsec_c2VjcmV0';
@@ -359,5 +362,24 @@ describe('h3 options: what runs is said once', () => {
     h3Webhook({ secret, unknownEvents: 'reject' }, () => undefined);
     // @ts-expect-error the handler answers a Response or nothing
     h3Webhook({ secret }, () => ({ ok: true }));
+  });
+});
+
+describe('nestjs options: what runs is said once', () => {
+  it('take the options of on for the @OnWebhook methods, or handoff, directly or from a factory', () => {
+    WebhooksModule.forRoot({ secret, schemas, unknownEvents: 'reject', onUnknownEvent: onAny, onHandlerError: () => undefined });
+    WebhooksModule.forRoot({ secret, handoff, onHandlerError: () => undefined, path, tenant: false });
+    WebhooksModule.forRootAsync({ useFactory: () => ({ secret, handoff }) });
+  });
+
+  it('refuse the options of on beside handoff, and on itself', () => {
+    // @ts-expect-error unknownEvents takes effect only with the @OnWebhook methods, not with handoff
+    WebhooksModule.forRoot({ secret, handoff, unknownEvents: 'reject' });
+    // @ts-expect-error schemas check the events of the @OnWebhook methods, not a handoff's
+    WebhooksModule.forRoot({ secret, handoff, schemas });
+    // @ts-expect-error onUnknownEvent takes effect only with the @OnWebhook methods
+    WebhooksModule.forRootAsync({ useFactory: () => ({ secret, handoff, onUnknownEvent: onAny }) });
+    // @ts-expect-error the @OnWebhook methods are the handlers: no on
+    WebhooksModule.forRoot({ secret, on });
   });
 });

@@ -1,25 +1,49 @@
 /**
  * svc-webhooks/nestjs over HTTP, on @nestjs/platform-express and
- * @nestjs/platform-fastify: the route the module registers before Nest's body
- * parsers, the `@OnWebhook` methods found at bootstrap and run under the
- * claim (signed, tampered, stale, duplicate, concurrent copies, a throwing
- * method, tenants), `forRootAsync` with injected providers, `handoff`, and the
+ * @nestjs/platform-fastify: the module's controller route, on the raw bytes
+ * Nest keeps with `rawBody: true`, behind the app's own pipeline (global
+ * guards, interceptors and exception filters; on Express `app.use`
+ * middleware and CORS; on Fastify its `bodyLimit`; the global prefix); the
+ * `@OnWebhook` methods found at bootstrap and run under the claim (signed,
+ * tampered, stale, duplicate, concurrent copies, a throwing method,
+ * tenants), `forRootAsync` with injected providers, `handoff`, and the
  * bootstraps that fail with a message naming the fix.
  */
 import 'reflect-metadata';
-import { Body, Controller, Inject, Injectable, Module, Post, Scope, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
+import {
+  Body,
+  Catch,
+  Controller,
+  HttpException,
+  Inject,
+  Injectable,
+  Module,
+  Post,
+  Scope,
+  type ArgumentsHost,
+  type CallHandler,
+  type CanActivate,
+  type DynamicModule,
+  type ExceptionFilter,
+  type ExecutionContext,
+  type INestApplication,
+  type NestInterceptor,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { NestFactory } from '@nestjs/core';
-import { ExpressAdapter } from '@nestjs/platform-express';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, HttpAdapterHost, NestFactory, type AbstractHttpAdapter } from '@nestjs/core';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import express from 'express';
 import express4 from 'express4';
+import type { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { OnWebhook, WebhooksModule, WebhooksRoute, type WebhooksModuleOptions } from '../../adapters/nestjs.js';
 import type { CallMissedEvent, DedupStore, Handoff, MessageReceivedEvent, StandardSchema, WebhookDelivery } from '../../src/index.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { refusalOf } from '../helpers/refusal.js';
-import { keyOf, NOW_SECONDS, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { envelope, keyOf, NOW_SECONDS, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 /** What the decorated methods of a test saw, and how the next call goes. */
@@ -68,32 +92,97 @@ class EchoController {
   }
 }
 
+/** A global guard of the app that refuses every request. */
+@Injectable()
+class RefuseAll implements CanActivate {
+  canActivate(): boolean {
+    return false;
+  }
+}
+
+/** A global guard of the app that throws an HttpException for a request with an `x-throttle` header. */
+@Injectable()
+class Throttle implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    if (context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-throttle'] !== undefined) throw new HttpException('slow down', 429);
+    return true;
+  }
+}
+
+/** The URL of each request the app's global interceptor saw. */
+const intercepted: string[] = [];
+
+/** A global interceptor of the app that notes each request it sees. */
+@Injectable()
+class NoteRequests implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    intercepted.push(context.switchToHttp().getRequest<{ url: string }>().url);
+    return next.handle();
+  }
+}
+
+/** A global exception filter of the app that answers each HttpException `{ filtered: status }`, on either platform. */
+@Catch(HttpException)
+class Filtered implements ExceptionFilter {
+  constructor(@Inject(HttpAdapterHost) private readonly host: HttpAdapterHost) {}
+
+  catch(exception: HttpException, context: ArgumentsHost): void {
+    this.host.httpAdapter.reply(context.switchToHttp().getResponse(), { filtered: exception.getStatus() }, exception.getStatus());
+  }
+}
+
 const PLATFORMS = {
   express: () => new ExpressAdapter(),
   fastify: () => new FastifyAdapter(),
 } as const;
 type PlatformName = keyof typeof PLATFORMS;
 
-/** An app of `webhooks` and `providers` on `platform`, listening on 127.0.0.1; answers its URL and the app. */
-async function serve(platform: PlatformName, webhooks: DynamicModule, providers: Type[] = [MissedCalls, Messages]): Promise<{ url: string; app: INestApplication }> {
+/** How `serve` makes the app: its providers besides the module's, its adapter, and what it does before it listens. */
+interface Setup {
+  /** @default [MissedCalls, Messages] */
+  readonly providers?: Provider[];
+  /** @default the platform's, as PLATFORMS makes it */
+  readonly adapter?: AbstractHttpAdapter;
+  readonly before?: (app: INestApplication) => void;
+}
+
+/** An app of `webhooks` on `platform` with `rawBody: true`, listening on 127.0.0.1; answers its URL and the app. */
+async function serve(platform: PlatformName, webhooks: DynamicModule, { providers = [MissedCalls, Messages], adapter, before }: Setup = {}): Promise<{ url: string; app: INestApplication }> {
   @Module({ imports: [webhooks], providers, controllers: [EchoController] })
   class AppModule {}
-  const app = await NestFactory.create(AppModule, PLATFORMS[platform](), { logger: false, abortOnError: false });
+  const app = await NestFactory.create(AppModule, adapter ?? PLATFORMS[platform](), { rawBody: true, logger: false, abortOnError: false });
+  before?.(app);
   await app.listen(0, '127.0.0.1');
   return { url: (await app.getUrl()).replace('[::1]', '127.0.0.1'), app };
 }
 
-/** Whether bootstrapping an app of `webhooks` and `providers` on `platform` fails; answers its error's message. */
-async function bootstrapError(platform: PlatformName, webhooks: DynamicModule, providers: Type[]): Promise<string> {
+/**
+ * Whether bootstrapping an app of `webhooks` and `providers` on `platform`
+ * (`NestFactory.create`, then `app.init()`) fails; answers its error's message.
+ */
+async function bootstrapError(
+  platform: PlatformName,
+  webhooks: DynamicModule,
+  providers: Type[],
+  { rawBody = true, adapter, before }: { rawBody?: boolean; adapter?: AbstractHttpAdapter; before?: (app: INestApplication) => void } = {},
+): Promise<string> {
   @Module({ imports: [webhooks], providers })
   class AppModule {}
-  const app = await NestFactory.create(AppModule, PLATFORMS[platform](), { logger: false, abortOnError: false }).catch((error: unknown) => error);
-  if (!(app instanceof Error)) {
-    await (app as INestApplication).close();
-    return 'bootstrapped';
-  }
-  expect(app).toBeInstanceOf(TypeError);
-  return app.message;
+  const failed = await NestFactory.create(AppModule, adapter ?? PLATFORMS[platform](), { rawBody, logger: false, abortOnError: false }).then(
+    async (app) => {
+      before?.(app);
+      const initialized = await app.init().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await app.close();
+      return initialized;
+    },
+    (error: unknown) => error,
+  );
+  if (failed === undefined) return 'bootstrapped';
+  expect(failed).toBeInstanceOf(TypeError);
+  return (failed as Error).message;
 }
 
 /** A Standard Schema that passes a value through, or fails at the path `failing` gives. */
@@ -111,11 +200,11 @@ function standardSchema(failing: (value: unknown) => readonly string[] | undefin
 }
 
 const post = (url: string, { body, headers }: SignedRequest): Promise<Response> => fetch(url, { method: 'POST', body, headers });
-const options: WebhooksModuleOptions = { secret: SECRET, now };
+const options = { secret: SECRET, now } satisfies WebhooksModuleOptions;
 
 describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platform-%s, over HTTP', (platform) => {
   it('takes its options from a forRootAsync factory that injects nothing, and its route is a provider the app can inject', async () => {
-    const { url, app } = await serve(platform, WebhooksModule.forRootAsync({ useFactory: () => options }), [MissedCalls, Injected]);
+    const { url, app } = await serve(platform, WebhooksModule.forRootAsync({ useFactory: () => options }), { providers: [MissedCalls, Injected] });
     try {
       expect((await post(`${url}/webhooks`, signedRequest({ id: 'evt_async' }))).status).toBe(204);
       expect(app.get(Injected).route.types).toEqual(['call.missed']);
@@ -229,13 +318,69 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
   it('hands each delivery to the queue with handoff, no @OnWebhook method needed', async () => {
     const handed: string[] = [];
     const handoff: Handoff = { hand: async ({ id }) => void handed.push(id) };
-    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, handoff }), []);
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, handoff }), { providers: [] });
     try {
       expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(202);
       expect(handed).toEqual(['evt_1']);
     } finally {
       await app.close();
     }
+  });
+
+  it("runs the app's global guards first: one that refuses every request answers 403, and no method runs nor any claim is taken", async () => {
+    calls.seen.length = 0;
+    const dedup = new TestDedupStore();
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, dedup }), { providers: [MissedCalls, { provide: APP_GUARD, useClass: RefuseAll }] });
+    try {
+      expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(403);
+      expect(calls.seen).toEqual([]);
+      expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("runs the app's global interceptors and exception filters, which see an HttpException but never the module's own refusals", async () => {
+    calls.seen.length = 0;
+    intercepted.length = 0;
+    const providers: Provider[] = [
+      MissedCalls,
+      { provide: APP_GUARD, useClass: Throttle },
+      { provide: APP_INTERCEPTOR, useClass: NoteRequests },
+      { provide: APP_FILTER, useClass: Filtered },
+    ];
+    const { url, app } = await serve(platform, WebhooksModule.forRoot(options), { providers });
+    try {
+      expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(204);
+      expect(intercepted).toEqual(['/webhooks']);
+      const throttled = await post(`${url}/webhooks`, { ...signedRequest({ id: 'evt_2' }), headers: { ...signedRequest({ id: 'evt_2' }).headers, 'x-throttle': '1' } });
+      expect(throttled.status).toBe(429);
+      expect(await throttled.json()).toEqual({ filtered: 429 });
+      const tampered = { ...signedRequest({ id: 'evt_3' }), body: signedRequest({ id: 'evt_3' }).body.replace('obj_evt_3', 'obj_evt_4') };
+      expect(await refusalOf(await post(`${url}/webhooks`, tampered))).toEqual({ status: 400, code: 'invalid_signature' });
+      expect(calls.seen.map(([, id]) => id)).toEqual(['evt_1']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("answers under the app's global prefix, as every controller route does, and at path itself where the prefix excludes it", async () => {
+    const prefixed = await serve(platform, WebhooksModule.forRoot(options), { before: (app) => app.setGlobalPrefix('api') });
+    try {
+      expect((await post(`${prefixed.url}/api/webhooks`, signedRequest())).status).toBe(204);
+    } finally {
+      await prefixed.app.close();
+    }
+    const excluded = await serve(platform, WebhooksModule.forRoot(options), { before: (app) => app.setGlobalPrefix('api', { exclude: ['webhooks'] }) });
+    try {
+      expect((await post(`${excluded.url}/webhooks`, signedRequest())).status).toBe(204);
+    } finally {
+      await excluded.app.close();
+    }
+  });
+
+  it('fails the bootstrap without rawBody: true, naming it', async () => {
+    expect(await bootstrapError(platform, WebhooksModule.forRoot(options), [MissedCalls], { rawBody: false })).toContain('NestFactory.create(AppModule, { rawBody: true })');
   });
 
   it('fails the bootstrap, naming the fix, for two methods of one type, a request-scoped provider, nothing to run, or both handoff and methods', async () => {
@@ -264,19 +409,75 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
 });
 
 describe('WebhooksModule', () => {
+  it("runs the app's own middleware (app.use) and its CORS on platform-express", async () => {
+    const origin = 'https://dashboard.example';
+    const { url, app } = await serve('express', WebhooksModule.forRoot(options), {
+      before: (app) => {
+        app.use((_req: unknown, res: { setHeader(name: string, value: string): void }, next: () => void) => {
+          res.setHeader('x-app-middleware', 'ran');
+          next();
+        });
+        app.enableCors({ origin });
+      },
+    });
+    try {
+      const preflight = await fetch(`${url}/webhooks`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+      const request = signedRequest();
+      const delivered = await post(`${url}/webhooks`, { ...request, headers: { ...request.headers, origin } });
+      expect(delivered.status).toBe(204);
+      expect(delivered.headers.get('access-control-allow-origin')).toBe(origin);
+      expect(delivered.headers.get('x-app-middleware')).toBe('ran');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("applies the limit of Nest's JSON parser on platform-express: 100 kB unless useBodyParser raises it", async () => {
+    calls.seen.length = 0;
+    const padded = JSON.stringify({ ...(JSON.parse(envelope('evt_big', 'call.missed')) as object), padding: 'x'.repeat(150 * 1024) });
+    const big = signedRequest({ id: 'evt_big', body: padded });
+    const limited = await serve('express', WebhooksModule.forRoot(options));
+    try {
+      expect((await post(`${limited.url}/webhooks`, big)).status).toBe(413);
+    } finally {
+      await limited.app.close();
+    }
+    const raised = await serve('express', WebhooksModule.forRoot(options), { before: (app) => (app as NestExpressApplication).useBodyParser('json', { limit: '1mb' }) });
+    try {
+      expect((await post(`${raised.url}/webhooks`, big)).status).toBe(204);
+    } finally {
+      await raised.app.close();
+    }
+    expect(calls.seen.map(([, id]) => id)).toEqual(['evt_big']);
+  });
+
+  it("applies the platform-fastify app's bodyLimit: a body over it is answered 413, and no method runs", async () => {
+    calls.seen.length = 0;
+    const { url, app } = await serve('fastify', WebhooksModule.forRoot(options), { adapter: new FastifyAdapter({ bodyLimit: 1024 }) });
+    try {
+      const padded = JSON.stringify({ ...(JSON.parse(envelope('evt_big', 'call.missed')) as object), padding: 'x'.repeat(2048) });
+      expect((await post(`${url}/webhooks`, signedRequest({ id: 'evt_big', body: padded }))).status).toBe(413);
+      expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(204);
+      expect(calls.seen.map(([, id]) => id)).toEqual(['evt_1']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it.each([
     ['express 5', express],
     ['express 4', express4 as unknown as typeof express],
-  ])('fails the bootstrap on an %s app that parses bodies before the route, naming the fix, and boots on one that does not', async (_name, framework) => {
+  ])('fails the bootstrap on an %s app that parses bodies before Nest does, naming the fix, and boots on one that does not', async (_name, framework) => {
+    const fix = "let Nest add its own parsers, with app.useBodyParser('json', options) for their options";
+    const given = await bootstrapError('express', WebhooksModule.forRoot(options), [MissedCalls], { adapter: new ExpressAdapter(framework().use(framework.json())) });
+    expect(given).toContain("runs jsonParser before Nest's own parsers");
+    expect(given).toContain(fix);
+    // Created, not initialized: NestJS 12's ExpressAdapter initializes on Express 5 alone.
     @Module({ imports: [WebhooksModule.forRoot(options)], providers: [MissedCalls] })
     class AppModule {}
-    const failed = await NestFactory.create(AppModule, new ExpressAdapter(framework().use(framework.json())), { logger: false, abortOnError: false }).catch(
-      (error: unknown) => error,
-    );
-    expect(failed).toBeInstanceOf(TypeError);
-    expect((failed as Error).message).toContain('runs jsonParser before WebhooksModule');
-    expect((failed as Error).message).toContain('add the parser to the app after NestFactory.create (app.use)');
-    const app = await NestFactory.create(AppModule, new ExpressAdapter(framework()), { logger: false, abortOnError: false });
+    const app = await NestFactory.create(AppModule, new ExpressAdapter(framework()), { rawBody: true, logger: false, abortOnError: false });
     await app.close();
   });
 
