@@ -16,26 +16,23 @@ import type { FastifyRequest } from 'fastify';
 import type { KnownEventType } from '../src/core/event.js';
 import type { EventSchemas, HandlerOptions } from '../src/process/handler-types.js';
 import type { Handoff } from '../src/process/handoff.js';
+import { checkRenamed } from '../src/base/option-checks.js';
 import type { EntryOptions } from '../src/receive/pipeline.js';
+import type { SingleEndpoint } from '../src/receive/receiver.js';
+import type { TenantsOptions } from '../src/receive/tenants.js';
 import { verifyWebhook as expressWebhook, type ExpressWebhookOptions } from './express.js';
 import { verifyWebhook as fastifyWebhook, type FastifyWebhookOptions } from './fastify.js';
 import { handlersIn } from './nestjs-handlers.js';
 
 export { OnWebhook, type OnWebhookDecorator, type WebhookMethod } from './nestjs-handlers.js';
 
-/** The module's options: the entry's, where the route is, and `handoff` or the options of the decorated handlers. */
-export interface WebhooksModuleOptions extends EntryOptions, Partial<Omit<HandlerOptions<EventSchemas>, 'on'>> {
+/** The module's options besides its secret: the entry's, where the route is, and `handoff` or the options of the decorated handlers. */
+export interface WebhooksModuleEntryOptions extends EntryOptions, Partial<Omit<HandlerOptions<EventSchemas>, 'on'>> {
   /**
    * The webhook route's path, outside Nest's global prefix.
    * @default '/webhooks'
    */
   readonly path?: string;
-  /**
-   * Serve many tenants: the route is `<path>/:tenant`, `secret` is a function
-   * from the tenant to its secret, and the tenant reaches the delivery.
-   * @default false (one endpoint)
-   */
-  readonly tenant?: boolean;
   /**
    * Hands each verified delivery to a queue (`enqueue()` of `svc-webhooks/bullmq`
    * or `svc-webhooks/pg-boss`) in place of `@OnWebhook` methods, whose worker
@@ -44,6 +41,24 @@ export interface WebhooksModuleOptions extends EntryOptions, Partial<Omit<Handle
    */
   readonly handoff?: Handoff;
 }
+
+/** Many tenants on the module's route: the route is `<path>/:tenant`, which names each request's tenant. */
+export interface WebhooksModuleTenants {
+  /**
+   * Each tenant's secret and how it is cached, as an entry's `tenants`
+   * takes them, but for `of`: the module reads the tenant from the route.
+   * The tenant reaches the delivery. Required, unless `secret` is given instead.
+   */
+  readonly tenants: Omit<TenantsOptions<never>, 'of'>;
+  /** Not with `tenants`: each tenant's secret comes from `tenants.secret`. */
+  readonly secret?: undefined;
+}
+
+/** The module's options: exactly one of `secret` (one endpoint) or `tenants`, and the rest. */
+export type WebhooksModuleOptions = WebhooksModuleEntryOptions & (SingleEndpoint | WebhooksModuleTenants);
+
+/** Options of rc.1 by the place they have now: a caller that still gives one is told, not ignored. */
+const MOVED = { tenant: 'tenants, with tenants.secret: the route is then <path>/:tenant' } as const;
 
 /** `forRootAsync`'s options: the options from a factory, with what it injects (a `ConfigService`, a store). */
 export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
@@ -100,8 +115,13 @@ function moduleWith(imports: NonNullable<ModuleMetadata['imports']>, options: Pr
  * before Nest registers its body parsers and routes, at `app.init()`.
  */
 function mountRoute(options: WebhooksModuleOptions, host: HttpAdapterHost, discovery: DiscoveryService): WebhooksRoute {
-  const { path = '/webhooks', tenant = false, ...entry } = options;
+  checkRenamed(options, MOVED);
+  const { path = '/webhooks', ...entry } = options;
   if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError('svc-webhooks: WebhooksModule path must be a string that starts with /');
+  const { tenants } = entry;
+  if (typeof tenants === 'object' && tenants !== null && 'of' in tenants) {
+    throw new TypeError('svc-webhooks: WebhooksModule reads the tenant from its route (<path>/:tenant): tenants.of is not taken');
+  }
   const on = handlersIn(discovery);
   const types = Object.keys(on) as KnownEventType[];
   if (entry.handoff !== undefined && types.length > 0) throw new TypeError(`svc-webhooks: WebhooksModule takes handoff or @OnWebhook methods, not both (found @OnWebhook for ${types.join(', ')})`);
@@ -110,16 +130,16 @@ function mountRoute(options: WebhooksModuleOptions, host: HttpAdapterHost, disco
   // None in an application context: null, or undefined in the majors that leave it unset.
   const adapter = host.httpAdapter as { getType(): string; getInstance(): unknown } | null | undefined;
   if (adapter == null) throw new TypeError('svc-webhooks: WebhooksModule needs an HTTP application (NestFactory.create), not an application context');
-  const route = tenant ? `${path.replace(/\/$/, '')}/:tenant` : path;
+  const route = tenants !== undefined ? `${path.replace(/\/$/, '')}/:tenant` : path;
   const platform = adapter.getType();
   if (platform === 'express') {
     const app = adapter.getInstance() as ExpressApp;
     refuseParsersBefore(app);
-    app.post(route, expressWebhook({ ...runs, tenant: tenant ? (req: Request) => req.params.tenant : undefined } as ExpressWebhookOptions));
+    app.post(route, expressWebhook({ ...runs, tenants: tenants && { ...tenants, of: (req: Request) => req.params.tenant } } as ExpressWebhookOptions));
   } else if (platform === 'fastify') {
     const app = adapter.getInstance() as { register(plugin: unknown): unknown };
     const tenantOf = (request: FastifyRequest): string | undefined => (request.params as { tenant?: string }).tenant;
-    app.register(fastifyWebhook({ ...runs, path: route, tenant: tenant ? tenantOf : undefined } as FastifyWebhookOptions));
+    app.register(fastifyWebhook({ ...runs, path: route, tenants: tenants && { ...tenants, of: tenantOf } } as FastifyWebhookOptions));
   } else {
     throw new TypeError(`svc-webhooks: WebhooksModule runs on @nestjs/platform-express or @nestjs/platform-fastify, not ${platform}`);
   }
