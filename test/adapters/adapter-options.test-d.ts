@@ -22,7 +22,7 @@ import { verifyWebhook as fetchWebhook, type FetchWebhook } from '../../adapters
 import { verifyWebhook as h3Webhook, type H3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhook } from '../../adapters/lambda.js';
-import type { CallMissedEvent, EventHandlers, Handoff, WebhookDelivery, WebhookEvent } from '../../src/index.js';
+import { MemoryDedupStore, type CallMissedEvent, type EventHandlers, type Handoff, type WebhookDelivery, type WebhookEvent } from '../../src/index.js';
 
 const secret = 'whsec_c2VjcmV0';
 const path = '/webhooks';
@@ -309,7 +309,7 @@ describe('azure options: what runs is said once', () => {
     expectTypeOf(azureWebhook({ secret, on })).toEqualTypeOf<AzureWebhook>();
     expectTypeOf(azureWebhook({ secret, handoff })).toEqualTypeOf<AzureWebhook>();
     expectTypeOf(
-      azureWebhook({ secret, tenant: (request) => request.params.tenant }, (event, context): HttpResponseInit => {
+      azureWebhook({ tenants: { of: (request) => request.params.tenant, secret: () => secret } }, (event, context): HttpResponseInit => {
         expectTypeOf(context.context.invocationId).toEqualTypeOf<string>();
         return { status: 200, body: event.type };
       }),
@@ -336,7 +336,7 @@ describe('h3 options: what runs is said once', () => {
     expectTypeOf(h3Webhook({ secret, on })).toEqualTypeOf<H3Webhook>();
     expectTypeOf(h3Webhook({ secret, handoff })).toEqualTypeOf<H3Webhook>();
     expectTypeOf(
-      h3Webhook({ secret: () => secret, tenant: (event) => getRouterParam(event, 'tenant') }, (event, context) => {
+      h3Webhook({ tenants: { of: (event) => getRouterParam(event, 'tenant'), secret: () => secret }}, (event, context) => {
         expectTypeOf(context.request).toEqualTypeOf<H3Event>();
         expectTypeOf(context.request.context.webhook).toEqualTypeOf<WebhookDelivery | undefined>();
         return Response.json({ type: event.type });
@@ -359,5 +359,47 @@ describe('h3 options: what runs is said once', () => {
     h3Webhook({ secret, unknownEvents: 'reject' }, () => undefined);
     // @ts-expect-error the handler answers a Response or nothing
     h3Webhook({ secret }, () => ({ ok: true }));
+  });
+});
+
+describe('where the secrets come from, and dedup', () => {
+  const store = new MemoryDedupStore();
+  const tenantSecret = (tenant: string): string | undefined => (tenant === 'acme' ? secret : undefined);
+
+  it('take exactly one of secret and tenants', () => {
+    expressWebhook({ secret, on });
+    expressWebhook({ tenants: { of: (req) => req.params.tenant, secret: tenantSecret }, on });
+    // @ts-expect-error a secret beside tenants: each tenant's secret comes from tenants.secret
+    expressWebhook({ secret, tenants: { of: (req) => req.params.tenant, secret: tenantSecret }, on });
+    // @ts-expect-error neither a secret nor tenants
+    expressWebhook({ on });
+    // @ts-expect-error a secret looked up per tenant is tenants.secret
+    fetchWebhook({ secret: tenantSecret, on });
+    // @ts-expect-error the tenant is read by tenants.of
+    honoWebhook({ secret, tenant: (c: unknown) => c, on });
+  });
+
+  it('type tenants.of by the entry\'s own request', () => {
+    expressWebhook({ tenants: { of: (req) => req.get('x-tenant'), secret: tenantSecret }, on });
+    fetchWebhook({ tenants: { of: (request) => expectTypeOf(request).toEqualTypeOf<Request>(), secret: tenantSecret }, on });
+    honoWebhook({ tenants: { of: (c) => c.req.param('tenant'), secret: tenantSecret }, on });
+    h3Webhook({ tenants: { of: (event) => expectTypeOf(event).toEqualTypeOf<H3Event>(), secret: tenantSecret }, on });
+    fastifyWebhook({ path, tenants: { of: (request) => expectTypeOf(request.params).toEqualTypeOf<unknown>(), secret: tenantSecret }, on });
+    // @ts-expect-error a Fetch Request has no params
+    fetchWebhook({ tenants: { of: (request) => request.params, secret: tenantSecret }, on });
+  });
+
+  it('take dedup: false alone, or dedup options with or without a store, and refuse a store in their place', () => {
+    expressWebhook({ secret, dedup: false, on });
+    expressWebhook({ secret, dedup: { store }, on });
+    expressWebhook({ secret, dedup: { leaseMs: 30_000, whenUnavailable: 'process', onError: (_error, context) => void context.key }, on });
+    // @ts-expect-error the store goes under dedup: { store }
+    expressWebhook({ secret, dedup: store, on });
+    // @ts-expect-error dedup: true means nothing
+    expressWebhook({ secret, dedup: true, on });
+    // @ts-expect-error the lease goes under dedup
+    expressWebhook({ secret, leaseMs: 30_000, on });
+    // @ts-expect-error only 'reject' or 'process'
+    expressWebhook({ secret, dedup: { whenUnavailable: 'ignore' }, on });
   });
 });
