@@ -128,7 +128,7 @@ function contextFields(context: FailureContext): Omit<WebhookLogFields, 'code'> 
   return tenant === undefined ? named : { ...named, tenant };
 }
 
-/** What failed, in words: a lookup without a tenant is one whose tenant function threw, and names no tenant. */
+/** What failed, in words: a lookup without a tenant is one whose `tenants.of` threw, and names no tenant. */
 function failureOf(error: unknown, context: FailureContext): string {
   const described = describeStoreError(error);
   if (context.operation !== 'lookup') return `the dedup store failed to ${context.operation} event ${quoted(context.key)} (${described})`;

@@ -126,7 +126,7 @@ export function createTenantVerify(
     refusal(new WebhookTenantError('secret_unavailable', TENANT_THREW_MESSAGE, { cause }), request.id, undefined);
 
   return (payload, headers, tenantOf) => {
-    // The checks that need no secret come first: a request that fails them costs neither the tenant function nor a lookup.
+    // The checks that need no secret come first: a request that fails them costs neither `tenants.of` nor a lookup.
     let request: SignedRequest;
     let tenant: unknown;
     try {
