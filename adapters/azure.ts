@@ -18,7 +18,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { TenantOf } from '../src/receive/tenants.js';
+import type { SecretOrTenants } from '../src/receive/receiver.js';
 import { readRequestBody } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
@@ -33,16 +33,13 @@ export interface AzureWebhookContext extends WebhookDelivery {
 /** Handles one verified event: an answer to return, or nothing for 204. Its `status` settles the claim; none is 200, as Azure answers it. */
 export type AzureWebhookHandler = (event: WebhookEvent, context: AzureWebhookContext) => HttpResponseInit | void | Promise<HttpResponseInit | void>;
 
-/** The options of the Azure entry besides what runs. */
+/**
+ * The options of the Azure entry besides its secret and what runs. Where one receiver
+ * serves many tenants, `tenants.of` reads the tenant from the request:
+ * `(request) => request.params.tenant` for a route `webhooks/{tenant}`; the
+ * tenant reaches the delivery.
+ */
 export interface AzureEntryOptions extends EntryOptions {
-  /**
-   * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(request) => request.params.tenant` for a route `webhooks/{tenant}`.
-   * With it, `secret` is a function from the tenant to its secret, and the
-   * tenant reaches the delivery.
-   * @default undefined (one endpoint)
-   */
-  readonly tenant?: TenantOf<HttpRequest>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -53,10 +50,10 @@ export interface AzureEntryOptions extends EntryOptions {
 }
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type AzureWebhookOptions<S extends EventSchemas = {}> = AzureEntryOptions & (HandlersMode<S> | HandoffMode);
+export type AzureWebhookOptions<S extends EventSchemas = {}> = AzureEntryOptions & SecretOrTenants<HttpRequest> & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type AzureHandlerOptions = AzureEntryOptions & SingleHandlerMode;
+export type AzureHandlerOptions = AzureEntryOptions & SecretOrTenants<HttpRequest> & SingleHandlerMode;
 
 /** The HTTP handler `verifyWebhook` returns, for `app.http(name, { methods: ['POST'], handler })`. */
 export type AzureWebhook = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;

@@ -13,7 +13,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { answeredOnNode, rawBodyLeftByParser, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { TenantOf } from '../src/receive/tenants.js';
+import type { SecretOrTenants } from '../src/receive/receiver.js';
 import type { MiddlewareMode } from '../src/receive/what-runs.js';
 import { sendOnExpress } from './answers.js';
 
@@ -26,16 +26,13 @@ declare global {
   }
 }
 
-/** The options of the Express entry besides what runs. */
+/**
+ * The options of the Express entry besides its secret and what runs. Where one
+ * receiver serves many tenants, `tenants.of` reads the tenant from the
+ * request: `(req) => req.params.tenant` on a route `/webhooks/:tenant`; the
+ * tenant reaches the delivery as `req.webhook.tenant`.
+ */
 export interface ExpressEntryOptions extends EntryOptions {
-  /**
-   * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(req) => req.params.tenant` on a route `/webhooks/:tenant`. With it,
-   * `secret` is a function from the tenant to its secret, and the tenant
-   * reaches the delivery (`req.webhook.tenant`).
-   * @default undefined (one endpoint)
-   */
-  readonly tenant?: TenantOf<Request>;
   /**
    * Answers a refused request instead of the default JSON response: it must
    * end the response (or hand over with `next(error)`) within
@@ -48,7 +45,7 @@ export interface ExpressEntryOptions extends EntryOptions {
 }
 
 /** The options of `verifyWebhook`: the entry's, and what runs (`on`, `handoff`, or neither for the route). */
-export type ExpressWebhookOptions<S extends EventSchemas = {}> = ExpressEntryOptions & MiddlewareMode<S>;
+export type ExpressWebhookOptions<S extends EventSchemas = {}> = ExpressEntryOptions & SecretOrTenants<Request> & MiddlewareMode<S>;
 
 interface ExpressRequest {
   readonly req: Request;

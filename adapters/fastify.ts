@@ -22,7 +22,7 @@ import { handlerRuns } from '../src/process/diagnostics.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { TenantOf } from '../src/receive/tenants.js';
+import type { SecretOrTenants } from '../src/receive/receiver.js';
 import type { HandlersMode, HandoffMode, RouteMode } from '../src/receive/what-runs.js';
 import { WebhookOptionsError } from '../src/base/options-error.js';
 import { sendOnFastify } from './answers.js';
@@ -34,17 +34,15 @@ declare module 'fastify' {
   }
 }
 
-/** The options of the Fastify entry besides what runs and where. */
+/**
+ * The options of the Fastify entry besides its secret, what runs and where. Where one receiver
+ * serves many tenants, `tenants.of` reads the tenant from the request:
+ * `(request) => (request.params as { tenant?: string }).tenant` on a route
+ * `/webhooks/:tenant` (the route's parameters are parsed before the
+ * plugin's hook runs); the tenant reaches the delivery as
+ * `request.webhook.tenant`.
+ */
 export interface FastifyEntryOptions extends EntryOptions {
-  /**
-   * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(request) => (request.params as { tenant?: string }).tenant` on a route
-   * `/webhooks/:tenant` (the route's parameters are parsed before the
-   * plugin's hook runs). With it, `secret` is a function from the tenant to
-   * its secret, and the tenant reaches the delivery (`request.webhook.tenant`).
-   * @default undefined (one endpoint)
-   */
-  readonly tenant?: TenantOf<FastifyRequest>;
   /**
    * Answers a refused request (it must send a reply, within
    * `onErrorTimeoutMs`) instead of the default JSON response. The route is
@@ -75,7 +73,7 @@ export interface FastifyPath {
  * The options of `verifyWebhook`: the entry's, and what runs: your `routes`,
  * or at `path` the handlers of `on` or a `handoff`.
  */
-export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyEntryOptions &
+export type FastifyWebhookOptions<S extends EventSchemas = {}> = FastifyEntryOptions & SecretOrTenants<FastifyRequest> &
   ((RouteMode & FastifyRoutes) | ((HandlersMode<S> | HandoffMode) & FastifyPath));
 
 /** One request in the plugin's preParsing hook. */

@@ -18,7 +18,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { TenantOf } from '../src/receive/tenants.js';
+import type { SecretOrTenants } from '../src/receive/receiver.js';
 import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
@@ -31,16 +31,13 @@ export interface FetchWebhookContext extends WebhookDelivery {
 /** Handles one verified event: a Response to send, or nothing for 204. */
 export type FetchWebhookHandler = (event: WebhookEvent, context: FetchWebhookContext) => Response | void | Promise<Response | void>;
 
-/** The options of the Fetch entry besides what runs. */
+/**
+ * The options of the Fetch entry besides its secret and what runs. Where one receiver
+ * serves many tenants, `tenants.of` reads the tenant from the request:
+ * `(request) => new URL(request.url).pathname.split('/')[2]` for
+ * `/webhooks/<tenant>`; the tenant reaches the delivery.
+ */
 export interface FetchEntryOptions extends EntryOptions {
-  /**
-   * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(request) => new URL(request.url).pathname.split('/')[2]` for
-   * `/webhooks/<tenant>`. With it, `secret` is a function from the tenant to
-   * its secret, and the tenant reaches the delivery.
-   * @default undefined (one endpoint)
-   */
-  readonly tenant?: TenantOf<Request>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -51,10 +48,10 @@ export interface FetchEntryOptions extends EntryOptions {
 }
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type FetchWebhookOptions<S extends EventSchemas = {}> = FetchEntryOptions & (HandlersMode<S> | HandoffMode);
+export type FetchWebhookOptions<S extends EventSchemas = {}> = FetchEntryOptions & SecretOrTenants<Request> & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type FetchHandlerOptions = FetchEntryOptions & SingleHandlerMode;
+export type FetchHandlerOptions = FetchEntryOptions & SecretOrTenants<Request> & SingleHandlerMode;
 
 /**
  * The Fetch handler. Hosts may pass more after the request: an argument with

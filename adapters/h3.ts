@@ -22,7 +22,7 @@ import type { EventSchemas } from '../src/process/handler-types.js';
 import type { BodyLimits } from '../src/receive/body-limits.js';
 import { rawBodyLeftByParser, readNodeBody, type ParsedNodeRequest } from '../src/receive/node-platform.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { TenantOf } from '../src/receive/tenants.js';
+import type { SecretOrTenants } from '../src/receive/receiver.js';
 import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
@@ -42,17 +42,13 @@ export interface H3WebhookContext extends WebhookDelivery {
 /** Handles one verified event: a Response to send, or nothing for 204. */
 export type H3WebhookHandler = (event: WebhookEvent, context: H3WebhookContext) => Response | void | Promise<Response | void>;
 
-/** The options of the h3 entry besides what runs. */
+/**
+ * The options of the h3 entry besides its secret and what runs. Where one receiver
+ * serves many tenants, `tenants.of` reads the tenant from the request:
+ * `(event) => getRouterParam(event, 'tenant')` on a route `/webhooks/:tenant`
+ * (Nitro: `routes/webhooks/[tenant].post.ts`); the tenant reaches the delivery.
+ */
 export interface H3EntryOptions extends EntryOptions {
-  /**
-   * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(event) => getRouterParam(event, 'tenant')` on a route
-   * `/webhooks/:tenant` (Nitro: `routes/webhooks/[tenant].post.ts`). With
-   * it, `secret` is a function from the tenant to its secret, and the tenant
-   * reaches the delivery.
-   * @default undefined (one endpoint)
-   */
-  readonly tenant?: TenantOf<H3Event>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -63,10 +59,10 @@ export interface H3EntryOptions extends EntryOptions {
 }
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type H3WebhookOptions<S extends EventSchemas = {}> = H3EntryOptions & (HandlersMode<S> | HandoffMode);
+export type H3WebhookOptions<S extends EventSchemas = {}> = H3EntryOptions & SecretOrTenants<H3Event> & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type H3HandlerOptions = H3EntryOptions & SingleHandlerMode;
+export type H3HandlerOptions = H3EntryOptions & SecretOrTenants<H3Event> & SingleHandlerMode;
 
 /** The event handler `verifyWebhook` returns: for `app.post()`, a router, or as a Nitro route's default export (`defineEventHandler(verifyWebhook(…))`). */
 export type H3Webhook = (event: H3Event) => Promise<Response>;

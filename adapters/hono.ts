@@ -14,7 +14,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import type { BodyLimits } from '../src/receive/body-limits.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { TenantOf } from '../src/receive/tenants.js';
+import type { SecretOrTenants } from '../src/receive/receiver.js';
 import { onErrorResponse, readRequestBody } from '../src/receive/web-platform.js';
 import type { MiddlewareMode } from '../src/receive/what-runs.js';
 
@@ -25,16 +25,13 @@ declare module 'hono' {
   }
 }
 
-/** The options of the Hono entry besides what runs. */
+/**
+ * The options of the Hono entry besides its secret and what runs. Where one receiver
+ * serves many tenants, `tenants.of` reads the tenant from the request:
+ * `(c) => c.req.param('tenant')` on a route `/webhooks/:tenant`; the tenant
+ * reaches the delivery as `c.var.webhook.tenant`.
+ */
 export interface HonoEntryOptions extends EntryOptions {
-  /**
-   * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(c) => c.req.param('tenant')` on a route `/webhooks/:tenant`. With it,
-   * `secret` is a function from the tenant to its secret, and the tenant
-   * reaches the delivery (`c.var.webhook.tenant`).
-   * @default undefined (one endpoint)
-   */
-  readonly tenant?: TenantOf<Context>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. The route is not called either way. With `on`, the
@@ -46,7 +43,7 @@ export interface HonoEntryOptions extends EntryOptions {
 }
 
 /** The options of `verifyWebhook`: the entry's, and what runs (`on`, `handoff`, or neither for the route). */
-export type HonoWebhookOptions<S extends EventSchemas = {}> = HonoEntryOptions & MiddlewareMode<S>;
+export type HonoWebhookOptions<S extends EventSchemas = {}> = HonoEntryOptions & SecretOrTenants<Context> & MiddlewareMode<S>;
 
 interface HonoRequest {
   readonly c: Context;

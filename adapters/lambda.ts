@@ -20,7 +20,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { TenantOf } from '../src/receive/tenants.js';
+import type { SecretOrTenants } from '../src/receive/receiver.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 import { bodyOf, headersOf, isResult, result, withMissingHeaders, type LambdaWebhookEvent, type LambdaWebhookResult } from './lambda-http.js';
 
@@ -40,16 +40,13 @@ export type LambdaWebhookHandler = (
   context: LambdaWebhookContext,
 ) => LambdaWebhookResult | void | Promise<LambdaWebhookResult | void>;
 
-/** The options of the Lambda entry besides what runs. */
+/**
+ * The options of the Lambda entry besides its secret and what runs. Where one receiver
+ * serves many tenants, `tenants.of` reads the tenant from the request:
+ * `(request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined)`;
+ * the tenant reaches the delivery.
+ */
 export interface LambdaEntryOptions extends EntryOptions {
-  /**
-   * Which tenant's endpoint a request is for, where one receiver serves many:
-   * `(request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined)`.
-   * With it, `secret` is a function from the tenant to its secret, and the
-   * tenant reaches the delivery.
-   * @default undefined (one endpoint)
-   */
-  readonly tenant?: TenantOf<LambdaWebhookEvent>;
   /**
    * Answers a refused request instead of the default JSON response, within
    * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
@@ -60,10 +57,10 @@ export interface LambdaEntryOptions extends EntryOptions {
 }
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type LambdaWebhookOptions<S extends EventSchemas = {}> = LambdaEntryOptions & (HandlersMode<S> | HandoffMode);
+export type LambdaWebhookOptions<S extends EventSchemas = {}> = LambdaEntryOptions & SecretOrTenants<LambdaWebhookEvent> & (HandlersMode<S> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
-export type LambdaHandlerOptions = LambdaEntryOptions & SingleHandlerMode;
+export type LambdaHandlerOptions = LambdaEntryOptions & SecretOrTenants<LambdaWebhookEvent> & SingleHandlerMode;
 
 /** The Lambda handler `verifyWebhook` returns. */
 export type LambdaWebhook = (event: LambdaWebhookEvent, context: Context) => Promise<LambdaWebhookResult>;

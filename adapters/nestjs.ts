@@ -15,7 +15,10 @@ import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core
 import type { KnownEventType } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import type { SingleEndpoint } from '../src/receive/receiver.js';
+import type { TenantsOptions } from '../src/receive/tenants.js';
 import type { HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
+import { checkRenamed } from '../src/base/option-checks.js';
 import { handlersIn } from './nestjs-handlers.js';
 import { WebhookOptionsError } from '../src/base/options-error.js';
 import { nestPlatform, webhooksController, type RouteController, type RouteRequest } from './nestjs-route.js';
@@ -30,12 +33,18 @@ export interface WebhooksModuleEntryOptions extends EntryOptions {
    * @default '/webhooks'
    */
   readonly path?: string;
+}
+
+/** Many tenants on the module's route: the route is `<path>/:tenant`, which names each request's tenant. */
+export interface WebhooksModuleTenants {
   /**
-   * Serve many tenants: the route is `<path>/:tenant`, `secret` is a function
-   * from the tenant to its secret, and the tenant reaches the delivery.
-   * @default false (one endpoint)
+   * Each tenant's secret and how it is cached, as an entry's `tenants`
+   * takes them, but for `of`: the module reads the tenant from the route.
+   * The tenant reaches the delivery. Required, unless `secret` is given instead.
    */
-  readonly tenant?: boolean;
+  readonly tenants: Omit<TenantsOptions<never>, 'of'>;
+  /** Not with `tenants`: each tenant's secret comes from `tenants.secret`. */
+  readonly secret?: undefined;
 }
 
 /** The `@OnWebhook` methods run for each delivery, with the options of `on` besides the handlers. */
@@ -45,12 +54,16 @@ export interface WebhookMethodsMode extends Omit<Partial<HandlersMode<EventSchem
 }
 
 /**
- * The module's options: the entry's, where the route is, and what runs: the
- * `@OnWebhook` methods (with `schemas`, `unknownEvents`, `onUnknownEvent`,
+ * The module's options: the entry's, where the route is, exactly one of
+ * `secret` (one endpoint) or `tenants`, and what runs: the `@OnWebhook`
+ * methods (with `schemas`, `unknownEvents`, `onUnknownEvent`,
  * `onHandlerError`), or a `handoff` to a queue (`enqueue()` of
  * `svc-webhooks/bullmq` or `svc-webhooks/pg-boss`), whose worker runs the handlers.
  */
-export type WebhooksModuleOptions = WebhooksModuleEntryOptions & (WebhookMethodsMode | HandoffMode);
+export type WebhooksModuleOptions = WebhooksModuleEntryOptions & (SingleEndpoint | WebhooksModuleTenants) & (WebhookMethodsMode | HandoffMode);
+
+/** Options of rc.1 by the place they have now: a caller that still gives one is told, not ignored. */
+const MOVED = { tenant: 'tenants, with tenants.secret: the route is then <path>/:tenant' } as const;
 
 /** `forRootAsync`'s options: the options from a factory, with what it injects (a `ConfigService`, a store). */
 export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
@@ -155,8 +168,13 @@ interface NestAdapter {
  * providers are created: before Nest registers the app's routes, at `app.init()`.
  */
 function mountRoute(controller: RouteController, options: WebhooksModuleOptions, host: HttpAdapterHost, discovery: DiscoveryService): WebhooksRoute {
-  const { path = '/webhooks', tenant = false, ...entry } = options;
+  checkRenamed(options, MOVED);
+  const { path = '/webhooks', ...entry } = options;
   if (typeof path !== 'string' || !path.startsWith('/')) throw new WebhookOptionsError('svc-webhooks: WebhooksModule path must be a string that starts with /');
+  const { tenants } = entry;
+  if (typeof tenants === 'object' && tenants !== null && 'of' in tenants) {
+    throw new WebhookOptionsError('svc-webhooks: WebhooksModule reads the tenant from its route (<path>/:tenant): tenants.of is not taken');
+  }
   const on = handlersIn(discovery);
   const types = Object.keys(on) as KnownEventType[];
   if (entry.handoff !== undefined && types.length > 0) throw new WebhookOptionsError(`svc-webhooks: WebhooksModule takes handoff or @OnWebhook methods, not both (found @OnWebhook for ${types.join(', ')})`);
@@ -171,9 +189,9 @@ function mountRoute(controller: RouteController, options: WebhooksModuleOptions,
   if (platform === 'express') refuseParsersBefore(adapter.getInstance() as ExpressApp);
   refuseParsersWithoutRawBody(adapter);
   const runs = entry.handoff === undefined ? { ...entry, on } : entry;
-  const tenantOf = tenant ? (req: RouteRequest) => (req.params as { tenant?: string }).tenant : undefined;
-  const receive = createPipeline({ ...runs, tenant: tenantOf } as PipelineOptions, nestPlatform(platform));
-  const route = tenant ? `${path.replace(/\/$/, '')}/:tenant` : path;
+  const of = (req: RouteRequest) => (req.params as { tenant?: string }).tenant;
+  const receive = createPipeline({ ...runs, tenants: tenants && { ...tenants, of } } as PipelineOptions, nestPlatform(platform));
+  const route = tenants !== undefined ? `${path.replace(/\/$/, '')}/:tenant` : path;
   controller.mount(route, receive);
   return new WebhooksRoute(route, types);
 }

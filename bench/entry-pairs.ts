@@ -178,7 +178,7 @@ const cases: Record<string, CpuCase> = {
     return async () => (await minimumFetch(request(next()), seen)).status;
   },
   'Fetch + dedup: verifyWebhook with its MemoryDedupStore': async () => {
-    const entry = fetchWebhook({ ...options, dedup: await filledStore() }, handler);
+    const entry = fetchWebhook({ ...options, dedup: { store: await filledStore() } }, handler);
     const next = walk(pool);
     return async () => (await entry(request(next()))).status;
   },

@@ -37,11 +37,11 @@ const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString
 const ROUTES: Record<string, (prefix: string) => express.Express> = {
   'bare 204': () => express().post('/webhooks', express.raw({ type: '*/*' }), (_req, res) => void res.status(204).end()),
   'verifyWebhook + RedisDedupStore, 204': (prefix) =>
-    express().post('/webhooks', verifyWebhook({ secret: SECRET, now: () => SIGNED_AT * 1000, dedup: store(prefix) }), (_req, res) => void res.status(204).end()),
+    express().post('/webhooks', verifyWebhook({ secret: SECRET, now: () => SIGNED_AT * 1000, dedup: { store: store(prefix) } }), (_req, res) => void res.status(204).end()),
   'verifyWebhook + RedisDedupStore, handoff to BullMQ (202)': (prefix) => {
     const { hostname, port } = new URL(REDIS_URL);
     const queue = new Queue(`${prefix.slice(0, -1)}-queue`, { connection: { host: hostname, port: Number(port || 6379) } });
-    return express().post('/webhooks', verifyWebhook({ secret: SECRET, now: () => SIGNED_AT * 1000, dedup: store(prefix), handoff: enqueue(queue) }));
+    return express().post('/webhooks', verifyWebhook({ secret: SECRET, now: () => SIGNED_AT * 1000, dedup: { store: store(prefix) }, handoff: enqueue(queue) }));
   },
 };
 

@@ -38,7 +38,7 @@ import { verifyWebhook as fetchWebhook } from '../adapters/fetch.js';
 import { verifyWebhook as h3Webhook } from '../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../adapters/hono.js';
 import { OnWebhook, WebhooksModule } from '../adapters/nestjs.js';
-import { MemoryDedupStore, sign, type ReceiverOptions } from '../src/index.js';
+import { MemoryDedupStore, sign, type ReceiverOptions, type SingleEndpoint } from '../src/index.js';
 import { RedisDedupStore } from '../src/stores/redis/index.js';
 import { rawVerify } from './limit.js';
 import { kibEnvelope, numberedId } from './payloads.js';
@@ -50,7 +50,7 @@ const SIGNED_AT = 1_700_000_000;
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
 const KEY = Buffer.from(SECRET.slice(6), 'base64');
 // Dedup off unless a case adds a store: the plain verifyWebhook rows measure verification alone.
-const receiverOptions: ReceiverOptions = { secret: SECRET, now: () => SIGNED_AT * 1000, dedup: false };
+const receiverOptions: ReceiverOptions & SingleEndpoint = { secret: SECRET, now: () => SIGNED_AT * 1000, dedup: false };
 
 let sent = 0;
 
@@ -208,9 +208,9 @@ function nestModule(): Start {
 }
 
 // Built in the server's own process, when its case starts.
-function redisDedup(): ReceiverOptions {
+function redisDedup(): ReceiverOptions & SingleEndpoint {
   const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  return { ...receiverOptions, dedup: new RedisDedupStore(client, { keyPrefix: `svc-webhooks-bench:${randomBytes(6).toString('hex')}:` }) };
+  return { ...receiverOptions, dedup: { store: new RedisDedupStore(client, { keyPrefix: `svc-webhooks-bench:${randomBytes(6).toString('hex')}:` }) } };
 }
 
 const cases: readonly BenchCase[] = [
@@ -227,7 +227,7 @@ const cases: readonly BenchCase[] = [
   {
     framework: 'express',
     variant: 'verifyWebhook + MemoryDedupStore',
-    start: () => expressServer(expressWebhook({ ...receiverOptions, dedup: new MemoryDedupStore() }))(),
+    start: () => expressServer(expressWebhook({ ...receiverOptions, dedup: { store: new MemoryDedupStore() } }))(),
   },
   { framework: 'express', variant: 'verifyWebhook + RedisDedupStore', start: () => expressServer(expressWebhook(redisDedup()))() },
   { framework: 'hono', variant: 'bare', start: honoBare(false) },

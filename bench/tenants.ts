@@ -66,7 +66,7 @@ const cases: Record<string, Case> = {
     return async () => (await entry(request(staticPool[next++ % POOL]!))).status;
   },
   'Fetch: tenant, cached lookup': () => {
-    const entry = fetchWebhook({ secret: resolve, tenant: tenantOfUrl, now, dedup: false, on });
+    const entry = fetchWebhook({ tenants: { of: tenantOfUrl, secret: resolve }, now, dedup: false, on });
     return async () => (await entry(request(tenantPool[next++ % POOL]!))).status;
   },
 };

@@ -16,7 +16,7 @@ const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxv
 // Lives as long as the worker process: several instances need a shared store (RedisDedupStore).
 const dedup = new MemoryDedupStore();
 
-export const webhooks = verifyWebhook({ secret, dedup }, async (event, { id, context }) => {
+export const webhooks = verifyWebhook({ secret, dedup: { store: dedup } }, async (event, { id, context }) => {
   context.log(`received ${event.type} ${id}`);
   // Enqueue the real work and answer at once: the service waits 10 s at most. Nothing returned answers 204.
 });

@@ -10,7 +10,7 @@ import { verifyWebhook } from '../adapters/fetch.js';
 const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxvY2FsLXRyaWFscw==';
 
 // Each event id reaches the handler once per process, retries included.
-const webhook = verifyWebhook({ secret, dedup: new MemoryDedupStore() }, (event, { id }) => {
+const webhook = verifyWebhook({ secret, dedup: { store: new MemoryDedupStore() } }, (event, { id }) => {
   console.log(`received ${event.type} ${id}`);
   // Enqueue the real work and answer at once: the service waits 10 s at most. Nothing returned answers 204.
 });

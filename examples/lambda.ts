@@ -17,7 +17,7 @@ const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxv
 // Lives as long as the execution environment: concurrent instances need a shared store (RedisDedupStore).
 const dedup = new MemoryDedupStore();
 
-export const handler = verifyWebhook({ secret, dedup }, async (event, { id, context }) => {
+export const handler = verifyWebhook({ secret, dedup: { store: dedup } }, async (event, { id, context }) => {
   console.log(`received ${event.type} ${id} in ${context.awsRequestId}`);
   // Send the work to a queue (SQS) and answer at once; nothing returned answers 204.
 });

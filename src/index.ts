@@ -71,7 +71,7 @@ export type {
   StandardSchemaResult,
 } from './process/standard-schema.js';
 export type { Handoff } from './process/handoff.js';
-export type { StoreErrorCallback, StoreErrorContext } from './process/store-failures.js';
+export type { LookupErrorCallback, LookupErrorContext, StoreErrorCallback, StoreErrorContext } from './process/store-failures.js';
 export type { WebhookLogCode, WebhookLogFields, WebhookLogger } from './base/logger.js';
 export { DELIVERY_CHANNEL, ENQUEUE_CHANNEL, HANDLER_CHANNEL, JOB_CHANNEL, SECRET_LOOKUP_CHANNEL, STORE_CHANNEL } from './process/diagnostics.js';
 export type {
@@ -86,10 +86,10 @@ export type {
   SecretLookupMessage,
   StoreMessage,
 } from './process/diagnostics.js';
-export type { DedupUnavailablePolicy, ReceiverOptions } from './receive/receiver.js';
+export type { DedupOptions, DedupUnavailablePolicy, ReceiverOptions, SecretOrTenants, SingleEndpoint, TenantEndpoints } from './receive/receiver.js';
 export type { EntryOptions } from './receive/pipeline.js';
 export type { OnErrorOptions } from './receive/on-error.js';
-export type { TenantOf } from './receive/tenants.js';
+export type { TenantOf, TenantsOptions } from './receive/tenants.js';
 export type { SingleHandlerMode, HandlersMode, HandoffMode, MiddlewareMode, RouteMode, WithoutHandlers } from './receive/what-runs.js';
 export { dispatch } from './receive/dispatch.js';
 export type { DecidedResponse, DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';

@@ -13,7 +13,7 @@ import { WebhookOptionsError } from './options-error.js';
 export type WebhookLogCode =
   /** A dedup store operation failed (`operation` says which). */
   | 'store_failed'
-  /** A tenant's secret could not be looked up in time, or the `tenant` function threw. */
+  /** A tenant's secret could not be looked up in time, or `tenants.of` threw. */
   | 'secret_unavailable'
   /** A handler threw or rejected. */
   | 'handler_failed'
@@ -25,7 +25,7 @@ export type WebhookLogCode =
   | 'invalid_job'
   /** `onError` threw, rejected or did not answer in time. */
   | 'on_error_failed'
-  /** `onStoreError` threw or rejected. */
+  /** `dedup.onError` or `tenants.onLookupError` threw or rejected. */
   | 'on_store_error_failed'
   /** The platform's `waitUntil` threw. */
   | 'wait_until_failed';

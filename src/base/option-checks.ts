@@ -41,3 +41,14 @@ export function checkRenamed(options: object, renamed: Readonly<Record<string, s
     if (Object.hasOwn(options, old)) throw new WebhookOptionsError(`svc-webhooks: the option ${old} is now ${renamed[old]}`);
   }
 }
+
+/**
+ * For `checkRenamed`: each key of `options` that is none of `own`, named by
+ * its place in the group `group` now, beside `beside` (the options an engine
+ * took flat before they were grouped).
+ */
+export function movedInto(options: object, own: ReadonlySet<string>, group: string, beside: string): Record<string, string> {
+  const moved: Record<string, string> = {};
+  for (const name of Object.keys(options)) if (!own.has(name)) moved[name] = `${group}.${name}, with ${beside}`;
+  return moved;
+}

@@ -17,7 +17,7 @@ export interface WebhookDelivery<E extends WebhookEvent = WebhookEvent> {
   readonly keyId: string;
   /**
    * The tenant the request named, where the receiver serves many (its
-   * `tenant` option); absent otherwise. The signature proves only the secret:
+   * `tenants` option); absent otherwise. The signature proves only the secret:
    * two names that resolve to one secret are one endpoint, and a delivery to
    * it runs once, under the name that came first.
    */

@@ -76,7 +76,7 @@ export const ERROR_CODES: { readonly [C in WebhookErrorCode]: ErrorCodeInfo<Erro
   secret_unavailable: {
     status: 503,
     errorClass: 'WebhookTenantError',
-    when: "Many tenants: the tenant's secret could not be looked up in time, or the `tenant` function threw; sent with `Retry-After`.",
+    when: "Many tenants: the tenant's secret could not be looked up in time, or `tenants.of` threw; sent with `Retry-After`.",
   },
   payload_too_large: {
     status: 413,

@@ -2,11 +2,8 @@
  * The verifier's options (`toleranceMs`, `now`, `maxPayloadBytes`), checked once and resolved with their
  * defaults.
  */
-import { checkCallback, checkOptionsObject, checkRenamed } from '../base/option-checks.js';
+import { checkCallback, checkOptionsObject } from '../base/option-checks.js';
 import { WebhookOptionsError } from '../base/options-error.js';
-
-/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
-const RENAMED = { toleranceSeconds: 'toleranceMs, in milliseconds (300000 for five minutes)' } as const;
 
 /** Options of `verify()`, `new Webhook()` and the adapters, checked once. */
 export interface VerifyOptions {
@@ -54,7 +51,6 @@ export function resolveVerifyOptions(options: VerifyOptions | undefined): Resolv
   if (!Number.isSafeInteger(toleranceMs) || toleranceMs < 0) {
     throw new WebhookOptionsError('svc-webhooks: toleranceMs must be a whole number of milliseconds >= 0');
   }
-  checkRenamed(options, RENAMED);
   checkCallback('now', now);
   if (!Number.isSafeInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
     throw new WebhookOptionsError('svc-webhooks: maxPayloadBytes must be a positive integer');

@@ -50,6 +50,11 @@ export interface SecretLookupOptions {
   readonly now?: () => number;
 }
 
+/** What the caller named each option of the cache, for the messages. */
+export type LookupOptionNames = Readonly<Record<'secretCacheMs' | 'secretLookupTimeoutMs' | 'secretCacheSize', string>>;
+
+const SAME_NAMES: LookupOptionNames = { secretCacheMs: 'secretCacheMs', secretLookupTimeoutMs: 'secretLookupTimeoutMs', secretCacheSize: 'secretCacheSize' };
+
 /** A tenant's decoded keys, or `null` for a tenant without a secret. */
 export type TenantKeys = readonly DecodedKey[] | null;
 
@@ -71,14 +76,15 @@ export class SecretLookup {
   readonly #cache = new Map<string, Cached>();
   readonly #pending = new Map<string, Promise<TenantKeys>>();
 
-  constructor(resolve: SecretResolver, options: SecretLookupOptions = {}) {
+  /** `named` names the options in messages as the caller gave them (a receiver's `tenants.cacheMs`). */
+  constructor(resolve: SecretResolver, options: SecretLookupOptions = {}, named: LookupOptionNames = SAME_NAMES) {
     if (typeof resolve !== 'function') throw new WebhookOptionsError('svc-webhooks: the secret resolver must be a function');
     checkOptionsObject('secret lookup', options);
     const { secretCacheMs = 60_000, secretLookupTimeoutMs = 2000, secretCacheSize = 10_000, now = Date.now } = options;
-    checkDuration('secretCacheMs', secretCacheMs);
-    checkDuration('secretLookupTimeoutMs', secretLookupTimeoutMs, MAX_TIMER_MS);
+    checkDuration(named.secretCacheMs, secretCacheMs);
+    checkDuration(named.secretLookupTimeoutMs, secretLookupTimeoutMs, MAX_TIMER_MS);
     if (!Number.isSafeInteger(secretCacheSize) || secretCacheSize < 1) {
-      throw new WebhookOptionsError('svc-webhooks: secretCacheSize must be a positive integer');
+      throw new WebhookOptionsError(`svc-webhooks: ${named.secretCacheSize} must be a positive integer`);
     }
     checkCallback('now', now);
     this.#resolve = resolve;

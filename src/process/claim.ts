@@ -15,12 +15,12 @@ import { retryBefore } from './retry.js';
 import { tellStoreFailure, type StoreErrorCallback, type StoreErrorReport } from './store-failures.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
-/** The options a receiver and a worker share for their claims. */
+/** What a receiver's and a worker's `dedup` options share: their claims' durations, and `onError`. */
 export interface ClaimOptions {
   readonly leaseMs?: number;
   readonly maxClaimMs?: number;
   readonly retentionMs?: number;
-  readonly onStoreError?: StoreErrorCallback;
+  readonly onError?: StoreErrorCallback;
 }
 
 /** How every claim on one store is held: checked once, from a receiver's or a worker's options. */
@@ -37,26 +37,43 @@ export interface ClaimSettings {
 /** The durations of `ClaimSettings`, checked. */
 export type ClaimDurations = Pick<ClaimSettings, 'leaseMs' | 'maxClaimMs' | 'retentionMs'>;
 
+const STORE_AS_DEDUP = 'svc-webhooks: dedup takes options, not the store: give the store as dedup: { store }';
+
+/**
+ * The `dedup` options of a receiver or a worker, as an object: refuses a
+ * store given in their place (`dedup` took the store itself before 1.0.0),
+ * which would otherwise be read as options and its own store ignored.
+ * `what` says what `dedup` takes, for the message. Throws `WebhookOptionsError`.
+ */
+export function checkDedupObject(dedup: unknown, what: string): void {
+  if (typeof dedup !== 'object' || dedup === null) {
+    if (isDedupStore(dedup)) throw new WebhookOptionsError(STORE_AS_DEDUP);
+    throw new WebhookOptionsError(`svc-webhooks: dedup must be ${what}`);
+  }
+  // One that lacks a method is a store all the same: read as options, it would go unused without a word.
+  if (isDedupStore(dedup) || 'begin' in dedup) throw new WebhookOptionsError(STORE_AS_DEDUP);
+}
+
 /**
  * The claim options' durations with their defaults, `maxClaimMs` defaulting
- * to `defaultMaxClaimMs` (or `leaseMs` if that is longer), and
- * `onStoreError` checked. Throws `WebhookOptionsError` for bad options.
+ * to `defaultMaxClaimMs` (or `leaseMs` if that is longer), and `onError`
+ * checked; each named as a member of `dedup`. Throws `WebhookOptionsError` for bad options.
  */
 export function checkClaimOptions(options: ClaimOptions, defaultMaxClaimMs: number): ClaimDurations {
   const { leaseMs = 60_000, retentionMs = 4 * 24 * 3600_000 } = options;
   const { maxClaimMs = Math.max(defaultMaxClaimMs, leaseMs) } = options;
   // Renewal sets a timer for a third of the lease.
-  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
-  checkDuration('retentionMs', retentionMs);
-  checkDuration('maxClaimMs', maxClaimMs);
-  if (maxClaimMs < leaseMs) throw new WebhookOptionsError('svc-webhooks: maxClaimMs must be at least leaseMs');
-  checkCallback('onStoreError', options.onStoreError);
+  checkDuration('dedup.leaseMs', leaseMs, MAX_TIMER_MS);
+  checkDuration('dedup.retentionMs', retentionMs);
+  checkDuration('dedup.maxClaimMs', maxClaimMs);
+  if (maxClaimMs < leaseMs) throw new WebhookOptionsError('svc-webhooks: dedup.maxClaimMs must be at least dedup.leaseMs');
+  checkCallback('dedup.onError', options.onError);
   return { leaseMs, maxClaimMs, retentionMs };
 }
 
 /** The settings of the claims on `store`, failures told to `report`. Throws `WebhookOptionsError` for a `store` that is no `DedupStore`. */
 export function claimSettings(store: unknown, durations: ClaimDurations, report: StoreErrorReport): ClaimSettings {
-  if (!isDedupStore(store)) throw new WebhookOptionsError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew)');
+  if (!isDedupStore(store)) throw new WebhookOptionsError('svc-webhooks: dedup.store must be a DedupStore (begin, complete, release and renew)');
   return { store, ...durations, report, renewals: new DeadlineQueue(renewalDelay(durations.leaseMs)) };
 }
 

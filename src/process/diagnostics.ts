@@ -154,13 +154,13 @@ export interface StoreMessage {
   readonly error: unknown;
 }
 
-/** Published on `svc-webhooks:secret-lookup` for each lookup of a tenant's secret that failed or timed out, and each `tenant` function that threw. */
+/** Published on `svc-webhooks:secret-lookup` for each lookup of a tenant's secret that failed or timed out, and each `tenants.of` that threw. */
 export interface SecretLookupMessage {
   /** The request's `webhook-id`, not yet verified. */
   readonly id: string;
-  /** The tenant whose secret was looked up; absent when the `tenant` function threw. */
+  /** The tenant whose secret was looked up; absent when `tenants.of` threw. */
   readonly tenant?: string;
-  /** What the lookup (or the `tenant` function) threw or rejected with, or the timeout's error. */
+  /** What the lookup (or `tenants.of`) threw or rejected with, or the timeout's error. */
   readonly error: unknown;
 }
 

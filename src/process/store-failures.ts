@@ -1,8 +1,9 @@
 /**
- * Telling the operator of a failed store: the user's `onStoreError`, called
+ * Telling the operator of a failed store: the user's `dedup.onError`, called
  * so that it can neither change an answer nor take the process down, or by
  * default one log line per store at most every few seconds while it stays
- * down; and the diagnostics channels.
+ * down; and the diagnostics channels. A failed secret lookup is told the same
+ * way, to a callback of its own.
  */
 import { CONSOLE_LINES, errorFields, quoted, writeLog, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
 import { reasonOf } from '../base/user-code.js';
@@ -11,48 +12,64 @@ import { describeStoreError, storeErrorFields, storeFailureHint } from '../store
 import { lookupFailures, storeFailures } from './diagnostics.js';
 
 /**
- * What `onStoreError` learns besides the error: which operation failed, and
- * for which event. A dedup store's operation names the dedup key; a
- * `lookup` (a tenant's secret, or a `tenant` function that threw) the
- * request's `webhook-id`, not yet verified.
+ * What a dedup store's `onError` learns besides the error: which operation
+ * failed, and for which event.
  */
-export type StoreErrorContext =
-  | {
-      /** Which operation of the dedup store failed. */
-      readonly operation: StoreOperation;
-      /** The dedup key it was for: the delivery's `dedupKey`. */
-      readonly key: string;
-      /** The delivery's tenant, where the receiver serves many. */
-      readonly tenant?: string;
-    }
-  | {
-      /** A tenant's secret could not be looked up, or the `tenant` function threw. */
-      readonly operation: 'lookup';
-      /** The request's `webhook-id`, not yet verified. */
-      readonly id: string;
-      /** The tenant whose secret was looked up; absent when the `tenant` function threw. */
-      readonly tenant?: string;
-    };
+export interface StoreErrorContext {
+  /** Which operation of the dedup store failed. */
+  readonly operation: StoreOperation;
+  /** The dedup key it was for: the delivery's `dedupKey`. */
+  readonly key: string;
+  /** The delivery's tenant, where the receiver serves many. */
+  readonly tenant?: string;
+}
 
-/** The user's callback. What it answers is awaited, so it may be async; the value is ignored. */
+/**
+ * What `tenants.onLookupError` learns besides the error: the request whose
+ * tenant's secret could not be looked up (or whose `tenants.of` threw).
+ */
+export interface LookupErrorContext {
+  /** A tenant's secret could not be looked up, or `tenants.of` threw. */
+  readonly operation: 'lookup';
+  /** The request's `webhook-id`, not yet verified. */
+  readonly id: string;
+  /** The tenant whose secret was looked up; absent when `tenants.of` threw. */
+  readonly tenant?: string;
+}
+
+/** `dedup.onError`. What it answers is awaited, so it may be async; the value is ignored. */
 export type StoreErrorCallback = (error: unknown, context: StoreErrorContext) => unknown;
+
+/** `tenants.onLookupError`. What it answers is awaited, so it may be async; the value is ignored. */
+export type LookupErrorCallback = (error: unknown, context: LookupErrorContext) => unknown;
+
+/** A failure of either kind the default log tells of. */
+export type FailureContext = StoreErrorContext | LookupErrorContext;
 
 /** Tells the operator of a store failure; never rejects. */
 export type StoreErrorReport = (error: unknown, context: StoreErrorContext) => Promise<void>;
 
+/** Tells the operator of a failed secret lookup; never rejects. */
+export type LookupErrorReport = (error: unknown, context: LookupErrorContext) => Promise<void>;
+
 /**
- * Wraps `onStoreError` so that calling it never rejects: it is awaited, and
- * whatever it throws or rejects with is logged in one line to `logger`. A
- * callback's failure can then neither change an answer nor become an
- * unhandled rejection that takes the process down.
+ * Wraps `callback` (named `name` in the log, as the caller gave it) so that
+ * calling it never rejects: it is awaited, and whatever it throws or rejects
+ * with is logged in one line to `logger`. A callback's failure can then
+ * neither change an answer nor become an unhandled rejection that takes the
+ * process down.
  */
-export function storeErrorReporter(onStoreError: StoreErrorCallback, logger: WebhookLogger = CONSOLE_LINES): StoreErrorReport {
+export function storeErrorReporter<C extends FailureContext>(
+  callback: (error: unknown, context: C) => unknown,
+  logger: WebhookLogger = CONSOLE_LINES,
+  name = 'dedup.onError',
+): (error: unknown, context: C) => Promise<void> {
   return async (error, context) => {
     try {
-      await onStoreError(error, context);
+      await callback(error, context);
     } catch (thrown) {
       const fields = { code: 'on_store_error_failed', ...contextFields(context), ...errorFields(thrown, true) } as const;
-      writeLog(logger, 'error', fields, `onStoreError threw (${reasonOf(thrown)}) on a failed ${context.operation}`);
+      writeLog(logger, 'error', fields, `${name} threw (${reasonOf(thrown)}) on a failed ${context.operation}`);
     }
   };
 }
@@ -64,7 +81,8 @@ export const STORE_LOG_INTERVAL_MS = 5_000;
 const quietLogs = new WeakMap<object, { until: number; unlogged: number }>();
 
 /**
- * The default `onStoreError` of a receiver or worker on `store` (a dedup
+ * The default `dedup.onError` of a receiver or worker on `store`, and the
+ * default `tenants.onLookupError` (a dedup
  * store, or a secret resolver): one line naming the error (class, code,
  * message), what it leads to, and what to do where the cause is known.
  * While the store stays down it writes at most one line per
@@ -77,7 +95,7 @@ export function storeErrorLog(
   store: object,
   consequence = 'the request was answered 503 and the sender will retry it',
   logger: WebhookLogger = CONSOLE_LINES,
-): StoreErrorCallback {
+): (error: unknown, context: FailureContext) => void {
   return (error, context) => {
     const now = Date.now();
     const quiet = quietLogs.get(store);
@@ -104,18 +122,18 @@ export function storeErrorLog(
 }
 
 /** The fields naming what a store failure was for. */
-function contextFields(context: StoreErrorContext): Omit<WebhookLogFields, 'code'> {
+function contextFields(context: FailureContext): Omit<WebhookLogFields, 'code'> {
   const { operation, tenant } = context;
   const named = context.operation === 'lookup' ? { operation, id: context.id } : { operation, key: context.key };
   return tenant === undefined ? named : { ...named, tenant };
 }
 
-/** What failed, in words: a lookup without a tenant is one whose tenant function threw, and names no tenant. */
-function failureOf(error: unknown, context: StoreErrorContext): string {
+/** What failed, in words: a lookup without a tenant is one whose `tenants.of` threw, and names no tenant. */
+function failureOf(error: unknown, context: FailureContext): string {
   const described = describeStoreError(error);
   if (context.operation !== 'lookup') return `the dedup store failed to ${context.operation} event ${quoted(context.key)} (${described})`;
   const { id, tenant } = context;
-  if (tenant === undefined) return `the tenant function threw for delivery ${quoted(id)} (${described})`;
+  if (tenant === undefined) return `tenants.of threw for delivery ${quoted(id)} (${described})`;
   return `the secret lookup for tenant ${quoted(tenant)} failed (delivery ${quoted(id)}; ${described})`;
 }
 

@@ -20,12 +20,11 @@ import type { EventSchemas, HandlerErrorCallback, HandlerOptions } from '../proc
 import { bodyRefusal, SenderGoneError } from './body-limits.js';
 import { checkOnErrorOptions, runOnError, type OnErrorOptions } from './on-error.js';
 import type { Platform } from './platform.js';
-import { createReceiver, type ReceiverOptions } from './receiver.js';
+import { createReceiver, type ReceiverOptions, type SecretOrTenants } from './receiver.js';
 import type { DecidedResponse } from './responses.js';
-import type { TenantOf } from './tenants.js';
 import { whatRuns, type EntryRunner, type Outcome } from './what-runs.js';
 
-/** The options every entry takes, besides its own `tenant`, its `onError` and what runs. */
+/** The options every entry takes, besides its secret (or `tenants`), its `onError` and what runs. */
 export interface EntryOptions extends ReceiverOptions, OnErrorOptions {
   /**
    * `'on'` adds the `svc-webhooks-outcome` header to every answer the entry
@@ -40,13 +39,12 @@ export interface EntryOptions extends ReceiverOptions, OnErrorOptions {
   readonly outcomeHeader?: 'off' | 'on';
 }
 
-/** What the pipeline reads of an entry's options: the shared ones, what runs, and the entry's `tenant` function. */
+/** What the pipeline reads of an entry's options: the shared ones, its secret or `tenants` (each entry types `tenants.of` for its own request), and what runs. */
 export type PipelineOptions = EntryOptions &
+  SecretOrTenants<never> &
   Partial<HandlerOptions<EventSchemas>> & {
     readonly handoff?: unknown;
     readonly onHandlerError?: HandlerErrorCallback;
-    // Each entry declares `tenant` for its own request.
-    readonly tenant?: TenantOf<never>;
   };
 
 /**
@@ -80,11 +78,10 @@ export function createPipeline<R, A>(
 ): (request: R) => Promise<A | undefined> {
   const receiver = createReceiver(options);
   const onErrorTimeoutMs = checkOnErrorOptions(options);
-  const { logger, now } = receiver;
+  const { logger, now, tenantOf } = receiver;
   const runs = whatRuns(options, runner, logger);
   const settleWaits = new DeadlineQueue(SETTLE_WAIT_MS);
   const outcomeHeader = checkPolicy('outcomeHeader', options.outcomeHeader, ['off', 'on'] as const) === 'on';
-  const { tenant } = options;
   const { entry } = platform;
 
   /** Answers what was decided here: by the user's `onError` for a refusal, if it answers in time, else as decided. */
@@ -126,7 +123,7 @@ export function createPipeline<R, A>(
     }
 
     // 2. Verify it, with its tenant's secret where the receiver serves many.
-    const verifying = receiver.verify(payload, platform.headers(request), tenant === undefined ? noTenant : () => tenant(platform.userRequest(request) as never));
+    const verifying = receiver.verify(payload, platform.headers(request), tenantOf === undefined ? noTenant : () => tenantOf(platform.userRequest(request) as never));
     const verified = isThenable(verifying) ? await verifying : verifying;
     if (!('event' in verified)) return refuse(request, trace, verified);
     const delivery: WebhookDelivery = verified;

@@ -6,54 +6,37 @@
 import { checkLogger, type WebhookLogger } from '../base/logger.js';
 import { DeadlineQueue } from '../base/deadlines.js';
 import { isThenable } from '../base/user-code.js';
-import { checkDuration, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
+import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookDedupError } from '../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
-import type { SecretLookupOptions, SecretResolver } from '../core/secret-lookup.js';
 import type { WebhookSecret } from '../core/secret.js';
 import { parseSeconds } from '../core/timestamp.js';
 import { Webhook } from '../core/webhook.js';
-import { checkClaimOptions, claimKey, claimSettings, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
+import { checkClaimOptions, checkDedupObject, claimKey, claimSettings, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
 import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../process/store-failures.js';
-import { isDedupStore, type DedupStore } from '../stores/dedup-store.js';
+import type { DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
 import { duplicate, refused, RETRY_SOON, type DecidedResponse } from './responses.js';
-import { createTenantVerify, type TenantVerify, type Verification } from './tenants.js';
+import { createTenantVerify, type TenantOf, type TenantsOptions, type TenantVerify, type Verification } from './tenants.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
 /** What to do when the dedup store fails before the user's code runs. */
 export type DedupUnavailablePolicy = 'reject' | 'process';
 
-/** Options every entry takes: the verifier's, the tenant's secret lookup, and exactly-once processing. */
-export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
-  /**
-   * The endpoint's signing secret, or several during a rotation. Required.
-   * With the entry's `tenant` option it is instead a `SecretResolver`, a
-   * function from the tenant to its secret (or `undefined` for an unknown
-   * tenant), looked up only for requests that pass every check that needs
-   * no secret, and cached per `secretCacheMs`, `secretLookupTimeoutMs` and
-   * `secretCacheSize`.
-   */
-  readonly secret: WebhookSecret | SecretResolver;
+/** How an entry processes each event once: the dedup store, its claims, and what a failing store leads to. */
+export interface DedupOptions {
   /**
    * Where to record processed deliveries (by their `dedupKey`), so a retry
-   * or a replay of a processed event does not reach the handler again.
-   * `false` turns this off: every verified delivery then reaches the handler.
+   * or a replay of a processed event does not reach the handler again: a
+   * `RedisDedupStore` or `PostgresDedupStore` where several processes serve
+   * the endpoint.
    * @default a `MemoryDedupStore` of this receiver's own (one process only)
    */
-  readonly dedup?: DedupStore | false;
-  /**
-   * How long, in milliseconds, the whole body may take to arrive. Past it the
-   * request is answered 408 `body_timeout` and its connection closed, so a
-   * sender that stalls mid-body does not hold the request. The service gives
-   * up after 10 s anyway.
-   * @default 10000
-   */
-  readonly bodyTimeoutMs?: number;
+  readonly store?: DedupStore;
   /**
    * How long a delivery holds its claim while the user's code runs. Longer
    * than the sender's 10 s answer window, so a slow handler is not run twice.
@@ -67,7 +50,10 @@ export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
    * stops this long after the claim, so a route that never ends its
    * response leaves its event to the sender's retries (which go on for
    * about three days). Code that runs longer may be run again by a retry.
-   * At least `leaseMs`.
+   * At least `leaseMs`. Shorter than a queue worker's hour: the sender
+   * stops waiting for the answer after 10 s, so work that runs for minutes
+   * belongs in a queue (`handoff`), and a claim held much longer only keeps
+   * the event from its retries.
    * @default 600000 (ten minutes), or `leaseMs` if that is longer
    */
   readonly maxClaimMs?: number;
@@ -78,24 +64,42 @@ export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
    */
   readonly retentionMs?: number;
   /**
-   * What to do when the dedup store fails before the user's code runs:
+   * What to do when the store fails before the user's code runs:
    * `'reject'` answers 503 `dedup_unavailable` so the sender retries later;
    * `'process'` runs the code without deduplication (an event may then be
    * processed twice).
    * @default 'reject'
    */
-  readonly dedupUnavailable?: DedupUnavailablePolicy;
+  readonly whenUnavailable?: DedupUnavailablePolicy;
   /**
-   * Told about every store failure, with the operation and the dedup key: a
-   * `begin` that failed (the request is answered 503 `dedup_unavailable`,
-   * whose `cause` is the same error), and a `complete` or `release` after
-   * the code ran, or a `renew` while it runs, that still failed when the
-   * lease was about to end; with `tenant`, a `lookup` of a secret that
-   * failed (answered 503 `secret_unavailable`). Awaited; what it throws is
+   * Told about every failure of the store, with the operation and the dedup
+   * key: a `begin` that failed (the request is answered 503
+   * `dedup_unavailable`, whose `cause` is the same error), and a `complete`
+   * or `release` after the code ran, or a `renew` while it runs, that still
+   * failed when the lease was about to end. Awaited; what it throws is
    * logged and changes nothing.
    * @default logs one line to `logger` naming the store's error and, where the cause is known, what to do; at most one line per store per 5 s while it stays down
    */
-  readonly onStoreError?: StoreErrorCallback;
+  readonly onError?: StoreErrorCallback;
+}
+
+/** Options every entry takes besides its secret: the verifier's, exactly-once processing, the body's deadline and the log. */
+export interface ReceiverOptions extends VerifyOptions {
+  /**
+   * How each event is processed once: the dedup store and its claims.
+   * `false` turns this off: every verified delivery then reaches the
+   * handler, and no other dedup option means anything.
+   * @default {} (a `MemoryDedupStore` of this receiver's own, each option at its default)
+   */
+  readonly dedup?: DedupOptions | false;
+  /**
+   * How long, in milliseconds, the whole body may take to arrive. Past it the
+   * request is answered 408 `body_timeout` and its connection closed, so a
+   * sender that stalls mid-body does not hold the request. The service gives
+   * up after 10 s anyway.
+   * @default 10000
+   */
+  readonly bodyTimeoutMs?: number;
   /**
    * Where the lines about what went wrong go (a failing store or secret
    * lookup, a handler that threw, a queue that did not record an event, an
@@ -108,15 +112,41 @@ export interface ReceiverOptions extends VerifyOptions, SecretLookupOptions {
   readonly logger?: WebhookLogger;
 }
 
-/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
-const RENAMED = {
-  onDedupError: "dedupUnavailable ('reject' or 'process')",
-  onUnknown: "unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)",
+/** One endpoint with its own secret. */
+export interface SingleEndpoint {
+  /** The endpoint's signing secret, or several during a rotation. Required, unless `tenants` is given instead. */
+  readonly secret: WebhookSecret;
+  /** Not with `secret`: one endpoint has no tenants. */
+  readonly tenants?: undefined;
+}
+
+/** Many tenants behind one route, each with its own secret; `R` is the entry's request. */
+export interface TenantEndpoints<R> {
+  /** Which tenant a request is for, and each tenant's secret, looked up and cached. Required, unless `secret` is given instead. */
+  readonly tenants: TenantsOptions<R>;
+  /** Not with `tenants`: each tenant's secret comes from `tenants.secret`. */
+  readonly secret?: undefined;
+}
+
+/** Where an entry's secrets come from: exactly one of `secret` (one endpoint) or `tenants`. */
+export type SecretOrTenants<R> = SingleEndpoint | TenantEndpoints<R>;
+
+/** Options of rc.1 by the place they have now: a caller that still gives one is told, not ignored. */
+const MOVED = {
+  leaseMs: 'dedup.leaseMs',
+  maxClaimMs: 'dedup.maxClaimMs',
+  retentionMs: 'dedup.retentionMs',
+  dedupUnavailable: "dedup.whenUnavailable ('reject' or 'process')",
+  onStoreError: "dedup.onError, and tenants.onLookupError for a tenant's secret",
+  tenant: 'tenants.of, beside tenants.secret',
+  secretCacheMs: 'tenants.cacheMs',
+  secretLookupTimeoutMs: 'tenants.lookupTimeoutMs',
+  secretCacheSize: 'tenants.cacheSize',
 } as const;
 
 /**
  * What claiming a delivery's event leads to: the `Settle` of a claim held,
- * `undefined` to run without one (no store, or `dedupUnavailable: 'process'`),
+ * `undefined` to run without one (no store, or `whenUnavailable: 'process'`),
  * or the answer to send instead of running anything.
  */
 export type ClaimOutcome = Settle | undefined | DecidedResponse;
@@ -142,50 +172,56 @@ export interface Receiver {
   readonly logger: WebhookLogger;
   /** The receiver's clock, in milliseconds: the `now` option, or `Date.now`. */
   readonly now: () => number;
+  /** `tenants.of`, as given at creation; `undefined` for one endpoint. */
+  readonly tenantOf: TenantOf<never> | undefined;
 }
 
 /**
- * Builds the receiver's steps; `tenant` is the entry's option of that name,
- * typed by each entry for its own request. Checks the options once; throws
- * `WebhookOptionsError`.
+ * Builds the receiver's steps; `tenants.of` is typed by each entry for its
+ * own request. Checks the options once; throws `WebhookOptionsError`.
  */
-export function createReceiver(options: ReceiverOptions & { readonly tenant?: unknown }): Receiver {
+export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>): Receiver {
   if (options === null || typeof options !== 'object') {
-    throw new WebhookOptionsError('svc-webhooks: options with a secret are required');
+    throw new WebhookOptionsError('svc-webhooks: options with a secret (or tenants) are required');
   }
-  checkRenamed(options, RENAMED);
-  const { secret, bodyTimeoutMs = 10_000 } = options;
+  checkRenamed(options, MOVED);
+  const { secret, tenants, bodyTimeoutMs = 10_000 } = options;
   const verifyOptions = resolveVerifyOptions(options);
   const { maxPayloadBytes, now } = verifyOptions;
   checkDuration('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
-  const durations = checkClaimOptions(options, 600_000);
-  const dedupUnavailable = checkPolicy('dedupUnavailable', options.dedupUnavailable, ['reject', 'process'] as const) ?? 'reject';
-  if (options.tenant !== undefined && typeof options.tenant !== 'function') {
-    throw new WebhookOptionsError('svc-webhooks: tenant must be a function from the request to the tenant');
+  if (typeof secret === 'function') {
+    throw new WebhookOptionsError('svc-webhooks: a secret looked up per tenant is now tenants.secret, beside tenants.of, which reads the tenant from the request');
   }
-  if (options.tenant === undefined && typeof secret === 'function') {
-    throw new WebhookOptionsError('svc-webhooks: a secret looked up per tenant needs the tenant option, which reads the tenant from the request');
+  if ((secret === undefined) === (tenants === undefined)) {
+    throw new WebhookOptionsError('svc-webhooks: give secret (one endpoint) or tenants (many tenants, each with its own secret): exactly one of them');
   }
-  if (options.tenant !== undefined && typeof secret !== 'function') {
-    throw new WebhookOptionsError(
-      'svc-webhooks: with the tenant option, secret must be a function from the tenant to its secret: a secret shared by every ' +
-        'tenant proves nothing about the tenant a request names, so any request could name any tenant',
-    );
+  if (tenants !== undefined) {
+    checkOptionsObject('tenants', tenants);
+    if (typeof tenants.of !== 'function') throw new WebhookOptionsError('svc-webhooks: tenants.of must be a function from the request to the tenant');
+    checkCallback('tenants.onLookupError', tenants.onLookupError);
   }
-  const dedup = options.dedup === undefined ? new MemoryDedupStore({ now }) : options.dedup === false ? undefined : options.dedup;
-  if (dedup !== undefined && !isDedupStore(dedup)) {
-    throw new WebhookOptionsError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false');
-  }
-  // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
+  const dedupOptions = options.dedup === undefined ? {} : options.dedup;
+  if (dedupOptions !== false) checkDedupObject(dedupOptions, 'an object of options ({ store, leaseMs, … }) or false');
+  const dedup = dedupOptions === false ? undefined : dedupOptions;
+  const store = dedup === undefined ? undefined : dedup.store === undefined ? new MemoryDedupStore({ now }) : dedup.store;
+  const durations = checkClaimOptions(dedup ?? {}, 600_000);
+  const whenUnavailable = checkPolicy('dedup.whenUnavailable', dedup?.whenUnavailable, ['reject', 'process'] as const) ?? 'reject';
   const logger = checkLogger(options.logger);
-  const storeLog = storeErrorLog(dedup ?? options, undefined, logger);
-  const lookupLog = storeErrorLog(typeof secret === 'function' ? secret : verifyOptions, undefined, logger);
-  const onStoreError = options.onStoreError ?? ((error, context) => (context.operation === 'lookup' ? lookupLog : storeLog)(error, context));
-  const report = storeErrorReporter(onStoreError, logger);
+  // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
   const verify: TenantVerify =
-    typeof secret === 'function' ? createTenantVerify(secret, options, verifyOptions, report) : verifierOf(new Webhook(secret, options));
-  const claim = dedup === undefined ? undefined : claimFrom(claimSettings(dedup, durations, report));
+    tenants === undefined
+      ? verifierOf(new Webhook(secret as WebhookSecret, options))
+      : createTenantVerify(
+          tenants,
+          verifyOptions,
+          storeErrorReporter(tenants.onLookupError ?? storeErrorLog(tenants.secret, undefined, logger), logger, 'tenants.onLookupError'),
+        );
+  const claim =
+    store === undefined
+      ? undefined
+      : claimFrom(claimSettings(store, durations, storeErrorReporter(dedup?.onError ?? storeErrorLog(store, undefined, logger), logger)));
   const inProgressHeaders = Object.freeze({ 'retry-after': String(Math.ceil(durations.leaseMs / 1000)) });
+  const tenantOf = tenants?.of;
 
   return {
     limits: { maxPayloadBytes, deadlines: new DeadlineQueue(bodyTimeoutMs) },
@@ -197,6 +233,7 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
     claim: claim ?? (() => undefined),
     logger,
     now,
+    tenantOf,
   };
 
   /** Claims on the store: a duplicate, one in progress and a failing store are answers. */
@@ -210,7 +247,7 @@ export function createReceiver(options: ReceiverOptions & { readonly tenant?: un
         case 'in_progress':
           return refused(new WebhookDedupError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
         case 'unavailable':
-          if (dedupUnavailable === 'process') return undefined;
+          if (whenUnavailable === 'process') return undefined;
           return refused(
             new WebhookDedupError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause: attempt.error }),
             RETRY_SOON,

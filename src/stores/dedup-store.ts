@@ -26,7 +26,7 @@ export type BeginResult =
       readonly state: 'done';
     };
 
-/** The four operations of a `DedupStore`: what `onStoreError` and the store channel name when one fails. */
+/** The four operations of a `DedupStore`: what `dedup.onError` and the store channel name when one fails. */
 export type StoreOperation = 'begin' | 'complete' | 'release' | 'renew';
 
 /**

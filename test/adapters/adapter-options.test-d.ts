@@ -25,7 +25,7 @@ import { verifyWebhook as h3Webhook, type H3Webhook } from '../../adapters/h3.js
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhook } from '../../adapters/lambda.js';
 import { WebhooksModule } from '../../adapters/nestjs.js';
-import type { CallMissedEvent, EventHandlers, Handoff, WebhookDelivery, WebhookEvent } from '../../src/index.js';
+import { MemoryDedupStore, type CallMissedEvent, type EventHandlers, type Handoff, type WebhookDelivery, type WebhookEvent } from '../../src/index.js';
 
 const secret = 'whsec_c2VjcmV0';
 const path = '/webhooks';
@@ -312,7 +312,7 @@ describe('azure options: what runs is said once', () => {
     expectTypeOf(azureWebhook({ secret, on })).toEqualTypeOf<AzureWebhook>();
     expectTypeOf(azureWebhook({ secret, handoff })).toEqualTypeOf<AzureWebhook>();
     expectTypeOf(
-      azureWebhook({ secret, tenant: (request) => request.params.tenant }, (event, context): HttpResponseInit => {
+      azureWebhook({ tenants: { of: (request) => request.params.tenant, secret: () => secret } }, (event, context): HttpResponseInit => {
         expectTypeOf(context.context.invocationId).toEqualTypeOf<string>();
         return { status: 200, body: event.type };
       }),
@@ -339,7 +339,7 @@ describe('h3 options: what runs is said once', () => {
     expectTypeOf(h3Webhook({ secret, on })).toEqualTypeOf<H3Webhook>();
     expectTypeOf(h3Webhook({ secret, handoff })).toEqualTypeOf<H3Webhook>();
     expectTypeOf(
-      h3Webhook({ secret: () => secret, tenant: (event) => getRouterParam(event, 'tenant') }, (event, context) => {
+      h3Webhook({ tenants: { of: (event) => getRouterParam(event, 'tenant'), secret: () => secret }}, (event, context) => {
         expectTypeOf(context.request).toEqualTypeOf<H3Event>();
         expectTypeOf(context.request.context.webhook).toEqualTypeOf<WebhookDelivery | undefined>();
         return Response.json({ type: event.type });
@@ -365,10 +365,53 @@ describe('h3 options: what runs is said once', () => {
   });
 });
 
+describe('where the secrets come from, and dedup', () => {
+  const store = new MemoryDedupStore();
+  const tenantSecret = (tenant: string): string | undefined => (tenant === 'acme' ? secret : undefined);
+
+  it('take exactly one of secret and tenants', () => {
+    expressWebhook({ secret, on });
+    expressWebhook({ tenants: { of: (req) => req.params.tenant, secret: tenantSecret }, on });
+    // @ts-expect-error a secret beside tenants: each tenant's secret comes from tenants.secret
+    expressWebhook({ secret, tenants: { of: (req) => req.params.tenant, secret: tenantSecret }, on });
+    // @ts-expect-error neither a secret nor tenants
+    expressWebhook({ on });
+    // @ts-expect-error a secret looked up per tenant is tenants.secret
+    fetchWebhook({ secret: tenantSecret, on });
+    // @ts-expect-error the tenant is read by tenants.of
+    honoWebhook({ secret, tenant: (c: unknown) => c, on });
+  });
+
+  it('type tenants.of by the entry\'s own request', () => {
+    expressWebhook({ tenants: { of: (req) => req.get('x-tenant'), secret: tenantSecret }, on });
+    fetchWebhook({ tenants: { of: (request) => expectTypeOf(request).toEqualTypeOf<Request>(), secret: tenantSecret }, on });
+    honoWebhook({ tenants: { of: (c) => c.req.param('tenant'), secret: tenantSecret }, on });
+    h3Webhook({ tenants: { of: (event) => expectTypeOf(event).toEqualTypeOf<H3Event>(), secret: tenantSecret }, on });
+    fastifyWebhook({ path, tenants: { of: (request) => expectTypeOf(request.params).toEqualTypeOf<unknown>(), secret: tenantSecret }, on });
+    // @ts-expect-error a Fetch Request has no params
+    fetchWebhook({ tenants: { of: (request) => request.params, secret: tenantSecret }, on });
+  });
+
+  it('take dedup: false alone, or dedup options with or without a store, and refuse a store in their place', () => {
+    expressWebhook({ secret, dedup: false, on });
+    expressWebhook({ secret, dedup: { store }, on });
+    expressWebhook({ secret, dedup: { leaseMs: 30_000, whenUnavailable: 'process', onError: (_error, context) => void context.key }, on });
+    // @ts-expect-error the store goes under dedup: { store }
+    expressWebhook({ secret, dedup: store, on });
+    // @ts-expect-error dedup: true means nothing
+    expressWebhook({ secret, dedup: true, on });
+    // @ts-expect-error the lease goes under dedup
+    expressWebhook({ secret, leaseMs: 30_000, on });
+    // @ts-expect-error only 'reject' or 'process'
+    expressWebhook({ secret, dedup: { whenUnavailable: 'ignore' }, on });
+  });
+});
+
 describe('nestjs options: what runs is said once', () => {
   it('take the options of on for the @OnWebhook methods, or handoff, directly or from a factory', () => {
     WebhooksModule.forRoot({ secret, schemas, unknownEvents: 'reject', onUnknownEvent: onAny, onHandlerError: () => undefined });
-    WebhooksModule.forRoot({ secret, handoff, onHandlerError: () => undefined, path, tenant: false });
+    WebhooksModule.forRoot({ secret, handoff, onHandlerError: () => undefined, path });
+    WebhooksModule.forRoot({ tenants: { secret: () => secret }, handoff });
     WebhooksModule.forRootAsync({ useFactory: () => ({ secret, handoff }) });
   });
 
@@ -381,5 +424,12 @@ describe('nestjs options: what runs is said once', () => {
     WebhooksModule.forRootAsync({ useFactory: () => ({ secret, handoff, onUnknownEvent: onAny }) });
     // @ts-expect-error the @OnWebhook methods are the handlers: no on
     WebhooksModule.forRoot({ secret, on });
+  });
+
+  it('take one secret or tenants, the tenant read from the route', () => {
+    // @ts-expect-error a secret and tenants
+    WebhooksModule.forRoot({ secret, tenants: { secret: () => secret }, handoff });
+    // @ts-expect-error the module reads the tenant from its route: no tenants.of
+    WebhooksModule.forRoot({ tenants: { of: () => 'acme', secret: () => secret }, handoff });
   });
 });

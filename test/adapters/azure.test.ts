@@ -55,7 +55,7 @@ describe('azure entry', () => {
   it("returns the handler's answer as it is, and settles the claim by its status, Azure's 200 when it names none", async () => {
     const dedup = new TestDedupStore();
     const answers: HttpResponseInit[] = [{ status: 503, body: 'later' }, { jsonBody: { queued: true } }];
-    const handler = verifyWebhook({ ...options, dedup }, () => answers.shift());
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => answers.shift());
     const later = await handler(requestOf(signedRequest()), context);
     expect(later).toEqual({ status: 503, body: 'later' });
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
@@ -72,14 +72,14 @@ describe('azure entry', () => {
   it("takes Azure's HttpResponse class as an answer", async () => {
     const dedup = new TestDedupStore();
     const answer = new HttpResponse({ status: 202, body: 'queued' });
-    const handler = verifyWebhook({ ...options, dedup }, () => answer as unknown as HttpResponseInit);
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => answer as unknown as HttpResponseInit);
     expect(await handler(requestOf(signedRequest()), context)).toBe(answer);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
   });
 
   it('waits for the claim to settle before it returns: the invocation ends with its answer', async () => {
     const held = heldStore();
-    const handler = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: held.dedup } }, () => undefined);
     expect((await expectAnswerAfterSettling(held, handler(requestOf(signedRequest()), context))).status).toBe(204);
   });
 
@@ -139,7 +139,7 @@ describe('azure entry', () => {
       { status: 429, headers: new Headers({ 'x-busy': 'yes' }), body: 'busy' },
       { status: 429, headers: [['Retry-After', '7']] },
     ];
-    const handler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError: () => answers.shift()! }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError: () => answers.shift()! }, () => undefined);
     expect(await handler(requestOf(signedRequest()), context)).toEqual({ status: 429, headers: { 'x-busy': 'yes', 'retry-after': '30' }, body: 'busy' });
     expect(await handler(requestOf(signedRequest()), context)).toEqual({ status: 429, headers: [['Retry-After', '7']] });
   });
@@ -159,7 +159,7 @@ describe('azure entry', () => {
   it('reads the tenant from the route parameters', async () => {
     const secretOf = (tenant: string): string => (tenant === 'acme' ? SECRET : SECRET.replace('w', 'W'));
     const tenants: Array<string | undefined> = [];
-    const handler = verifyWebhook({ secret: secretOf, now, tenant: (request) => request.params.tenant }, (_event, { tenant }) => void tenants.push(tenant));
+    const handler = verifyWebhook({ tenants: { of: (request) => request.params.tenant, secret: secretOf }, now }, (_event, { tenant }) => void tenants.push(tenant));
     const { body, headers } = signedRequest();
     const request = new HttpRequest({ method: 'POST', url: 'https://receiver.test/api/webhooks/acme', headers, body: { string: body }, params: { tenant: 'acme' } });
     expect((await handler(request, context)).status).toBe(204);

@@ -77,7 +77,7 @@ describe('fetch adapter', () => {
   it('sends the handler Response as it is, and settles the claim by its status', async () => {
     const dedup = new TestDedupStore();
     const answers = [new Response('later', { status: 503 }), Response.json({ queued: true }, { status: 202, headers: { 'x-queued': 'yes' } })];
-    const handler = verifyWebhook({ ...options, dedup }, () => answers.shift());
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => answers.shift());
     const first = await handler(requestOf(signedRequest()));
     expect([first.status, await first.text(), dedup.stateOf(keyOf('evt_1'))]).toEqual([503, 'later', 'absent']);
     const second = await handler(requestOf(signedRequest()));
@@ -87,7 +87,7 @@ describe('fetch adapter', () => {
 
   it('waits for the claim to settle before it answers, when the host gives no waitUntil', async () => {
     const held = heldStore();
-    const handler = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: held.dedup } }, () => undefined);
     // @hono/node-server and Bun pass an extra argument without waitUntil.
     const response = await expectAnswerAfterSettling(held, handler(requestOf(signedRequest()), { incoming: {} }));
     expect(response.status).toBe(204);
@@ -97,7 +97,7 @@ describe('fetch adapter', () => {
     vi.useFakeTimers(TIMERS);
     try {
       const { dedup, open } = heldStore();
-      const handler = verifyWebhook({ ...options, dedup }, () => undefined);
+      const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => undefined);
       const waiting: Promise<unknown>[] = [];
       const ctx = {
         // Checks it is called as a method, as workerd requires.
@@ -120,8 +120,8 @@ describe('fetch adapter', () => {
   });
 
   it.each([
-    ['a handler', (dedup: DedupStore, onStoreError: () => void) => verifyWebhook({ ...options, dedup, onStoreError }, () => undefined)],
-    ['on', (dedup: DedupStore, onStoreError: () => void) => verifyWebhook({ ...options, dedup, onStoreError, on: { 'call.missed': () => {} } })],
+    ['a handler', (dedup: DedupStore, onStoreError: () => void) => verifyWebhook({ ...options, dedup: { store: dedup, onError: onStoreError } }, () => undefined)],
+    ['on', (dedup: DedupStore, onStoreError: () => void) => verifyWebhook({ ...options, dedup: { store: dedup, onError: onStoreError }, on: { 'call.missed': () => {} } })],
   ])('answers after 1 s, with %s, while the store keeps failing to record the outcome until the lease ends', async (_name, create) => {
     vi.useFakeTimers(TIMERS);
     try {
@@ -145,7 +145,7 @@ describe('fetch adapter', () => {
     const dedup = new TestDedupStore();
     const onHandlerError = vi.fn();
     const failure = new Error('db password=hunter2 refused');
-    const handler = verifyWebhook({ ...options, dedup, onHandlerError }, async () => {
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup }, onHandlerError }, async () => {
       throw failure;
     });
     const response = await handler(requestOf(signedRequest()));
@@ -236,7 +236,7 @@ describe('fetch adapter', () => {
     const dedup = new TestDedupStore();
     const waiting: Promise<unknown>[] = [];
     const ctx = { waitUntil: (promise: Promise<unknown>) => void waiting.push(promise) };
-    const handler = verifyWebhook({ ...options, dedup }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => undefined);
     const response = await handler(requestOf(signedRequest()), null, undefined, 'env', { waitUntil: 'not a function' }, ctx);
     expect(response.status).toBe(204);
     expect(waiting).toHaveLength(1);
@@ -246,7 +246,7 @@ describe('fetch adapter', () => {
 
   it('settles without waitUntil when no extra argument has one', async () => {
     const dedup = new TestDedupStore();
-    const handler = verifyWebhook({ ...options, dedup }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => undefined);
     const response = await handler(requestOf(signedRequest()), null, undefined, { env: 'production' });
     expect([response.status, dedup.stateOf(keyOf('evt_1'))]).toEqual([204, 'done']);
   });
@@ -255,7 +255,7 @@ describe('fetch adapter', () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));
     const onError = () => new Response('busy', { status: 429 });
-    const response = await verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined)(requestOf(signedRequest()));
+    const response = await verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError }, () => undefined)(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([429, '30', 'busy']);
   });
 
@@ -269,7 +269,7 @@ describe('fetch adapter', () => {
       causes.push(error.cause);
       return Response.json({ refused: true }, { status: 503 });
     };
-    const handler = verifyWebhook({ ...options, dedup, onStoreError: (...args) => void heard.push(args), onError }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup, onError: (...args) => void heard.push(args) }, onError }, () => undefined);
     const response = await handler(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
     expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1') }]]);
@@ -294,7 +294,7 @@ describe('fetch adapter', () => {
       await used.text();
       return used;
     };
-    const response = await verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined)(requestOf(signedRequest()));
+    const response = await verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError }, () => undefined)(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after'), ((await response.json()) as { error: { code: string } }).error.code]).toEqual([409, '30', 'delivery_in_progress']);
     expect(log).toHaveBeenCalledTimes(1);
     expect(log.mock.calls[0]![0]).toMatch(/^svc-webhooks: onError failed \(.*\); a request it left unanswered gets the default answer$/);
@@ -309,7 +309,7 @@ describe('fetch adapter', () => {
         throw new Error('the request context is gone');
       },
     };
-    const response = await verifyWebhook({ ...options, dedup }, () => undefined)(requestOf(signedRequest()), {}, ctx);
+    const response = await verifyWebhook({ ...options, dedup: { store: dedup } }, () => undefined)(requestOf(signedRequest()), {}, ctx);
     expect(response.status).toBe(204);
     expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (the request context is gone); the claim is settled without it"]]);
     await vi.waitFor(() => expect(dedup.stateOf(keyOf('evt_1'))).toBe('done'));
@@ -353,7 +353,7 @@ describe('fetch adapter', () => {
 
   it('answers 404 unknown_tenant for a tenant with a lone surrogate, with no lookup', async () => {
     const lookups: string[] = [];
-    const handler = verifyWebhook({ now, secret: (tenant: string) => void lookups.push(tenant), tenant: () => 'acme-\udfff' }, () => undefined);
+    const handler = verifyWebhook({ now, tenants: { of: () => 'acme-\udfff', secret: (tenant: string) => void lookups.push(tenant) }}, () => undefined);
     const { body, headers } = signedRequest();
     const response = await handler(new Request('http://receiver.test/webhooks/acme', { method: 'POST', body, headers }));
     expect(response.status).toBe(404);

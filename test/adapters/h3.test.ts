@@ -72,7 +72,7 @@ describe.each(H3_MAJORS)('h3 entry on %s, over HTTP', (major) => {
   it("sends the handler's Response as it is, and settles the claim by its status", async () => {
     const dedup = new TestDedupStore();
     const answers = [new Response('later', { status: 503 }), Response.json({ queued: true }, { status: 202, headers: { 'x-queue': 'q1' } })];
-    const { url, close } = await serveH3(verifyWebhook({ ...options, dedup }, () => answers.shift()), major);
+    const { url, close } = await serveH3(verifyWebhook({ ...options, dedup: { store: dedup } }, () => answers.shift()), major);
     try {
       const later = await post(`${url}/webhooks`, signedRequest());
       expect([later.status, await later.text()]).toEqual([503, 'later']);
@@ -101,7 +101,7 @@ describe.each(H3_MAJORS)('h3 entry on %s, over HTTP', (major) => {
     const secretOf = (tenant: string): string => (tenant === 'acme' ? SECRET : SECRET.replace('w', 'W'));
     const tenants: Array<string | undefined> = [];
     const param = major === 'h3 2' ? getRouterParam : (getRouterParamV1 as unknown as typeof getRouterParam);
-    const webhook = verifyWebhook({ secret: secretOf, now, tenant: (event) => param(event, 'tenant') }, (_event, { tenant }) => void tenants.push(tenant));
+    const webhook = verifyWebhook({ tenants: { of: (event) => param(event, 'tenant'), secret: secretOf }, now }, (_event, { tenant }) => void tenants.push(tenant));
     const { url, close } = await serveH3(webhook, major);
     try {
       expect((await post(`${url}/webhooks/acme`, signedRequest())).status).toBe(204);
@@ -156,7 +156,7 @@ describe('h3 entry on h3 1', () => {
   it('settles the claim with no waitUntil to hand it to, and logs nothing for it', async () => {
     const dedup = new TestDedupStore();
     const { logger, lines } = recordingLogger();
-    const { url, close } = await serveH3(verifyWebhook({ ...options, dedup, logger }, () => undefined), 'h3 1');
+    const { url, close } = await serveH3(verifyWebhook({ ...options, dedup: { store: dedup }, logger }, () => undefined), 'h3 1');
     try {
       expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(204);
       expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
@@ -223,7 +223,7 @@ describe('h3 entry on h3 2', () => {
     const event: H3Event = mockEvent('https://receiver.test/webhooks', { method: 'POST', ...signedRequest() });
     const kept: Array<Promise<unknown>> = [];
     event.waitUntil = (work) => void kept.push(work);
-    const answering = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined)(event);
+    const answering = verifyWebhook({ ...options, dedup: { store: held.dedup } }, () => undefined)(event);
     // What it hands over is the settling itself: pending while the store holds the claim's completion.
     await vi.waitFor(() => expect(kept).toHaveLength(1));
     expect(await isSettled(kept[0]!)).toBe(false);
@@ -236,7 +236,7 @@ describe('h3 entry on h3 2', () => {
   it("adds Retry-After to onError's answer for a delivery in progress, and keeps its own headers", async () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));
-    const webhook = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError: () => new Response('busy', { status: 429, headers: { 'x-busy': 'yes' } }) }, () => undefined);
+    const webhook = verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError: () => new Response('busy', { status: 429, headers: { 'x-busy': 'yes' } }) }, () => undefined);
     const answer = await webhook(mockEvent('https://receiver.test/webhooks', { method: 'POST', ...signedRequest() }));
     expect([answer.status, answer.headers.get('x-busy'), answer.headers.get('retry-after'), await answer.text()]).toEqual([429, 'yes', '30', 'busy']);
   });

@@ -12,8 +12,8 @@ import { now, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 describe('hono adapter with an execution context', () => {
   it.each([
-    ['a route', (dedup: DedupStore) => new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup }), (c) => c.body(null, 204))],
-    ['the handlers of on', (dedup: DedupStore) => new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup, on: { 'call.missed': () => {} } }))],
+    ['a route', (dedup: DedupStore) => new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: { store: dedup } }), (c) => c.body(null, 204))],
+    ['the handlers of on', (dedup: DedupStore) => new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: { store: dedup }, on: { 'call.missed': () => {} } }))],
   ])('hands the settlement to waitUntil and answers without waiting for it, with %s', async (_name, appOn) => {
     const store = new MemoryDedupStore();
     let open!: () => void;

@@ -5,17 +5,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ReceiverOptions } from '../../src/index.js';
+import type { ReceiverOptions, SingleEndpoint } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import { serveExpress, serveFastify, serveHono, type ServedApp } from '../helpers/adapter-servers.js';
 import { EXPRESS_MAJORS, FASTIFY_MAJORS } from '../helpers/host-majors.js';
 import { RawConnection } from '../helpers/raw-http.js';
 import { OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 
-const adapters: ReadonlyArray<{ name: string; serve: (options: ReceiverOptions, route: RouteSpy) => Promise<ServedApp> }> = [
-  ...EXPRESS_MAJORS.map(([name, express]) => ({ name, serve: (options: ReceiverOptions, route: RouteSpy) => serveExpress(options, route, express) })),
+const adapters: ReadonlyArray<{ name: string; serve: (options: ReceiverOptions & SingleEndpoint, route: RouteSpy) => Promise<ServedApp> }> = [
+  ...EXPRESS_MAJORS.map(([name, express]) => ({ name, serve: (options: ReceiverOptions & SingleEndpoint, route: RouteSpy) => serveExpress(options, route, express) })),
   { name: 'hono', serve: serveHono },
-  ...FASTIFY_MAJORS.map(([name, fastify]) => ({ name, serve: (options: ReceiverOptions, route: RouteSpy) => serveFastify(options, route, undefined, fastify) })),
+  ...FASTIFY_MAJORS.map(([name, fastify]) => ({ name, serve: (options: ReceiverOptions & SingleEndpoint, route: RouteSpy) => serveFastify(options, route, undefined, fastify) })),
 ];
 
 /** A request's header lines, in order, without its Content-Length (the connection declares that). */

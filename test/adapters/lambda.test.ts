@@ -79,7 +79,7 @@ describe('lambda adapter', () => {
       { statusCode: 503, body: 'later' },
       { statusCode: 202, headers: { 'x-queued': 'yes' }, body: '{"queued":true}', isBase64Encoded: false },
     ];
-    const handler = verifyWebhook({ ...options, dedup }, () => answers.shift());
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => answers.shift());
     const event = lambdaEvent('api-gateway-rest', signedRequest());
     expect(await handler(event, lambdaContext)).toEqual({ statusCode: 503, body: 'later' });
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
@@ -89,7 +89,7 @@ describe('lambda adapter', () => {
 
   it('waits for the claim to settle before it returns, since Lambda freezes what runs after', async () => {
     const held = heldStore();
-    const handler = verifyWebhook({ ...options, dedup: held.dedup }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: held.dedup } }, () => undefined);
     const result = await expectAnswerAfterSettling(held, handler(lambdaEvent('alb', signedRequest()), lambdaContext));
     expect(result.statusCode).toBe(204);
   });
@@ -127,7 +127,7 @@ describe('lambda adapter', () => {
     const dedup = new TestDedupStore();
     const onHandlerError = vi.fn();
     const failure = new Error('db password=hunter2 refused');
-    const handler = verifyWebhook({ ...options, dedup, onHandlerError }, () => {
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup }, onHandlerError }, () => {
       throw failure;
     });
     const result = await handler(lambdaEvent('http-api', signedRequest()), lambdaContext);
@@ -166,7 +166,7 @@ describe('lambda adapter', () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));
     const onError = () => ({ statusCode: 429, body: '' });
-    const handler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError }, () => undefined);
     expect(await handler(lambdaEvent('http-api', signedRequest()), lambdaContext)).toEqual({ statusCode: 429, headers: { 'retry-after': '30' }, body: '' });
     expect(await handler(lambdaEvent('alb-multi-value', signedRequest()), lambdaContext)).toEqual({
       statusCode: 429,
@@ -298,8 +298,7 @@ describe('lambda adapter', () => {
     const handler = verifyWebhook(
       {
         now,
-        secret: (tenant: string) => void lookups.push(tenant),
-        tenant: (request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined),
+        tenants: { of: (request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined), secret: (tenant: string) => void lookups.push(tenant) },
       },
       () => undefined,
     );
@@ -322,10 +321,10 @@ describe('lambda adapter', () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));
     const onError = () => ({ statusCode: 429, headers: { [own]: '120' }, body: '' });
-    const handler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError }, () => undefined);
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError }, () => undefined);
     expect(await handler(lambdaEvent('http-api', signedRequest()), lambdaContext)).toEqual({ statusCode: 429, headers: { [own]: '120' }, body: '' });
     const alb = { statusCode: 429, multiValueHeaders: { [own]: ['120'] }, body: '' };
-    const albHandler = verifyWebhook({ ...options, dedup, leaseMs: 30_000, onError: () => alb }, () => undefined);
+    const albHandler = verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError: () => alb }, () => undefined);
     expect(await albHandler(lambdaEvent('alb-multi-value', signedRequest()), lambdaContext)).toEqual(alb);
   });
 });

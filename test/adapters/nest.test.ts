@@ -31,7 +31,7 @@ async function nestApp(route: RouteSpy, rawBody: boolean): Promise<AdapterHarnes
   @Module({ controllers: [WebhooksController] })
   class AppModule implements NestModule {
     configure(consumer: MiddlewareConsumer): void {
-      consumer.apply(verifyWebhook({ secret: SECRET, now, dedup: new MemoryDedupStore() })).forRoutes('webhooks');
+      consumer.apply(verifyWebhook({ secret: SECRET, now, dedup: { store: new MemoryDedupStore() } })).forRoutes('webhooks');
     }
   }
 

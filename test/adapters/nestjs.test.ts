@@ -216,7 +216,7 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
   it('runs the @OnWebhook method of each type once, refuses tampered and stale requests, and answers a duplicate 200', async () => {
     calls.seen.length = 0;
     const dedup = new TestDedupStore();
-    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, dedup }));
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, dedup: { store: dedup } }));
     try {
       expect(app.get(WebhooksRoute)).toMatchObject({ path: '/webhooks', types: ['call.missed', 'message.received'] });
       expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(204);
@@ -258,7 +258,7 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
   it("serves many tenants at <path>/:tenant with each tenant's secret, and leaves Nest's JSON parsing to the app's other routes", async () => {
     calls.seen.length = 0;
     const secretOf = (tenant: string): string => (tenant === 'acme' ? SECRET : SECRET.replace('w', 'W'));
-    const { url, app } = await serve(platform, WebhooksModule.forRoot({ secret: secretOf, now, tenant: true, path: '/hooks/' }));
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ tenants: { secret: secretOf }, now, path: '/hooks/' }));
     try {
       expect((await post(`${url}/hooks/acme`, signedRequest())).status).toBe(204);
       expect(await refusalOf(await post(`${url}/hooks/globex`, signedRequest()))).toEqual({ status: 400, code: 'invalid_signature' });
@@ -277,7 +277,7 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
     class StoreModule {}
     const webhooks = WebhooksModule.forRootAsync({
       imports: [ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ WEBHOOK_SECRET: SECRET })] }), StoreModule],
-      useFactory: async (config: ConfigService, store: DedupStore) => ({ secret: config.getOrThrow<string>('WEBHOOK_SECRET'), now, dedup: store }),
+      useFactory: async (config: ConfigService, store: DedupStore) => ({ secret: config.getOrThrow<string>('WEBHOOK_SECRET'), now, dedup: { store } }),
       inject: [ConfigService, STORE],
     });
     const { url, app } = await serve(platform, webhooks);
@@ -330,7 +330,7 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
   it("runs the app's global guards first: one that refuses every request answers 403, and no method runs nor any claim is taken", async () => {
     calls.seen.length = 0;
     const dedup = new TestDedupStore();
-    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, dedup }), { providers: [MissedCalls, { provide: APP_GUARD, useClass: RefuseAll }] });
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, dedup: { store: dedup } }), { providers: [MissedCalls, { provide: APP_GUARD, useClass: RefuseAll }] });
     try {
       expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(403);
       expect(calls.seen).toEqual([]);

@@ -86,16 +86,15 @@ const tally = (statuses: readonly number[]): Record<number, number> =>
   statuses.reduce<Record<number, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
 
 describe.each(Object.entries(TENANT_SERVERS))('many tenants on %s', (_entry, serve) => {
-  /** Serves a receiver of every tenant in the table; `runs` lists `tenant/id` per handler run. */
-  async function served(options: Partial<TenantServerOptions> = {}, lookupSeconds = 0) {
+  /** Serves a receiver of every tenant in the table, with `tenants` over its lookup; `runs` lists `tenant/id` per handler run. */
+  async function served(tenants: Partial<TenantServerOptions['tenants']> = {}, lookupSeconds = 0) {
     const runs: string[] = [];
     const lookup = tableResolver(lookupSeconds);
     const clock = movableClock();
     const app = await serve({
-      secret: lookup.resolve,
+      tenants: { secret: lookup.resolve, ...tenants },
       now: clock.now,
       on: { 'call.missed': (event, { tenant }) => void runs.push(`${tenant}/${event.id}`) },
-      ...options,
     });
     return { app, runs, lookup, clock };
   }
@@ -159,12 +158,12 @@ describe.each(Object.entries(TENANT_SERVERS))('many tenants on %s', (_entry, ser
     }
   }, BULK_TIMEOUT_MS);
 
-  it('answers 503 secret_unavailable with Retry-After within secretLookupTimeoutMs when the lookup hangs', async () => {
+  it('answers 503 secret_unavailable with Retry-After within tenants.lookupTimeoutMs when the lookup hangs', async () => {
     const heard: unknown[] = [];
     const { app } = await served({
       secret: () => new Promise<never>(() => {}),
-      secretLookupTimeoutMs: 300,
-      onStoreError: (_error, context) => void heard.push(context),
+      lookupTimeoutMs: 300,
+      onLookupError: (_error, context) => void heard.push(context),
     });
     try {
       const started = performance.now();
@@ -182,8 +181,8 @@ describe.each(Object.entries(TENANT_SERVERS))('many tenants on %s', (_entry, ser
     }
   });
 
-  it('accepts a secret changed in the table within secretCacheMs, and refuses the old one after it', async () => {
-    const { app, clock } = await served({ secretCacheMs: 30_000 });
+  it('accepts a secret changed in the table within tenants.cacheMs, and refuses the old one after it', async () => {
+    const { app, clock } = await served({ cacheMs: 30_000 });
     const tenant = tenantName(7);
     try {
       expect(await deliver(app, tenant, signedRequest({ id: 'evt_before', secret: secretOf(tenant, 1) }))).toBe(204);

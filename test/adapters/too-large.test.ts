@@ -17,14 +17,14 @@ import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
-import type { ReceiverOptions } from '../../src/index.js';
+import type { ReceiverOptions, SingleEndpoint } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import { h3Route, H3_MAJORS, serveH3 } from '../helpers/adapter-servers.js';
 import { serveNode } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
 const LIMIT = 1024;
-const options: ReceiverOptions = { secret: SECRET, now, maxPayloadBytes: LIMIT };
+const options: ReceiverOptions & SingleEndpoint = { secret: SECRET, now, maxPayloadBytes: LIMIT };
 /** What the sender would send if nobody stopped it. */
 const TOTAL_BYTES = 64 * 1024 * 1024;
 const CHUNK_BYTES = 16 * 1024;

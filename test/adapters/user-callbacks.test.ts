@@ -13,7 +13,7 @@ import { verifyWebhook as h3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook, type LambdaWebhookResult } from '../../adapters/lambda.js';
-import type { ReceiverOptions, WebhookError } from '../../src/index.js';
+import type { ReceiverOptions, SingleEndpoint, WebhookError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody, RouteSpy } from '../helpers/adapter-contract.js';
 import {
   azureRoute,
@@ -62,7 +62,7 @@ function returningOnErrors<A>(answer: (error: WebhookError) => A, late: () => vo
 interface Adapter {
   readonly name: string;
   /** Serves a receiver whose onError behaves as told; `late` settles once a too-late answer was tried. */
-  serve(options: ReceiverOptions, behaviour: Behaviour, late: () => void, route: RouteSpy): Promise<ServedApp>;
+  serve(options: ReceiverOptions & SingleEndpoint, behaviour: Behaviour, late: () => void, route: RouteSpy): Promise<ServedApp>;
 }
 
 const expressAdapter = ([name, framework]: (typeof EXPRESS_MAJORS)[number]): Adapter => ({
@@ -177,7 +177,7 @@ describe.each(adapters)('$name with a user onError, over a socket', (adapter) =>
     const route = new RouteSpy();
     let lateTried!: () => void;
     const late = new Promise<void>((resolve) => (lateTried = resolve));
-    const app = await adapter.serve({ secret: SECRET, now, dedup, leaseMs: 30_000 }, behaviour, lateTried, route);
+    const app = await adapter.serve({ secret: SECRET, now, dedup: { store: dedup, leaseMs: 30_000 } }, behaviour, lateTried, route);
     const post = () => fetch(`${app.url}/webhooks`, { method: 'POST', ...signedRequest() });
     try {
       await run(post, app, late);

@@ -1,6 +1,6 @@
-/** The checks options share: durations, callbacks, policies, option objects, and the options of 0.x under their new names. */
+/** The checks options share: durations, callbacks, policies, option objects, and the options of rc.1 in their new places. */
 import { describe, expect, it } from 'vitest';
-import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../../src/base/option-checks.js';
+import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS, movedInto } from '../../src/base/option-checks.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('checkDuration', () => {
@@ -66,17 +66,26 @@ describe('checkOptionsObject', () => {
 });
 
 describe('checkRenamed', () => {
-  const renamed = { onDedupError: "dedupUnavailable ('reject' or 'process')" };
+  const moved = { leaseMs: 'dedup.leaseMs' };
 
-  it('refuses an option given under its old name, saying the new one', () => {
-    expect(() => checkRenamed({ onDedupError: 'process' }, renamed)).toThrow(
-      new WebhookOptionsError("svc-webhooks: the option onDedupError is now dedupUnavailable ('reject' or 'process')"),
-    );
-    expect(() => checkRenamed({ onDedupError: undefined }, renamed)).toThrow(TypeError);
+  it('refuses an option given in its old place, saying the new one', () => {
+    expect(() => checkRenamed({ leaseMs: 30_000 }, moved)).toThrow(new WebhookOptionsError('svc-webhooks: the option leaseMs is now dedup.leaseMs'));
+    expect(() => checkRenamed({ leaseMs: undefined }, moved)).toThrow(TypeError);
   });
 
   it('takes options without old names, and does not look up the prototype', () => {
-    expect(() => checkRenamed({ dedupUnavailable: 'process' }, renamed)).not.toThrow();
-    expect(() => checkRenamed(Object.create({ onDedupError: 'process' }) as object, renamed)).not.toThrow();
+    expect(() => checkRenamed({ dedup: { leaseMs: 30_000 } }, moved)).not.toThrow();
+    expect(() => checkRenamed(Object.create({ leaseMs: 30_000 }) as object, moved)).not.toThrow();
+  });
+});
+
+describe('movedInto', () => {
+  it("names each key that is none of the caller's own by its place in the group", () => {
+    const own = new Set(['on', 'worker']);
+    expect(movedInto({ on: {}, worker: {}, concurrency: 5, connection: {} }, own, 'worker', "BullMQ's other Worker options")).toEqual({
+      concurrency: "worker.concurrency, with BullMQ's other Worker options",
+      connection: "worker.connection, with BullMQ's other Worker options",
+    });
+    expect(movedInto({ on: {} }, own, 'worker', 'the rest')).toEqual({});
   });
 });

@@ -34,7 +34,6 @@ describe('resolveVerifyOptions', () => {
     ['an infinite tolerance', { toleranceMs: Number.POSITIVE_INFINITY }, 'toleranceMs must be a whole number of milliseconds >= 0'],
     ['a NaN tolerance', { toleranceMs: Number.NaN }, 'toleranceMs must be a whole number of milliseconds >= 0'],
     ['a tolerance as a string', { toleranceMs: '300000' }, 'toleranceMs must be a whole number of milliseconds >= 0'],
-    ['the tolerance of 0.x in seconds', { toleranceSeconds: 300 }, 'the option toleranceSeconds is now toleranceMs, in milliseconds (300000 for five minutes)'],
     ['a clock that is no function', { now: 0 }, 'now must be a function'],
     ['a null clock', { now: null }, 'now must be a function'],
     ['a negative limit', { maxPayloadBytes: -1 }, 'maxPayloadBytes must be a positive integer'],

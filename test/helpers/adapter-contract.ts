@@ -5,7 +5,7 @@
  * own request injection).
  */
 import { expect, it } from 'vitest';
-import { KNOWN_EVENT_TYPES, type ReceiverOptions, type WebhookErrorCode, type WebhookEvent } from '../../src/index.js';
+import { KNOWN_EVENT_TYPES, type ReceiverOptions, type SingleEndpoint, type WebhookErrorCode, type WebhookEvent } from '../../src/index.js';
 import { keyOf, NOW_SECONDS, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
 
@@ -31,7 +31,7 @@ export const CUSTOM_ERROR_STATUS = 418;
 export const customErrorBody = (code: WebhookErrorCode): unknown => ({ custom: code });
 
 export interface HarnessSpec {
-  readonly options: ReceiverOptions;
+  readonly options: ReceiverOptions & SingleEndpoint;
   readonly route: RouteSpy;
   /** Pass an `onError` answering CUSTOM_ERROR_STATUS with `customErrorBody(error.code)`. */
   readonly customErrors?: boolean;
@@ -145,7 +145,7 @@ export function adapterContract(build: BuildHarness): void {
 
   it('completes the dedup claim after a 2xx and answers a duplicate 200 without calling the route', async () => {
     const dedup = new TestDedupStore();
-    await withHarness(build, { options: { ...baseOptions, dedup } }, async (harness, route) => {
+    await withHarness(build, { options: { ...baseOptions, dedup: { store: dedup } } }, async (harness, route) => {
       const settled = dedup.nextSettlement();
       expect((await harness.post(signedRequest())).status).toBe(204);
       expect(await settled).toEqual({ op: 'complete', id: keyOf('evt_1') });
@@ -160,7 +160,7 @@ export function adapterContract(build: BuildHarness): void {
 
   it('releases the dedup claim when the route fails, so the retry runs the route again', async () => {
     const dedup = new TestDedupStore();
-    await withHarness(build, { options: { ...baseOptions, dedup } }, async (harness, route) => {
+    await withHarness(build, { options: { ...baseOptions, dedup: { store: dedup } } }, async (harness, route) => {
       route.failing = true;
       const released = dedup.nextSettlement();
       expect((await harness.post(signedRequest())).status).toBe(500);
@@ -176,7 +176,7 @@ export function adapterContract(build: BuildHarness): void {
   it('answers 409 with Retry-After while another delivery of the event holds the claim', async () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));
-    await withHarness(build, { options: { ...baseOptions, dedup, leaseMs: 30_000 } }, async (harness, route) => {
+    await withHarness(build, { options: { ...baseOptions, dedup: { store: dedup, leaseMs: 30_000 } } }, async (harness, route) => {
       const response = await harness.post(signedRequest());
       expect(response.headers.get('retry-after')).toBe('30');
       await expectRefusal(response, 409, 'delivery_in_progress');
@@ -187,7 +187,7 @@ export function adapterContract(build: BuildHarness): void {
   it('answers 503 without calling the route when the dedup store fails', async () => {
     const dedup = new TestDedupStore();
     dedup.failing = true;
-    await withHarness(build, { options: { ...baseOptions, dedup } }, async (harness, route) => {
+    await withHarness(build, { options: { ...baseOptions, dedup: { store: dedup } } }, async (harness, route) => {
       await expectRefusal(await harness.post(signedRequest()), 503, 'dedup_unavailable');
       expect(route.calls).toEqual([]);
     });
@@ -203,7 +203,7 @@ export function adapterContract(build: BuildHarness): void {
 export function disconnectContract(build: BuildHarness): void {
   it('keeps the claim while the route outlives a sender that hung up, then settles with its outcome', async () => {
     const dedup = new TestDedupStore();
-    await withHarness(build, { options: { ...baseOptions, dedup } }, async (harness, route) => {
+    await withHarness(build, { options: { ...baseOptions, dedup: { store: dedup } } }, async (harness, route) => {
       let finishRoute!: () => void;
       route.hold = new Promise((resolve) => (finishRoute = resolve));
       const hangUp = new AbortController();

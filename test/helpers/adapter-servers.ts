@@ -25,7 +25,7 @@ import type { FetchWebhook, FetchWebhookContext } from '../../adapters/fetch.js'
 import type { H3Webhook, H3WebhookContext } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook, type HonoWebhookOptions } from '../../adapters/hono.js';
 import type { LambdaWebhook, LambdaWebhookContext, LambdaWebhookEvent } from '../../adapters/lambda.js';
-import type { EventSchemas, HandlersMode, HandoffMode, WebhookEvent } from '../../src/index.js';
+import type { EventSchemas, HandlersMode, HandoffMode, SingleEndpoint, WebhookEvent } from '../../src/index.js';
 import type { RouteSpy } from './adapter-contract.js';
 import { serveNode, type ServedApp } from './http-harness.js';
 import { httpResponseOf, lambdaContext, lambdaEvent, type LambdaSource } from './lambda-events.js';
@@ -48,7 +48,7 @@ export function serveHono(options: HonoWebhookOptions, route: RouteSpy): Promise
 
 /** `inRoutes` runs in the plugin's scope before the route is added, as a user's own setup would. */
 export async function serveFastify(
-  options: FastifyEntryOptions,
+  options: FastifyEntryOptions & SingleEndpoint,
   route: RouteSpy,
   inRoutes?: (webhooks: FastifyInstance) => void,
   framework = Fastify,
@@ -77,7 +77,7 @@ export function serveHonoHandlers<S extends EventSchemas>(options: HonoWebhookOp
 }
 
 /** Fastify with `on`: the plugin registers its route at `path` itself. */
-export async function serveFastifyHandlers<S extends EventSchemas>(options: FastifyEntryOptions & (HandlersMode<S> | HandoffMode)): Promise<ServedApp> {
+export async function serveFastifyHandlers<S extends EventSchemas>(options: FastifyEntryOptions & SingleEndpoint & (HandlersMode<S> | HandoffMode)): Promise<ServedApp> {
   const app = Fastify();
   await app.register(fastifyWebhook({ ...options, path: '/webhooks' }));
   return { url: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() };

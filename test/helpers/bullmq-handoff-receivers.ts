@@ -51,7 +51,7 @@ export async function startHandoffReceivers(
     closeAtEnd(() => queue.close());
     const handoff = enqueue(queue, { job: { attempts: 1_000, backoff: { type: 'fixed', delay: 500 }, ...options.job } });
     const dedup = options.dedup === 'memory' ? new MemoryDedupStore({ now }) : redisStore(redisUrl, closeAtEnd);
-    const app = await HANDOFF_ENTRIES[entry]({ secret: SECRET, now, dedup, handoff });
+    const app = await HANDOFF_ENTRIES[entry]({ secret: SECRET, now, dedup: { store: dedup }, handoff });
     closeAtEnd(() => app.close());
     urls.push(`${app.url}/webhooks`);
   }

@@ -37,15 +37,7 @@ const { hostname, port } = new URL(redisUrl);
 
 const worker = await work(env('QUEUE'), {
   bullmq: { Worker: module.Worker, DelayedError: module.DelayedError } as unknown as BullMQClasses,
-  connection: { host: hostname, port: Number(port), retryStrategy: () => 50 },
-  dedup: new RedisDedupStore(client, { keyPrefix: env('DEDUP_PREFIX') }),
-  leaseMs: Number(env('LEASE_MS')),
-  concurrency: Number(env('CONCURRENCY')),
-  lockDuration: Number(env('LOCK_MS')),
-  stalledInterval: Number(env('LOCK_MS')),
-  // Kills stall jobs again and again: past this count BullMQ would fail them, which the run counts as lost.
-  maxStalledCount: 1_000,
-  onStoreError: () => {},
+  dedup: { store: new RedisDedupStore(client, { keyPrefix: env('DEDUP_PREFIX') }), leaseMs: Number(env('LEASE_MS')), onError: () => {} },
   onHandlerError: (error) => console.error(`load-worker: handler failed: ${(error as Error).message}`),
   on: {
     'message.received': async (event, { dedupKey }) => {
@@ -57,6 +49,14 @@ const worker = await work(env('QUEUE'), {
         return 'processed';
       });
     },
+  },
+  worker: {
+    connection: { host: hostname, port: Number(port), retryStrategy: () => 50 },
+    concurrency: Number(env('CONCURRENCY')),
+    lockDuration: Number(env('LOCK_MS')),
+    stalledInterval: Number(env('LOCK_MS')),
+    // Kills stall jobs again and again: past this count BullMQ would fail them, which the run counts as lost.
+    maxStalledCount: 1_000,
   },
 });
 worker.on('error', () => {});

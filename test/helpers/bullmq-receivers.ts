@@ -7,14 +7,14 @@ import Fastify from 'fastify';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
-import type { DedupStore, Handoff } from '../../src/index.js';
+import type { DedupOptions, Handoff } from '../../src/index.js';
 import { serveExpressHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from './adapter-servers.js';
 
 /** What the handoff receivers of the specs take. */
 export interface HandoffReceiverOptions {
   readonly secret: string;
   readonly now: () => number;
-  readonly dedup: DedupStore;
+  readonly dedup: DedupOptions;
   readonly handoff: Handoff;
 }
 

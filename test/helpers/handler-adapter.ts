@@ -19,7 +19,7 @@ export const creationMistakes: ReadonlyArray<readonly [name: string, options: un
   ['onUnknownEvent with a handler', { ...options, onUnknownEvent: () => undefined }, handler],
   ['schemas with handoff', { ...options, handoff: { hand: async () => undefined }, schemas: {} }, undefined],
   ['both unknownEvents and onUnknownEvent', { ...options, on: {}, unknownEvents: 'reject', onUnknownEvent: () => undefined }, undefined],
-  ['onUnknown, the old name of unknownEvents and onUnknownEvent', { ...options, on: {}, onUnknown: 'reject' }, undefined],
+  ['the leaseMs of rc.1 at the top level, now dedup.leaseMs', { ...options, on: {}, leaseMs: 30_000 }, undefined],
   ['an onErrorTimeoutMs that is no whole number of milliseconds', { ...options, onErrorTimeoutMs: 1.5 }, handler],
   ['an onError that is no function', { ...options, onError: 'log' }, handler],
   ['an onHandlerError that is no function', { ...options, onHandlerError: 'log' }, handler],

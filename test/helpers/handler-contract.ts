@@ -53,7 +53,7 @@ export function handlerContract(serve: ServeHandlers): void {
   let log: MockInstance<typeof console.error>;
   const quiet = { onHandlerError: () => {} };
   const start = async (options: Partial<HandlerServeOptions> & Pick<HandlerServeOptions, 'on'>, onError?: 'custom' | 'throws'): Promise<void> => {
-    app = await serve({ secret: SECRET, now, dedup: new TestDedupStore(), ...options }, onError);
+    app = await serve({ secret: SECRET, now, dedup: { store: new TestDedupStore() }, ...options }, onError);
   };
   const post = ({ body, headers }: SignedRequest = signedRequest()): Promise<Response> =>
     fetch(`${app!.url}/webhooks`, { method: 'POST', body, headers });
@@ -151,7 +151,7 @@ export function handlerContract(serve: ServeHandlers): void {
   it("processes a thrown handler's event on the retry, then answers a redelivery as a duplicate without running it", async () => {
     const dedup = new TestDedupStore();
     const handler = vi.fn().mockRejectedValueOnce(new Error('db down')).mockResolvedValue(undefined);
-    await start({ dedup, on: { 'call.missed': handler }, ...quiet });
+    await start({ dedup: { store: dedup }, on: { 'call.missed': handler }, ...quiet });
     expect((await post()).status).toBe(500);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
     expect((await post()).status).toBe(204);
@@ -172,7 +172,7 @@ export function handlerContract(serve: ServeHandlers): void {
   it('answers even when the store never records the outcome, leaving the claim to its lease', async () => {
     const dedup = new TestDedupStore();
     dedup.complete = () => new Promise<boolean>(() => {});
-    await start({ dedup, on: { 'call.missed': () => {} } });
+    await start({ dedup: { store: dedup }, on: { 'call.missed': () => {} } });
     expect((await post()).status).toBe(204);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('leased');
   });
@@ -241,7 +241,7 @@ export function handlerContract(serve: ServeHandlers): void {
         return super.complete(id, token);
       }
     }
-    await start({ on: { 'call.missed': () => void (clockMs += 25) }, dedup: new SlowToComplete(), now: () => clockMs, outcomeHeader: 'on', ...quiet });
+    await start({ on: { 'call.missed': () => void (clockMs += 25) }, dedup: { store: new SlowToComplete() }, now: () => clockMs, outcomeHeader: 'on', ...quiet });
     const processed = await post();
     expect([processed.status, parseOutcome(processed.headers.get(OUTCOME_HEADER) ?? 'absent;')]).toEqual([204, { outcome: 'processed', handlerMs: 25, keyId: '0' }]);
   });

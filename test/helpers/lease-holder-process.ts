@@ -12,7 +12,7 @@ import { now, SECRET, signedRequest } from './signed-request.js';
 
 const [url, keyPrefix, leaseMs] = process.argv.slice(2);
 const dedup = new RedisDedupStore(new Redis(url!), { keyPrefix });
-const receiver = createReceiver({ secret: SECRET, now, dedup, leaseMs: Number(leaseMs) });
+const receiver = createReceiver({ secret: SECRET, now, dedup: { store: dedup, leaseMs: Number(leaseMs) } });
 const { body, headers } = signedRequest();
 const reception = await verifyAndClaim(receiver, body, headers);
 if (reception.action !== 'process') throw new Error(`expected a claim, got ${reception.response.status}`);

@@ -46,8 +46,6 @@ const boss = await pgBossMajor(settings.major).create({ connectionString: settin
 boss.on('error', () => {});
 await boss.start();
 await work(boss, settings.queue, {
-  batchSize: settings.batchSize,
-  pollingIntervalSeconds: 0.5,
   // Every failure is already retried by pg-boss; the test counts outcomes in the database.
   onHandlerError: () => {},
   on: {
@@ -68,6 +66,7 @@ await work(boss, settings.queue, {
       console.log('finished');
     },
   },
+  worker: { batchSize: settings.batchSize, pollingIntervalSeconds: 0.5 },
 });
 console.log('working');
 

@@ -1,7 +1,7 @@
 /**
  * How an adapter holds and settles a dedup claim over a real connection: a
  * route that outlives its lease keeps its claim, the response never waits
- * for the store, and a store or an onStoreError that fails after the route
+ * for the store, and a store or a dedup.onError that fails after the route
  * answered changes neither the answer nor the process.
  */
 import { expect, it, vi } from 'vitest';
@@ -38,9 +38,9 @@ class GatedStore implements DedupStore {
   }
 }
 
-async function withStore(build: BuildHarness, options: object, route: RouteSpy, run: (post: () => Promise<Response>, store: GatedStore) => Promise<void>) {
+async function withStore(build: BuildHarness, dedup: object, route: RouteSpy, run: (post: () => Promise<Response>, store: GatedStore) => Promise<void>) {
   const store = new GatedStore();
-  const harness = await build({ options: { secret: SECRET, now, dedup: store, ...options }, route });
+  const harness = await build({ options: { secret: SECRET, now, dedup: { store, ...dedup } }, route });
   try {
     await run(() => harness.post(signedRequest()), store);
   } finally {
@@ -103,18 +103,18 @@ export function settleContract(build: BuildHarness): void {
       throw new Error('callback bug');
     }],
     ['rejects', () => Promise.reject(new Error('callback bug'))],
-  ])('keeps the 2xx and the process when the store fails after the route and onStoreError %s', async (_name, failing) => {
+  ])('keeps the 2xx and the process when the store fails after the route and dedup.onError %s', async (_name, failing) => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     const onStoreError = vi.fn(failing);
     const route = new RouteSpy();
     try {
-      await withStore(build, { leaseMs: 100, onStoreError }, route, async (post, store) => {
+      await withStore(build, { leaseMs: 100, onError: onStoreError }, route, async (post, store) => {
         store.failing = true;
         expect((await post()).status).toBe(204);
         await expect.poll(() => onStoreError.mock.calls.length, { timeout: 5_000 }).toBe(1);
         expect(store.completeCalls).toBeGreaterThan(1);
         await expect.poll(() => logged.mock.calls.length, { timeout: 5_000 }).toBe(1);
-        expect(logged.mock.calls[0]).toEqual([expect.stringContaining('onStoreError threw (callback bug)')]);
+        expect(logged.mock.calls[0]).toEqual([expect.stringContaining('dedup.onError threw (callback bug)')]);
         // Still serving; and the claim that could not be completed was left to its lease, so the retry runs the route.
         store.failing = false;
         await expect.poll(async () => (await post()).status, { timeout: 5_000 }).toBe(204);

@@ -114,14 +114,14 @@ if (settings.engine === 'bullmq') {
   client.on('error', () => {});
   const worker = await bullmqWork(settings.queue, {
     bullmq: major.classes,
-    connection: connectionTo(settings.redisUrl),
-    // Shared with the worker killed before: its claim on the event ends with its lease, not with this process.
-    dedup: new RedisDedupStore(client, { keyPrefix: settings.dedupPrefix }),
-    leaseMs: settings.leaseMs,
-    // The event's key outlives the test by a minute, not the four days of the default.
-    retentionMs: 60_000,
-    lockDuration: settings.stalledMs,
-    stalledInterval: settings.stalledMs,
+    worker: { connection: connectionTo(settings.redisUrl), lockDuration: settings.stalledMs, stalledInterval: settings.stalledMs },
+    dedup: {
+      // Shared with the worker killed before: its claim on the event ends with its lease, not with this process.
+      store: new RedisDedupStore(client, { keyPrefix: settings.dedupPrefix }),
+      leaseMs: settings.leaseMs,
+      // The event's key outlives the test by a minute, not the four days of the default.
+      retentionMs: 60_000,
+    },
     on,
     onHandlerError,
   });
@@ -139,6 +139,6 @@ if (settings.engine === 'bullmq') {
   });
   boss.on('error', (error) => console.error(`traced-worker: ${String(error)}`));
   await boss.start();
-  await pgBossWork(boss, settings.queue, { pollingIntervalSeconds: 0.5, on, onHandlerError });
+  await pgBossWork(boss, settings.queue, { on, onHandlerError, worker: { pollingIntervalSeconds: 0.5 } });
 }
 console.log('working');

@@ -85,17 +85,17 @@ const on = {
   'call.missed': (_event: unknown, { id }: { id: string }) => void handled.push(id),
   'message.received': (): Promise<void> => Promise.reject(new Error('handler down')),
 };
-const quiet = { onHandlerError: () => undefined, onStoreError: () => undefined };
+const quiet = { onHandlerError: () => undefined };
 
 type Serve = (dedup: TestDedupStore) => Promise<ServedApp>;
 const entries: Array<[EntryName, Serve]> = [
-  ['express', (dedup) => serveExpressHandlers({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet })],
-  ['hono', (dedup) => serveHonoHandlers({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet })],
-  ['fastify', (dedup) => serveFastifyHandlers({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet })],
-  ['fetch', (dedup) => serveFetch(fetchWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
-  ['lambda', (dedup) => serveLambda('http-api', lambdaWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
-  ['azure', (dedup) => serveAzure(azureWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
-  ['h3', (dedup) => serveH3(h3Webhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup, on, ...quiet }))],
+  ['express', (dedup) => serveExpressHandlers({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup: { store: dedup, onError: () => undefined }, on, ...quiet })],
+  ['hono', (dedup) => serveHonoHandlers({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup: { store: dedup, onError: () => undefined }, on, ...quiet })],
+  ['fastify', (dedup) => serveFastifyHandlers({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup: { store: dedup, onError: () => undefined }, on, ...quiet })],
+  ['fetch', (dedup) => serveFetch(fetchWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup: { store: dedup, onError: () => undefined }, on, ...quiet }))],
+  ['lambda', (dedup) => serveLambda('http-api', lambdaWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup: { store: dedup, onError: () => undefined }, on, ...quiet }))],
+  ['azure', (dedup) => serveAzure(azureWebhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup: { store: dedup, onError: () => undefined }, on, ...quiet }))],
+  ['h3', (dedup) => serveH3(h3Webhook({ secret: [SECRET, { id: 'next', secret: OLD_SECRET }], now, dedup: { store: dedup, onError: () => undefined }, on, ...quiet }))],
 ];
 
 describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, serve) => {
@@ -652,7 +652,7 @@ describe.each(tenantEntries)('instrumentWebhooks on the %s entry, for many tenan
     const pair = heldAndFailing();
     const tenants: string[] = [];
     const app = await serve({
-      secret: (tenant) => tenantSecret(tenant),
+      tenants: { secret: (tenant) => tenantSecret(tenant) },
       now,
       on: {
         'call.missed': (_event, delivery) => {
@@ -673,7 +673,7 @@ describe.each(tenantEntries)('instrumentWebhooks on the %s entry, for many tenan
 
   it('counts each failed secret lookup on webhook.secret_lookup.failures, not as a store failure', async () => {
     const secret: SecretResolver = (tenant) => (tenant === 'down' ? Promise.reject(new Error('the vault is down')) : new Promise<never>(() => {}));
-    const app = await serve({ secret, now, secretLookupTimeoutMs: 50, on: { 'call.missed': () => undefined }, onStoreError: () => undefined });
+    const app = await serve({ tenants: { secret, lookupTimeoutMs: 50, onLookupError: () => undefined }, now, on: { 'call.missed': () => undefined } });
     const [lookups, stores, unavailable] = [
       await total('webhook.secret_lookup.failures'),
       await total('webhook.store.failures'),
@@ -698,7 +698,7 @@ describe.each(tenantEntries)('instrumentWebhooks on the %s entry, for many tenan
 
   it('records no lookup failure once stopped', async () => {
     instrumentation.stop();
-    const app = await serve({ secret: () => Promise.reject(new Error('the vault is down')), now, on: {}, onStoreError: () => undefined });
+    const app = await serve({ tenants: { secret: () => Promise.reject(new Error('the vault is down')), onLookupError: () => undefined }, now, on: {} });
     const before = await total('webhook.secret_lookup.failures');
     try {
       expect(await deliver(app, 'down')).toBe(503);

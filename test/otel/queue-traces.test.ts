@@ -64,13 +64,12 @@ const bullmqEngines: EngineSetUp[] = BULLMQ_MAJORS.map((major) => ({
       handoff: bullmqEnqueue(queue),
       async startWorker(handler) {
         const worker = await bullmqWork(queue.name, {
-          connection: connectionTo(redisUrl()),
+          worker: { connection: connectionTo(redisUrl()) },
           bullmq: major.classes,
-          dedup: new TestDedupStore(),
+          dedup: { store: new TestDedupStore() },
           on: { 'call.missed': handler },
           onHandlerError: () => undefined,
-          attempts: 1,
-        } as Parameters<typeof bullmqWork>[1]);
+        });
         worker.on('error', () => {});
         workers.push(worker);
       },
@@ -103,7 +102,7 @@ const pgBossEngines: EngineSetUp[] = PG_BOSS_MAJORS.map((major) => {
         queue,
         handoff: pgBossEnqueue(boss, queue, { pool, table }),
         async startWorker(handler) {
-          workers.push(await pgBossWork(boss, queue, { on: { 'call.missed': handler }, onHandlerError: () => undefined, pollingIntervalSeconds: 0.5 }));
+          workers.push(await pgBossWork(boss, queue, { on: { 'call.missed': handler }, onHandlerError: () => undefined, worker: { pollingIntervalSeconds: 0.5 } }));
         },
         async jobData() {
           return (await suite.jobs(queue)).map((job) => job.data);

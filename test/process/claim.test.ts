@@ -5,7 +5,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MemoryDedupStore, type DedupStore, type ReceiverOptions } from '../../src/index.js';
+import { MemoryDedupStore, type DedupOptions, type DedupStore } from '../../src/index.js';
 import { checkClaimOptions, claimKey, claimSettings, type Settle } from '../../src/process/claim.js';
 import { STORE_CHANNEL, type StoreMessage } from '../../src/process/diagnostics.js';
 import { createReceiver } from '../../src/receive/receiver.js';
@@ -72,16 +72,9 @@ describe('holding a claim through a receiver', () => {
     vi.restoreAllMocks();
   });
 
-  /** Claims evt_1 through a receiver on `store`; answers the claim's settle. */
-  async function claimed(options: Partial<ReceiverOptions> = {}): Promise<Settle> {
-    const receiver = createReceiver({
-      secret: SECRET,
-      now: signedAt,
-      dedup: store,
-      leaseMs: LEASE_MS,
-      onStoreError: (error) => storeErrors.push(error),
-      ...options,
-    });
+  /** Claims evt_1 through a receiver on `store`, with `dedup` over the test's; answers the claim's settle. */
+  async function claimed(dedup: DedupOptions = {}): Promise<Settle> {
+    const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: { store, leaseMs: LEASE_MS, onError: (error) => storeErrors.push(error), ...dedup } });
     const { body, headers } = signedRequest();
     const reception = await verifyAndClaim(receiver, body, headers);
     if (reception.action !== 'process' || reception.settle === undefined) throw new Error('expected a claim');
@@ -159,7 +152,7 @@ describe('holding a claim through a receiver', () => {
     });
   });
 
-  describe('an onStoreError that fails', () => {
+  describe('a dedup.onError that fails', () => {
     it.each([
       ['throws', () => {
         throw new Error('callback bug');
@@ -168,19 +161,19 @@ describe('holding a claim through a receiver', () => {
       ['throws a value that cannot be printed', () => {
         throw Object.create(null);
       }],
-    ])('%s: settle still resolves, and one line is logged', async (_name, onStoreError) => {
+    ])('%s: settle still resolves, and one line is logged', async (_name, onError) => {
       const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
-      const settle = await claimed({ onStoreError });
+      const settle = await claimed({ onError });
       store.failures.complete = Number.POSITIVE_INFINITY;
       await expect(settledAfter(settle(true))).resolves.toBeGreaterThan(0);
       expect(logged).toHaveBeenCalledTimes(1);
-      expect(logged.mock.calls[0]).toEqual([expect.stringMatching(/^svc-webhooks: onStoreError threw \(.+\)/)]);
+      expect(logged.mock.calls[0]).toEqual([expect.stringMatching(/^svc-webhooks: dedup.onError threw \(.+\)/)]);
     });
 
-    it('is awaited: settle resolves only after an async onStoreError did', async () => {
+    it('is awaited: settle resolves only after an async dedup.onError did', async () => {
       let finished = false;
       const settle = await claimed({
-        onStoreError: async () => {
+        onError: async () => {
           await new Promise((resolve) => setTimeout(resolve, 500));
           finished = true;
         },
@@ -192,7 +185,7 @@ describe('holding a claim through a receiver', () => {
 
     it('defaults to one console line', async () => {
       const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
-      const settle = await claimed({ onStoreError: undefined });
+      const settle = await claimed({ onError: undefined });
       store.failures.complete = Number.POSITIVE_INFINITY;
       await settledAfter(settle(true));
       expect(logged).toHaveBeenCalledTimes(1);
@@ -283,7 +276,7 @@ describe('holding a claim through a receiver', () => {
   describe('on a store that answers at once: MemoryDedupStore', () => {
     /** A receiver on `inner` and the delivery of evt_1 it verified. */
     async function deliveryOn(inner: MemoryDedupStore) {
-      const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: inner, leaseMs: LEASE_MS, onStoreError: (error) => storeErrors.push(error) });
+      const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: { store: inner, leaseMs: LEASE_MS, onError: (error) => storeErrors.push(error) } });
       const { body, headers } = signedRequest();
       const delivery = await receiver.verify(body, headers, () => undefined);
       if (!('event' in delivery)) throw new Error('expected a verified delivery');

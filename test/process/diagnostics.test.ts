@@ -21,6 +21,7 @@ import {
   type StoreMessage,
 } from '../../src/process/diagnostics.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
+import type { SingleEndpoint } from '../../src/receive/receiver.js';
 import type { Platform } from '../../src/receive/platform.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { deliveryOf, keyOf, NOW_SECONDS, now, OLD_SECRET, SECRET, signedRequest, type RequestSpec } from '../helpers/signed-request.js';
@@ -80,7 +81,8 @@ afterEach(() => {
 async function deliver(options: Partial<PipelineOptions>, spec: RequestSpec = {}, route?: number, body?: Promise<string>) {
   const runner = route === undefined ? undefined : { route: async () => route };
   const routed: Platform<TestRequest, WebhookResponse> = route === undefined ? platform : { ...platform, statusOf: (_request, answer) => answer?.status ?? route };
-  const receive = createPipeline<TestRequest, WebhookResponse>({ secret: SECRET, now, dedup: false, ...options }, routed, runner);
+  // The test secret, unless the options give tenants (with `secret: undefined`).
+  const receive = createPipeline<TestRequest, WebhookResponse>({ secret: SECRET, now, dedup: false, ...options } as PipelineOptions, routed, runner);
   const signed = signedRequest(spec);
   return receive({ body: body ?? signed.body, headers: signed.headers });
 }
@@ -120,7 +122,7 @@ describe('the delivery tracing channel', () => {
     expect('skewMs' in traces[0]!).toBe(false);
   });
 
-  it.each<[string, Partial<PipelineOptions>, RequestSpec, string, number]>([
+  it.each<[string, Partial<PipelineOptions & SingleEndpoint>, RequestSpec, string, number]>([
     ['a handler that ran', { on: { 'call.missed': () => undefined } }, {}, 'processed', 204],
     ['a known type without a handler', { on: {} }, {}, 'unhandled', 204],
     ["an unknown type under unknownEvents: 'accept'", { on: {} }, { type: 'call.answered' }, 'unhandled', 204],
@@ -148,13 +150,13 @@ describe('the delivery tracing channel', () => {
   it('tells a duplicate, a delivery in progress and a failing store, each with its delivery', async () => {
     const traces = answeredTraces();
     const dedup = new TestDedupStore();
-    const options = { dedup, on: { 'call.missed': () => undefined } };
+    const options = { dedup: { store: dedup }, on: { 'call.missed': () => undefined } };
     await deliver(options);
     await deliver(options);
     await dedup.begin(keyOf('evt_2'));
     await deliver(options, { id: 'evt_2' });
     const down: DedupStore = { begin: () => Promise.reject(new Error('down')), complete: dedup.complete, release: dedup.release, renew: dedup.renew };
-    await deliver({ ...options, dedup: down, onStoreError: () => undefined }, { id: 'evt_3' });
+    await deliver({ ...options, dedup: { store: down, onError: () => undefined } }, { id: 'evt_3' });
     expect(traces).toMatchObject([
       { outcome: 'processed', status: 204, delivery: deliveryOf() },
       { outcome: 'duplicate', status: 200, delivery: deliveryOf() },
@@ -232,10 +234,10 @@ describe('the store channel', () => {
     const complete = dedup.complete.bind(dedup);
     let failures = 2;
     dedup.complete = (id: string, token: string) => (failures-- > 0 ? Promise.reject(new Error(`complete failed ${failures}`)) : complete(id, token));
-    await deliver({ dedup, on: { 'call.missed': () => undefined } });
+    await deliver({ dedup: { store: dedup }, on: { 'call.missed': () => undefined } });
     const down = new Error('down');
     dedup.begin = () => Promise.reject(down);
-    await deliver({ dedup, on: {}, onStoreError: () => undefined }, { id: 'evt_2' });
+    await deliver({ dedup: { store: dedup, onError: () => undefined }, on: {} }, { id: 'evt_2' });
     expect(messages).toEqual([
       { operation: 'complete', key: keyOf('evt_1'), attempt: 1, error: new Error('complete failed 1') },
       { operation: 'complete', key: keyOf('evt_1'), attempt: 2, error: new Error('complete failed 0') },
@@ -253,12 +255,16 @@ describe('the secret lookup channel', () => {
     try {
       const down = new Error('secrets down');
       const threw = new Error('no params');
-      const tenantOptions = { on: {}, onStoreError: () => undefined, secret: () => Promise.reject(down) } as const;
-      await deliver({ ...tenantOptions, tenant: () => 'acme' }, { id: 'evt_4' });
+      const tenants = { onLookupError: () => undefined, secret: () => Promise.reject(down) };
+      await deliver({ on: {}, secret: undefined, tenants: { ...tenants, of: () => 'acme' } }, { id: 'evt_4' });
       await deliver({
-        ...tenantOptions,
-        tenant: () => {
-          throw threw;
+        on: {},
+        secret: undefined,
+        tenants: {
+          ...tenants,
+          of: () => {
+            throw threw;
+          },
         },
       });
       expect(messages).toEqual([

@@ -20,6 +20,7 @@ import {
   type KnownEventType,
   type MessageReceivedEvent,
   type ReceiverOptions,
+  type SingleEndpoint,
   type StandardSchema,
   type UnknownWebhookEvent,
   type WebhookDelivery,
@@ -29,7 +30,7 @@ import {
 declare const delivery: WebhookDelivery;
 
 /** The shape a middleware's factory takes: receiver options and what runs in one object, `S` inferred. */
-declare function adapter<S extends EventSchemas = {}>(options: ReceiverOptions & MiddlewareMode<S>): void;
+declare function adapter<S extends EventSchemas = {}>(options: ReceiverOptions & SingleEndpoint & MiddlewareMode<S>): void;
 
 const zodCallMissed = z.object({
   id: z.string(),

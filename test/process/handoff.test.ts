@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Handoff } from '../../src/process/handoff.js';
 import { handOff } from '../../src/process/handoff.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
+import type { SingleEndpoint } from '../../src/receive/receiver.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
@@ -10,14 +11,14 @@ import { TestDedupStore } from '../helpers/test-dedup-store.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 describe('handoff', () => {
-  const handoffPipelineWith = (options: Partial<PipelineOptions>) =>
+  const handoffPipelineWith = (options: Partial<PipelineOptions & SingleEndpoint>) =>
     createPipeline<SignedRequest, WebhookResponse>({ secret: SECRET, now, ...options }, decidedAnswers());
-  const handoffPipeline = (hand: Handoff['hand'], options: Partial<PipelineOptions> = {}) => handoffPipelineWith({ handoff: { hand }, ...options });
+  const handoffPipeline = (hand: Handoff['hand'], options: Partial<PipelineOptions & SingleEndpoint> = {}) => handoffPipelineWith({ handoff: { hand }, ...options });
 
   it('hands the event over under the claim, answers 202 once recorded, and completes the claim', async () => {
     const dedup = new TestDedupStore();
     const handed: unknown[] = [];
-    const receive = handoffPipeline(async (delivery) => void handed.push([delivery, dedup.stateOf(keyOf('evt_1'))]), { dedup });
+    const receive = handoffPipeline(async (delivery) => void handed.push([delivery, dedup.stateOf(keyOf('evt_1'))]), { dedup: { store: dedup } });
     expect(await receive(signedRequest())).toEqual({ status: 202, headers: {}, body: undefined });
     expect(handed).toEqual([[deliveryOf(), 'leased']]);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
@@ -32,7 +33,7 @@ describe('handoff', () => {
     const dedup = new TestDedupStore();
     const heard: unknown[] = [];
     const down = new Error('redis down');
-    const receive = handoffPipeline(() => Promise.reject(down), { dedup, onHandlerError: (error) => void heard.push(error) });
+    const receive = handoffPipeline(() => Promise.reject(down), { dedup: { store: dedup }, onHandlerError: (error) => void heard.push(error) });
     const answer = await receive(signedRequest());
     expect(answer).toMatchObject({ status: 503, headers: { 'retry-after': '5' }, body: { error: { code: 'handoff_failed' } } });
     expect((answer as { error?: Error }).error?.cause).toBe(down);
@@ -55,7 +56,7 @@ describe('handoff', () => {
       'svc-webhooks: say what runs for each delivery with exactly one of on and handoff; given: on and handoff',
     ],
   ])('refuses %s at creation', (_name, options, message) => {
-    expect(() => handoffPipelineWith(options as Partial<PipelineOptions>)).toThrow(new WebhookOptionsError(message));
+    expect(() => handoffPipelineWith(options as Partial<PipelineOptions & SingleEndpoint>)).toThrow(new WebhookOptionsError(message));
   });
 });
 

@@ -43,7 +43,7 @@ describe('storeErrorReporter', () => {
   it.each(failingBothWays(new Error('pager down')))('logs one line and resolves when onStoreError %s', async (_how, onStoreError) => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     await expect(storeErrorReporter(onStoreError)(new Error('complete failed'), { operation: 'complete', key: 'evt_1' })).resolves.toBe(undefined);
-    expect(log.mock.calls).toEqual([['svc-webhooks: onStoreError threw (pager down) on a failed complete']]);
+    expect(log.mock.calls).toEqual([['svc-webhooks: dedup.onError threw (pager down) on a failed complete']]);
   });
 });
 
@@ -146,11 +146,11 @@ describe('storeErrorLog, for a secret lookup', () => {
     expect(line.length).toBeLessThan(700);
   });
 
-  it('says the tenant function threw where no tenant was named', () => {
+  it('says tenants.of threw where no tenant was named', () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     storeErrorLog({})(new TypeError('no params'), { operation: 'lookup', id: 'evt_3' });
     expect(log.mock.calls).toEqual([
-      ['svc-webhooks: the tenant function threw for delivery "evt_3" (TypeError: no params); the request was answered 503 and the sender will retry it.'],
+      ['svc-webhooks: tenants.of threw for delivery "evt_3" (TypeError: no params); the request was answered 503 and the sender will retry it.'],
     ]);
   });
 

@@ -58,7 +58,7 @@ type Serve = (setup: Setup) => Promise<ServedApp>;
 /** The options of every entry for `setup`: `on`, or a handoff, with the logger. */
 function optionsOf({ logger, dedup, on, hand, onError }: Setup) {
   const runs = hand === undefined ? { on: on ?? {} } : { handoff: { hand } };
-  return { secret: SECRET, now, logger, dedup, ...runs, ...(onError !== undefined && { onError }) };
+  return { secret: SECRET, now, logger, dedup: dedup && { store: dedup }, ...runs, ...(onError !== undefined && { onError }) };
 }
 
 const entries: Array<[EntryName, Serve]> = [

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { MemoryDedupStore, type EventSchemas, type HandlerOptions, type ReceiverOptions, type WebhookDelivery, type WebhookError } from '../../src/index.js';
+import { MemoryDedupStore, type EventSchemas, type HandlerOptions, type ReceiverOptions, type SingleEndpoint, type WebhookDelivery, type WebhookError } from '../../src/index.js';
 import { tooLarge } from '../../src/core/payload.js';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
@@ -58,7 +58,7 @@ function platform(onError?: (error: WebhookError) => unknown, extra: Partial<Pla
 const single = (handler: unknown): EntryRunner<TestRequest, Answer> => ({ handler, shape, context: (_request, { id }: WebhookDelivery) => ({ id }) });
 
 /** A pipeline of a handler entry (without a handler: on or handoff must say what runs), or of a middleware with `route`. */
-function entry(options: Partial<PipelineOptions>, handler?: (event: unknown, context: { id: string }) => unknown, on = platform(), route?: Route<TestRequest>) {
+function entry(options: Partial<PipelineOptions & SingleEndpoint>, handler?: (event: unknown, context: { id: string }) => unknown, on = platform(), route?: Route<TestRequest>) {
   const runner = route === undefined ? single(handler) : { route };
   return createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false, ...options }, on, runner);
 }
@@ -96,13 +96,9 @@ describe('createPipeline: checks at creation', () => {
     );
   });
 
-  it("refuses the options of 0.x under their old names, saying the new ones", () => {
-    expect(() => entry({ onDedupError: 'process' } as never, () => undefined)).toThrow(
-      new WebhookOptionsError("svc-webhooks: the option onDedupError is now dedupUnavailable ('reject' or 'process')"),
-    );
-    expect(() => entry({ toleranceSeconds: 300 } as never, () => undefined)).toThrow(
-      new WebhookOptionsError('svc-webhooks: the option toleranceSeconds is now toleranceMs, in milliseconds (300000 for five minutes)'),
-    );
+  it('refuses the options of rc.1 that moved, at the top level, naming their place now', () => {
+    expect(() => entry({ leaseMs: 30_000 } as never, () => undefined)).toThrow(new WebhookOptionsError('svc-webhooks: the option leaseMs is now dedup.leaseMs'));
+    expect(() => entry({ secretCacheSize: 10 } as never, () => undefined)).toThrow(new WebhookOptionsError('svc-webhooks: the option secretCacheSize is now tenants.cacheSize'));
   });
 });
 
@@ -182,14 +178,14 @@ describe('createPipeline: the outcome header', () => {
   });
 
   it("tells what the handlers of on led to: an event of a type without one, and data its schema refused", async () => {
-    const receive = entry({ outcomeHeader: 'on', onHandlerError: () => undefined, on: { 'call.missed': () => undefined }, schemas: { 'call.missed': z.object({ never: z.string() }) } } as Partial<PipelineOptions>);
+    const receive = entry({ outcomeHeader: 'on', onHandlerError: () => undefined, on: { 'call.missed': () => undefined }, schemas: { 'call.missed': z.object({ never: z.string() }) } } as Partial<PipelineOptions & SingleEndpoint>);
     expect(((await receive(request({ type: 'message.received' }))) as Answer).headers[OUTCOME]).toBe('unhandled; handler-ms=0; key-id=0');
     expect(((await receive(request({ type: 'call.missed' }))) as Answer).headers[OUTCOME]).toBe('invalid_event_data; handler-ms=0; key-id=0');
   });
 
   it('tells a duplicate with the secret that matched, and a refusal with its code alone', async () => {
     const store = new MemoryDedupStore();
-    const receive = entry({ outcomeHeader: 'on', dedup: store }, () => undefined);
+    const receive = entry({ outcomeHeader: 'on', dedup: { store: store } }, () => undefined);
     await receive(request());
     expect(((await receive(request())) as Answer).headers[OUTCOME]).toBe('duplicate; key-id=0');
     expect(((await receive(request({ secret: OLD_SECRET }))) as Answer).headers[OUTCOME]).toBe('invalid_signature');
@@ -209,7 +205,7 @@ describe('createPipeline: refusals and onError', () => {
     const store = new TestDedupStore();
     await store.begin(keyOf('evt_1'));
     const onError = (error: WebhookError) => new Answer(error.status, { 'x-own': 'yes' });
-    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: store, leaseMs: 30_000 }, platform(onError), single(() => undefined));
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: { store: store, leaseMs: 30_000 } }, platform(onError), single(() => undefined));
     expect(await receive(request())).toEqual(new Answer(409, { 'retry-after': '30', 'x-own': 'yes' }));
   });
 
@@ -249,7 +245,7 @@ describe('createPipeline: the claim', () => {
     ['releases', 503, new Answer(503)],
   ])("%s the claim by the status of the handler's answer", async (_settles, status, retried) => {
     const store = new MemoryDedupStore();
-    const receive = entry({ dedup: store }, () => new Answer(status));
+    const receive = entry({ dedup: { store: store } }, () => new Answer(status));
     expect(await receive(request())).toEqual(new Answer(status));
     expect(await receive(request())).toMatchObject(retried);
     store.close();
@@ -260,7 +256,7 @@ describe('createPipeline: the claim', () => {
     const kept: Promise<void>[] = [];
     const routed: string[] = [];
     const on = platform(undefined, { keepAlive: (_request, work) => void kept.push(work), statusOf: () => 204 });
-    const receive = entry({ dedup: store }, undefined, on, async (_request, { id }) => {
+    const receive = entry({ dedup: { store: store } }, undefined, on, async (_request, { id }) => {
       routed.push(id);
       return 204;
     });
@@ -274,7 +270,7 @@ describe('createPipeline: the claim', () => {
   it('leaves keepAlive nothing to keep when the store settled the claim at once, as MemoryDedupStore does', async () => {
     const store = new MemoryDedupStore();
     const kept: Promise<void>[] = [];
-    const receive = entry({ dedup: store }, () => undefined, platform(undefined, { keepAlive: (_request, work) => void kept.push(work) }));
+    const receive = entry({ dedup: { store: store } }, () => undefined, platform(undefined, { keepAlive: (_request, work) => void kept.push(work) }));
     expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
     expect(kept).toEqual([]);
     expect(await receive(request())).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
@@ -289,14 +285,14 @@ describe('createPipeline: the claim', () => {
         throw new Error('waitUntil is gone');
       },
     });
-    const receive = entry({ dedup: store }, () => undefined, on);
+    const receive = entry({ dedup: { store: store } }, () => undefined, on);
     expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
     expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"]]);
     expect(await receive(request())).toMatchObject({ status: 200 });
 
     // A logger of the entry's gets the line's fields.
     const { logger, lines } = recordingLogger();
-    const logged = entry({ dedup: new TestDedupStore(), logger }, () => undefined, on);
+    const logged = entry({ dedup: { store: new TestDedupStore() }, logger }, () => undefined, on);
     expect(await logged(request())).toEqual(new Answer(204, {}, undefined));
     expect(lines).toStrictEqual([
       ['error', { code: 'wait_until_failed', errorClass: 'Error', errorMessage: 'waitUntil is gone' }, "the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"],
@@ -305,7 +301,7 @@ describe('createPipeline: the claim', () => {
 
   it('settles with no word when the platform has no keepAlive, as on Node', async () => {
     const { logger, lines } = recordingLogger();
-    const receive = entry({ dedup: new TestDedupStore(), logger }, () => undefined);
+    const receive = entry({ dedup: { store: new TestDedupStore() }, logger }, () => undefined);
     expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
     expect(await receive(request())).toMatchObject({ status: 200 });
     expect(lines).toEqual([]);
@@ -325,7 +321,7 @@ describe('createPipeline: the handlers of on under the claim', () => {
     const dedup = new TestDedupStore();
     const during: unknown[] = [];
     const deliver = handlingReceiver({
-      dedup,
+      dedup: { store: dedup },
       on: {
         'call.missed': async () => {
           during.push(dedup.stateOf(keyOf('evt_1')), await deliver());
@@ -342,7 +338,7 @@ describe('createPipeline: the handlers of on under the claim', () => {
   it('releases the claim when the handler throws, so the retry runs it again', async () => {
     const dedup = new TestDedupStore();
     const handler = vi.fn().mockRejectedValueOnce(new Error('db down')).mockResolvedValueOnce(undefined);
-    const deliver = handlingReceiver({ dedup, on: { 'call.missed': handler }, ...quiet });
+    const deliver = handlingReceiver({ dedup: { store: dedup }, on: { 'call.missed': handler }, ...quiet });
     expect(await deliver()).toMatchObject({ status: 500, body: { error: { code: 'handler_failed' } } });
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
     expect(await deliver()).toMatchObject({ status: 204 });
@@ -356,20 +352,20 @@ describe('createPipeline: the handlers of on under the claim', () => {
     const on = { 'call.missed': (event: { data: { object: { id: string } } }) => void handled.push(event.data.object.id) };
     const tooStrict = z.object({ data: z.object({ object: z.object({ id: z.string().startsWith('call_') }) }) });
     const fixed = z.object({ data: z.object({ object: z.object({ id: z.string() }) }) });
-    const before = handlingReceiver({ dedup, on, schemas: { 'call.missed': tooStrict }, ...quiet });
+    const before = handlingReceiver({ dedup: { store: dedup }, on, schemas: { 'call.missed': tooStrict }, ...quiet });
     expect(await before()).toMatchObject({ status: 422, body: { error: { code: 'invalid_event_data', paths: ['$.data.object.id'] } } });
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
-    const after = handlingReceiver({ dedup, on, schemas: { 'call.missed': fixed } });
+    const after = handlingReceiver({ dedup: { store: dedup }, on, schemas: { 'call.missed': fixed } });
     expect(await after()).toMatchObject({ status: 204 });
     expect(handled).toEqual(['obj_evt_1']);
   });
 
   it("completes unknown types under 'accept', releases them under 'reject'", async () => {
     const dedup = new TestDedupStore();
-    const accept = handlingReceiver({ dedup, on: {} });
+    const accept = handlingReceiver({ dedup: { store: dedup }, on: {} });
     expect(await accept({ id: 'evt_a', type: 'call.answered' })).toMatchObject({ status: 204 });
     expect(dedup.stateOf(keyOf('evt_a'))).toBe('done');
-    const reject = handlingReceiver({ dedup, on: {}, unknownEvents: 'reject' });
+    const reject = handlingReceiver({ dedup: { store: dedup }, on: {}, unknownEvents: 'reject' });
     expect(await reject({ id: 'evt_r', type: 'call.answered' })).toMatchObject({ status: 422, body: { error: { code: 'unknown_event_type' } } });
     expect(dedup.stateOf(keyOf('evt_r'))).toBe('absent');
   });
@@ -385,14 +381,13 @@ describe('createPipeline: the handlers of on under the claim', () => {
   it("keeps the handler's answer when the store then fails and onStoreError throws", async () => {
     const dedup = new TestDedupStore();
     const deliver = handlingReceiver({
-      dedup,
+      dedup: { store: dedup, onError: () => {
+        throw new Error('reporter down');
+      } },
       on: {
         'call.missed': () => {
           dedup.failing = true;
         },
-      },
-      onStoreError: () => {
-        throw new Error('reporter down');
       },
     });
     expect(await deliver()).toMatchObject({ status: 204 });
@@ -418,7 +413,7 @@ describe('createPipeline: the handlers of on and a slow store', () => {
     };
     let answeredAfter: number | undefined;
     const started = Date.now();
-    const answer = handlingReceiver({ dedup, on: { 'call.missed': () => {} } })().then((response) => {
+    const answer = handlingReceiver({ dedup: { store: dedup }, on: { 'call.missed': () => {} } })().then((response) => {
       answeredAfter = Date.now() - started;
       return response;
     });
@@ -455,7 +450,7 @@ describe('createPipeline: the handlers of on and a slow store', () => {
       return complete(id, token);
     };
     let left = false;
-    const receive = entry({ dedup }, undefined, platform(undefined, { statusOf: () => 204 }), async () => 204);
+    const receive = entry({ dedup: { store: dedup } }, undefined, platform(undefined, { statusOf: () => 204 }), async () => 204);
     void receive(request()).then(() => (left = true));
     await vi.advanceTimersByTimeAsync(0);
     expect(left).toBe(true);

@@ -5,7 +5,7 @@
  * answered and reported.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryDedupStore, WebhookBodyError, WebhookDedupError, WebhookVerificationError, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
+import { MemoryDedupStore, WebhookBodyError, type DedupOptions, WebhookDedupError, WebhookVerificationError, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
 import { bodyRefusal } from '../../src/receive/body-limits.js';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { refused } from '../../src/receive/responses.js';
@@ -44,28 +44,29 @@ describe('createReceiver', () => {
     it.each([
       ['no options', undefined],
       ['no secret', { now }],
-      ['a dedup that is no store', { secret: SECRET, dedup: { begin: async () => ({ state: 'done' }) } }],
+      ['a secret and tenants', { secret: SECRET, tenants: { of: () => 'acme', secret: () => SECRET } }],
+      ['dedup options that are a store without renew', { secret: SECRET, dedup: { begin: connectionRefused, complete: connectionRefused, release: connectionRefused } }],
+      ['a dedup.store that is no store', { secret: SECRET, dedup: { store: { begin: async () => ({ state: 'done' }) } } }],
       ['a null dedup', { secret: SECRET, dedup: null }],
+      ['a dedup of true', { secret: SECRET, dedup: true }],
       ['a zero body timeout', { secret: SECRET, bodyTimeoutMs: 0 }],
       ['a body timeout past the longest timer', { secret: SECRET, bodyTimeoutMs: 2 ** 31 }],
-      ['a zero lease', { secret: SECRET, leaseMs: 0 }],
-      ['a lease past the longest timer', { secret: SECRET, leaseMs: 2 ** 31 }],
-      ['a store without renew', { secret: SECRET, dedup: { begin: connectionRefused, complete: connectionRefused, release: connectionRefused } }],
-      ['a maxClaimMs shorter than the lease', { secret: SECRET, leaseMs: 60_000, maxClaimMs: 59_999 }],
-      ['a fractional maxClaimMs', { secret: SECRET, maxClaimMs: 600_000.5 }],
-      ['a fractional retention', { secret: SECRET, retentionMs: 1.5 }],
-      ['an unknown dedupUnavailable', { secret: SECRET, dedupUnavailable: 'ignore' }],
-      ['the onDedupError of 0.x', { secret: SECRET, onDedupError: 'process' }],
-      ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }],
-      ['a null onStoreError', { secret: SECRET, onStoreError: null }],
+      ['a zero lease', { secret: SECRET, dedup: { leaseMs: 0 } }],
+      ['a lease past the longest timer', { secret: SECRET, dedup: { leaseMs: 2 ** 31 } }],
+      ['a maxClaimMs shorter than the lease', { secret: SECRET, dedup: { leaseMs: 60_000, maxClaimMs: 59_999 } }],
+      ['a fractional maxClaimMs', { secret: SECRET, dedup: { maxClaimMs: 600_000.5 } }],
+      ['a fractional retention', { secret: SECRET, dedup: { retentionMs: 1.5 } }],
+      ['an unknown whenUnavailable', { secret: SECRET, dedup: { whenUnavailable: 'ignore' } }],
+      ['an onError that is no function', { secret: SECRET, dedup: { onError: 'log' } }],
+      ['a null onError', { secret: SECRET, dedup: { onError: null } }],
       ['a bad tolerance', { secret: SECRET, toleranceMs: -5 }],
     ])('throws TypeError for %s', (_name, options) => {
       expect(() => createReceiver(options as never)).toThrow(TypeError);
     });
 
-    it('names the policy and its values when dedupUnavailable is neither', () => {
-      expect(() => createReceiver({ secret: SECRET, dedupUnavailable: 'ignore' } as never)).toThrow(
-        new WebhookOptionsError("svc-webhooks: dedupUnavailable must be 'reject' or 'process'"),
+    it('names the policy and its values when dedup.whenUnavailable is neither', () => {
+      expect(() => createReceiver({ secret: SECRET, dedup: { whenUnavailable: 'ignore' } } as never)).toThrow(
+        new WebhookOptionsError("svc-webhooks: dedup.whenUnavailable must be 'reject' or 'process'"),
       );
     });
 
@@ -93,26 +94,26 @@ describe('createReceiver', () => {
 
     it('completes on 2xx and answers the next delivery as a duplicate', async () => {
       const dedup = new MemoryDedupStore({ now });
-      const first = await deliver({ dedup });
+      const first = await deliver({ dedup: { store: dedup } });
       if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
       expect(first.delivery.id).toBe('evt_1');
       await first.settle(true);
-      const again = await deliver({ dedup });
+      const again = await deliver({ dedup: { store: dedup } });
       expect(again).toMatchObject({ action: 'respond', response: { status: 200, body: { received: true, duplicate: true } } });
     });
 
     it('releases on any other status so the retry is processed', async () => {
       const dedup = new MemoryDedupStore({ now });
-      const first = await deliver({ dedup });
+      const first = await deliver({ dedup: { store: dedup } });
       if (first.action !== 'process' || !first.settle) throw new Error('expected a claim');
       await first.settle(false);
-      expect((await deliver({ dedup })).action).toBe('process');
+      expect((await deliver({ dedup: { store: dedup } })).action).toBe('process');
     });
 
     it('answers 409 with Retry-After of the lease while another delivery holds it', async () => {
       const dedup = new MemoryDedupStore({ now });
-      await deliver({ dedup, leaseMs: 2500 });
-      const second = await deliver({ dedup, leaseMs: 2500 });
+      await deliver({ dedup: { store: dedup, leaseMs: 2500 } });
+      const second = await deliver({ dedup: { store: dedup, leaseMs: 2500 } });
       expect(second).toMatchObject({
         action: 'respond',
         response: { status: 409, headers: { 'retry-after': '3' }, body: { error: { code: 'delivery_in_progress' } } },
@@ -120,16 +121,16 @@ describe('createReceiver', () => {
     });
 
     it('answers 503 when the store fails, or processes unguarded if told to', async () => {
-      const rejected = await deliver({ dedup: storeWith({ begin: connectionRefused }) });
+      const rejected = await deliver({ dedup: { store: storeWith({ begin: connectionRefused }) } });
       expect(rejected).toMatchObject({ action: 'respond', response: { status: 503, body: { error: { code: 'dedup_unavailable' } } } });
-      const processed = await deliver({ dedup: storeWith({ begin: connectionRefused }), dedupUnavailable: 'process' });
+      const processed = await deliver({ dedup: { store: storeWith({ begin: connectionRefused }), whenUnavailable: 'process' } });
       expect(processed.action === 'process' && processed.settle).toBe(undefined);
     });
 
     it("reports a failing begin to onStoreError, and answers 503 with Retry-After and the store's error as cause", async () => {
       const down = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
       const heard: unknown[][] = [];
-      const reception = await deliver({ dedup: storeWith({ begin: () => Promise.reject(down) }), onStoreError: (...args) => void heard.push(args) });
+      const reception = await deliver({ dedup: { store: storeWith({ begin: () => Promise.reject(down) }), onError: (...args) => void heard.push(args) } });
       expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1') }]]);
       expect(reception).toMatchObject({ action: 'respond', response: { status: 503, headers: { 'retry-after': '5' } } });
       const response = reception.action === 'respond' ? reception.response : undefined;
@@ -141,7 +142,7 @@ describe('createReceiver', () => {
     it('reports a failing begin under dedupUnavailable: process too, and runs unguarded', async () => {
       const heard: unknown[] = [];
       const down = new Error('down');
-      await deliver({ dedup: storeWith({ begin: () => Promise.reject(down) }), dedupUnavailable: 'process', onStoreError: (error) => void heard.push(error) });
+      await deliver({ dedup: { store: storeWith({ begin: () => Promise.reject(down) }), whenUnavailable: 'process', onError: (error) => void heard.push(error) } });
       expect(heard).toEqual([down]);
     });
 
@@ -149,7 +150,7 @@ describe('createReceiver', () => {
       const log = vi.spyOn(console, 'error').mockImplementation(() => {});
       const missing = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
       const dedup = storeWith({ begin: () => Promise.reject(missing) });
-      for (let i = 0; i < 5; i++) await deliver({ dedup });
+      for (let i = 0; i < 5; i++) await deliver({ dedup: { store: dedup } });
       expect(log).toHaveBeenCalledTimes(1);
       expect(log.mock.calls[0]![0]).toMatch(new RegExp(`^svc-webhooks: the dedup store failed to begin event "${keyOf('evt_1')}" \\(Error 42P01: .*answered 503.*migrate\\(\\)`));
       log.mockRestore();
@@ -160,12 +161,12 @@ describe('createReceiver', () => {
       ['an unknown state', { state: 'maybe' }],
       ['a claim without a token', { state: 'claimed' }],
     ])('answers 503 when a store answers begin() with %s', async (_name, answer) => {
-      expect(await deliver({ dedup: storeWith({ begin: async () => answer as never }) })).toMatchObject({ action: 'respond', response: { status: 503 } });
+      expect(await deliver({ dedup: { store: storeWith({ begin: async () => answer as never }) } })).toMatchObject({ action: 'respond', response: { status: 503 } });
     });
 
     it('reports a store failure after the handler ran to onStoreError once the lease is about to end, without throwing', async () => {
       const seen: unknown[] = [];
-      const options = { dedup: storeWith({ complete: connectionRefused }), leaseMs: 200, onStoreError: (error: unknown) => seen.push(error) };
+      const options = { dedup: { store: storeWith({ complete: connectionRefused }), leaseMs: 200, onError: (error: unknown) => seen.push(error) } };
       const reception = await deliver(options);
       if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
       await expect(reception.settle(true)).resolves.toBe(undefined);
@@ -173,7 +174,7 @@ describe('createReceiver', () => {
     });
 
     it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
-      const reception = await deliver({ dedup: storeWith({ release: connectionRefused }), leaseMs: 200, onStoreError });
+      const reception = await deliver({ dedup: { store: storeWith({ release: connectionRefused }), leaseMs: 200, onError: onStoreError } });
       if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
       await expect(reception.settle(false)).resolves.toBe(undefined);
     });
@@ -205,30 +206,70 @@ describe('createReceiver: option checks and refusals', () => {
 
   describe('createReceiver option checks', () => {
     it.each([
-      ['no options', undefined, 'options with a secret are required'],
-      ['null options', null, 'options with a secret are required'],
-      ['options that are a string', 'whsec_QUJD', 'options with a secret are required'],
-      ['a zero lease', { secret: SECRET, leaseMs: 0 }, 'leaseMs must be a whole number of milliseconds'],
-      ['a fractional retention', { secret: SECRET, retentionMs: 0.5 }, 'retentionMs must be a whole number of milliseconds'],
-      ['an unknown dedupUnavailable', { secret: SECRET, dedupUnavailable: 'retry' }, "dedupUnavailable must be 'reject' or 'process'"],
-      ['the onDedupError of 0.x', { secret: SECRET, onDedupError: 'process' }, "the option onDedupError is now dedupUnavailable ('reject' or 'process')"],
-      ['the onUnknown of 0.x', { secret: SECRET, onUnknown: 'reject' }, "the option onUnknown is now unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)"],
-      ['an onStoreError that is no function', { secret: SECRET, onStoreError: 'log' }, 'onStoreError must be a function'],
+      ['no options', undefined, 'options with a secret (or tenants) are required'],
+      ['null options', null, 'options with a secret (or tenants) are required'],
+      ['options that are a string', 'whsec_QUJD', 'options with a secret (or tenants) are required'],
+      ['a zero lease', { secret: SECRET, dedup: { leaseMs: 0 } }, 'dedup.leaseMs must be a whole number of milliseconds'],
+      ['a fractional retention', { secret: SECRET, dedup: { retentionMs: 0.5 } }, 'dedup.retentionMs must be a whole number of milliseconds'],
+      ['an unknown whenUnavailable', { secret: SECRET, dedup: { whenUnavailable: 'retry' } }, "dedup.whenUnavailable must be 'reject' or 'process'"],
+      ['an onError that is no function', { secret: SECRET, dedup: { onError: 'log' } }, 'dedup.onError must be a function'],
     ])('refuses %s, naming what is wrong', (_name, options, says) => {
       expect(() => createReceiver(options as never)).toThrow(TypeError);
       expect(() => createReceiver(options as never)).toThrow(says);
     });
 
     it.each([
+      ['leaseMs', { leaseMs: 2_000 }, 'dedup.leaseMs'],
+      ['maxClaimMs', { maxClaimMs: 2_000 }, 'dedup.maxClaimMs'],
+      ['retentionMs', { retentionMs: 2_000 }, 'dedup.retentionMs'],
+      ['dedupUnavailable', { dedupUnavailable: 'process' }, "dedup.whenUnavailable ('reject' or 'process')"],
+      ['onStoreError', { onStoreError: () => undefined }, "dedup.onError, and tenants.onLookupError for a tenant's secret"],
+      ['tenant', { tenant: () => 'acme' }, 'tenants.of, beside tenants.secret'],
+      ['secretCacheMs', { secretCacheMs: 2_000 }, 'tenants.cacheMs'],
+      ['secretLookupTimeoutMs', { secretLookupTimeoutMs: 2_000 }, 'tenants.lookupTimeoutMs'],
+      ['secretCacheSize', { secretCacheSize: 10 }, 'tenants.cacheSize'],
+    ])('refuses the option %s of rc.1 at the top level, naming its new place', (name, moved, place) => {
+      expect(() => createReceiver({ secret: SECRET, ...moved } as never)).toThrow(new WebhookOptionsError(`svc-webhooks: the option ${name} is now ${place}`));
+    });
+
+    it('refuses a store given as dedup, naming dedup: { store }, rather than read it as options', () => {
+      const store = new MemoryDedupStore({ now });
+      expect(() => createReceiver({ secret: SECRET, dedup: store as never })).toThrow(
+        new WebhookOptionsError('svc-webhooks: dedup takes options, not the store: give the store as dedup: { store }'),
+      );
+    });
+
+    it('refuses a secret looked up per tenant given as secret, naming tenants.secret', () => {
+      expect(() => createReceiver({ secret: (() => SECRET) as never })).toThrow(
+        new WebhookOptionsError('svc-webhooks: a secret looked up per tenant is now tenants.secret, beside tenants.of, which reads the tenant from the request'),
+      );
+    });
+
+    it.each([
+      ['neither', {}],
+      ['both', { secret: SECRET, tenants: { of: () => 'acme', secret: () => SECRET } }],
+    ])('refuses %s of secret and tenants', (_name, options) => {
+      expect(() => createReceiver(options as never)).toThrow(
+        new WebhookOptionsError('svc-webhooks: give secret (one endpoint) or tenants (many tenants, each with its own secret): exactly one of them'),
+      );
+    });
+
+    it('takes dedup: false alone, and neither reads nor mutates the options it is given', () => {
+      const options = Object.freeze({ secret: SECRET, now, dedup: Object.freeze({ leaseMs: 2_000 }) });
+      expect(() => createReceiver({ secret: SECRET, dedup: false })).not.toThrow();
+      expect(() => createReceiver(options)).not.toThrow();
+    });
+
+    it.each([
       ['a zero body deadline', { bodyTimeoutMs: 0 }, 'bodyTimeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
-      ['a zero hold limit', { maxClaimMs: 0 }, 'maxClaimMs must be a whole number of milliseconds from 1 to 9007199254740991'],
-      ['a hold limit shorter than the lease', { leaseMs: 2_000, maxClaimMs: 1_999 }, 'maxClaimMs must be at least leaseMs'],
+      ['a zero hold limit', { dedup: { maxClaimMs: 0 } }, 'dedup.maxClaimMs must be a whole number of milliseconds from 1 to 9007199254740991'],
+      ['a hold limit shorter than the lease', { dedup: { leaseMs: 2_000, maxClaimMs: 1_999 } }, 'dedup.maxClaimMs must be at least dedup.leaseMs'],
     ])('refuses %s with the whole message', (_name, options, says) => {
       expect(() => createReceiver({ secret: SECRET, ...options })).toThrow(new WebhookOptionsError(`svc-webhooks: ${says}`));
     });
 
     it('takes a hold limit equal to the lease', () => {
-      expect(() => createReceiver({ secret: SECRET, leaseMs: 2_000, maxClaimMs: 2_000 })).not.toThrow();
+      expect(() => createReceiver({ secret: SECRET, dedup: { leaseMs: 2_000, maxClaimMs: 2_000 } })).not.toThrow();
     });
 
     it.each([
@@ -239,9 +280,19 @@ describe('createReceiver: option checks and refusals', () => {
       ['a store without release', { ...methods, release: undefined }],
       ['a store without renew', { ...methods, renew: undefined }],
       ['a store whose release is no function', { ...methods, release: true }],
+    ])('refuses as dedup.store %s', (_name, store) => {
+      expect(() => createReceiver({ secret: SECRET, dedup: { store: store as never } })).toThrow(
+        new WebhookOptionsError('svc-webhooks: dedup.store must be a DedupStore (begin, complete, release and renew)'),
+      );
+    });
+
+    it.each([
+      ['null', null],
+      ['true', true],
+      ['a string', 'redis'],
     ])('refuses as dedup %s', (_name, dedup) => {
       expect(() => createReceiver({ secret: SECRET, dedup: dedup as never })).toThrow(
-        new WebhookOptionsError('svc-webhooks: dedup must be a DedupStore (begin, complete, release and renew) or false'),
+        new WebhookOptionsError('svc-webhooks: dedup must be an object of options ({ store, leaseMs, … }) or false'),
       );
     });
 
@@ -255,16 +306,16 @@ describe('createReceiver: option checks and refusals', () => {
     it('answers 503 when begin() answers a function, whatever it carries', async () => {
       const answer = Object.assign(() => {}, { state: 'done' });
       const dedup: DedupStore = { ...methods, begin: async () => answer as never };
-      expect(await receiveWith({ dedup })).toMatchObject({ action: 'respond', response: { status: 503 } });
+      expect(await receiveWith({ dedup: { store: dedup } })).toMatchObject({ action: 'respond', response: { status: 503 } });
     });
 
     it('tells the sender to retry later when the store is down or another delivery holds the event', async () => {
       const down: DedupStore = { ...methods, begin: () => Promise.reject(new Error('down')) };
-      expect(await receiveWith({ dedup: down })).toMatchObject({
+      expect(await receiveWith({ dedup: { store: down } })).toMatchObject({
         response: { status: 503, body: { error: { code: 'dedup_unavailable', message: 'the dedup store is unavailable; retry later' } } },
       });
       const held: DedupStore = { ...methods, begin: async () => ({ state: 'in_progress' }) };
-      expect(await receiveWith({ dedup: held })).toMatchObject({
+      expect(await receiveWith({ dedup: { store: held } })).toMatchObject({
         response: { status: 409, body: { error: { code: 'delivery_in_progress', message: 'this event is being processed; retry later' } } },
       });
     });
@@ -278,15 +329,15 @@ describe('createReceiver: option checks and refusals', () => {
       ['an unknown state', { state: 'leased', token: 'token-1' }],
     ])('answers 503 when begin() answers %s, or processes unguarded if told to', async (_name, answer) => {
       const dedup: DedupStore = { ...methods, begin: async () => answer as never };
-      expect(await receiveWith({ dedup })).toMatchObject({ action: 'respond', response: { status: 503 } });
-      const processed = await receiveWith({ dedup, dedupUnavailable: 'process' });
+      expect(await receiveWith({ dedup: { store: dedup } })).toMatchObject({ action: 'respond', response: { status: 503 } });
+      const processed = await receiveWith({ dedup: { store: dedup, whenUnavailable: 'process' } });
       expect(processed).toMatchObject({ action: 'process', delivery: { id: 'evt_1' } });
       expect(processed).not.toHaveProperty('settle');
     });
 
     it("keeps its own store's leases on the receiver's clock", async () => {
       let clock = now();
-      const receiver = createReceiver({ secret: SECRET, now: () => clock, leaseMs: 1_000 });
+      const receiver = createReceiver({ secret: SECRET, now: () => clock, dedup: { leaseMs: 1_000 } });
       const { body, headers } = signedRequest();
       const first = await verifyAndClaim(receiver, body, headers);
       expect(first).toMatchObject({ action: 'process' });
@@ -298,7 +349,7 @@ describe('createReceiver: option checks and refusals', () => {
     });
 
     it('answers a duplicate 200 with no headers', async () => {
-      expect(await receiveWith({ dedup: { ...methods } })).toEqual({
+      expect(await receiveWith({ dedup: { store: { ...methods } } })).toEqual({
         action: 'respond',
         response: { status: 200, headers: {}, body: { received: true, duplicate: true } },
       });
@@ -370,9 +421,9 @@ describe('createReceiver: what the store is asked', () => {
   }
 
   /** Receives a signed delivery of `id` through a pipeline whose route answers `status`, which settles the claim. */
-  async function handled(store: RecordingStore, options: Partial<ReceiverOptions>, id: string, status: number): Promise<void> {
+  async function handled(store: RecordingStore, dedup: DedupOptions, id: string, status: number): Promise<void> {
     const platform = { ...decidedAnswers(), statusOf: () => status };
-    const receive = createPipeline<ReturnType<typeof signedRequest>, WebhookResponse>({ secret: SECRET, now, dedup: store, ...options }, platform, {
+    const receive = createPipeline<ReturnType<typeof signedRequest>, WebhookResponse>({ secret: SECRET, now, dedup: { store, ...dedup } }, platform, {
       route: async () => status,
     });
     await receive(signedRequest({ id }));
@@ -412,7 +463,7 @@ describe('createReceiver: what the store is asked', () => {
           release: async () => false,
           renew: async () => false,
         };
-        const receiver = createReceiver({ secret: SECRET, now, leaseMs, dedup: held });
+        const receiver = createReceiver({ secret: SECRET, now, dedup: { store: held, leaseMs } });
         const request = signedRequest();
         expect(await verifyAndClaim(receiver, request.body, request.headers)).toMatchObject({
           action: 'respond',
@@ -457,7 +508,7 @@ describe('createReceiver: what the store is asked', () => {
       const taken = status < 300;
       const seen: unknown[] = [];
       // A short lease: settling retries the store until just before it ends.
-      const receiver = createReceiver({ secret: SECRET, now, leaseMs: 200, dedup: failing(method, new Error('down')), onStoreError: (error) => seen.push(error) });
+      const receiver = createReceiver({ secret: SECRET, now, dedup: { store: failing(method, new Error('down')), leaseMs: 200, onError: (error) => seen.push(error) } });
       const request = signedRequest();
       const reception = await verifyAndClaim(receiver, request.body, request.headers);
       if (reception.action !== 'process' || reception.settle === undefined) throw new Error('expected a claim');
@@ -470,7 +521,7 @@ describe('createReceiver: what the store is asked', () => {
       ['a string', 'timeout', 'string: timeout'],
     ])('is logged by default with its reason when the store rejects with %s', async (_name, reason, said) => {
       const log = vi.spyOn(console, 'error').mockImplementation(() => {});
-      const receiver = createReceiver({ secret: SECRET, now, leaseMs: 200, dedup: failing('complete', reason) });
+      const receiver = createReceiver({ secret: SECRET, now, dedup: { store: failing('complete', reason), leaseMs: 200 } });
       const request = signedRequest();
       const reception = await verifyAndClaim(receiver, request.body, request.headers);
       if (reception.action !== 'process' || reception.settle === undefined) throw new Error('expected a claim');

@@ -3,10 +3,11 @@ import { Buffer } from 'node:buffer';
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SECRET_LOOKUP_CHANNEL, type SecretLookupMessage } from '../../src/process/diagnostics.js';
-import type { StoreErrorContext } from '../../src/process/store-failures.js';
+import type { LookupErrorContext } from '../../src/process/store-failures.js';
 import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
+import type { TenantsOptions } from '../../src/receive/tenants.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
@@ -19,15 +20,26 @@ const secretOf = (tenant: string): string => `whsec_${Buffer.from(`secret-of-${t
 type TenantRequest = SignedRequest & { readonly tenant?: string };
 const toTenant = (tenant: string | undefined, id = 'evt_1'): TenantRequest => ({ ...signedRequest({ id, secret: secretOf(tenant ?? '') }), tenant });
 
-function tenantPipeline(options: Partial<PipelineOptions> & { readonly tenant?: (request: TenantRequest) => unknown }) {
+/** A pipeline's options, with `tenants` over the test's own: each tenant's secret, the tenant read from the request. */
+type TenantPipelineOptions = Partial<Omit<PipelineOptions, 'tenants'>> & { readonly tenants?: Partial<TenantsOptions<TenantRequest>> };
+
+/** A pipeline of many tenants; `{ secret, tenants: undefined }` makes it one of a single endpoint. */
+function tenantPipeline(options: TenantPipelineOptions) {
   const runs: unknown[][] = [];
+  const { tenants, ...rest } = options;
   const receive = createPipeline<TenantRequest, WebhookResponse>(
     {
-      secret: (tenant: string) => (tenant.startsWith('known') ? secretOf(tenant) : undefined),
-      tenant: (request: TenantRequest) => request.tenant,
+      tenants:
+        'tenants' in options && tenants === undefined
+          ? undefined
+          : {
+              secret: (tenant: string) => (tenant.startsWith('known') ? secretOf(tenant) : undefined),
+              of: (request: TenantRequest) => request.tenant,
+              ...tenants,
+            },
       now,
       on: { 'call.missed': (event: { id: string }, delivery: unknown) => void runs.push([event.id, delivery]) },
-      ...options,
+      ...rest,
     } as PipelineOptions,
     decidedAnswers(),
   );
@@ -41,7 +53,7 @@ afterEach(() => {
 describe('a receiver of many tenants', () => {
   it('runs the same event id once for each tenant, and tells the handler the tenant', async () => {
     const dedup = new TestDedupStore();
-    const { receive, runs } = tenantPipeline({ dedup });
+    const { receive, runs } = tenantPipeline({ dedup: { store: dedup } });
     expect(await receive(toTenant('known-a'))).toMatchObject({ status: 204 });
     expect(await receive(toTenant('known-b'))).toMatchObject({ status: 204 });
     expect(await receive(toTenant('known-a'))).toMatchObject({ status: 200, body: { duplicate: true } });
@@ -56,7 +68,7 @@ describe('a receiver of many tenants', () => {
 
   it('runs a delivery replayed to other tenant names that resolve to the same secret once, under the name that came first', async () => {
     // A resolver that reads names in any letter case: every spelling of known-a is one endpoint, one secret.
-    const { receive, runs } = tenantPipeline({ secret: (tenant: string) => secretOf(tenant.toLowerCase()) });
+    const { receive, runs } = tenantPipeline({ tenants: { secret: (tenant: string) => secretOf(tenant.toLowerCase()) } });
     const signed = signedRequest({ secret: secretOf('known-a') });
     const names = ['known-a', 'KNOWN-A', 'Known-A', 'known-A', 'kNOWN-a', 'KNOWN-a', 'known-a', 'KnOwN-a'];
     const answers = [];
@@ -66,9 +78,9 @@ describe('a receiver of many tenants', () => {
   });
 
   it('refuses one secret shared by every tenant at creation: it proves nothing about the tenant a request names', () => {
-    expect(() => tenantPipeline({ secret: SECRET })).toThrow(
+    expect(() => tenantPipeline({ tenants: { secret: SECRET as never } })).toThrow(
       new WebhookOptionsError(
-        'svc-webhooks: with the tenant option, secret must be a function from the tenant to its secret: a secret shared by every ' +
+        'svc-webhooks: tenants.secret must be a function from the tenant to its secret: a secret shared by every ' +
           'tenant proves nothing about the tenant a request names, so any request could name any tenant',
       ),
     );
@@ -77,8 +89,8 @@ describe('a receiver of many tenants', () => {
   it('keeps apart, in a store shared with a receiver of one endpoint, an event whose id holds a colon', async () => {
     const dedup = new MemoryDedupStore({ now });
     // Event "b" for tenant "known-a", and event "known-a:b" for the endpoint of SECRET: the keys of an older scheme met.
-    const tenantRuns = tenantPipeline({ dedup });
-    const single = tenantPipeline({ dedup, secret: SECRET, tenant: undefined });
+    const tenantRuns = tenantPipeline({ dedup: { store: dedup } });
+    const single = tenantPipeline({ dedup: { store: dedup }, secret: SECRET, tenants: undefined });
     expect(await tenantRuns.receive(toTenant('known-a', 'b'))).toMatchObject({ status: 204 });
     expect(await single.receive(signedRequest({ id: 'known-a:b' }))).toMatchObject({ status: 204 });
     expect(tenantRuns.runs.map(([id]) => id)).toEqual(['b']);
@@ -90,7 +102,7 @@ describe('a receiver of many tenants', () => {
     ['an empty tenant', ''],
   ])('answers 404 unknown_tenant for %s without a lookup', async (_, tenant) => {
     const lookups: string[] = [];
-    const { receive, runs } = tenantPipeline({ secret: (name: string) => void lookups.push(name) });
+    const { receive, runs } = tenantPipeline({ tenants: { secret: (name: string) => void lookups.push(name) } });
     expect(await receive({ ...signedRequest(), tenant })).toMatchObject({ status: 404, body: { error: { code: 'unknown_tenant' } } });
     expect(lookups).toEqual([]);
     expect(runs).toEqual([]);
@@ -104,7 +116,7 @@ describe('a receiver of many tenants', () => {
     ['a number', 42],
   ])('answers 404 unknown_tenant for %s without a lookup', async (_, tenant) => {
     const lookups: string[] = [];
-    const { receive, runs } = tenantPipeline({ secret: (name: string) => void lookups.push(name), tenant: () => tenant as string });
+    const { receive, runs } = tenantPipeline({ tenants: { secret: (name: string) => void lookups.push(name), of: () => tenant as string } });
     expect(await receive(signedRequest())).toMatchObject({ status: 404, body: { error: { code: 'unknown_tenant' } } });
     expect(lookups).toEqual([]);
     expect(runs).toEqual([]);
@@ -112,7 +124,7 @@ describe('a receiver of many tenants', () => {
 
   it('looks up a tenant of 256 characters', async () => {
     const tenant = `known-${'x'.repeat(250)}`;
-    const { receive, runs } = tenantPipeline({ tenant: () => tenant });
+    const { receive, runs } = tenantPipeline({ tenants: { of: () => tenant } });
     expect(await receive(toTenant(tenant))).toMatchObject({ status: 204 });
     expect(runs).toEqual([['evt_1', expect.objectContaining({ tenant })]]);
   });
@@ -121,43 +133,45 @@ describe('a receiver of many tenants', () => {
     const lookups: string[] = [];
     const long = (i: number): string => `${i}-${'x'.repeat(10_000)}`;
     let i = 0;
-    const { receive } = tenantPipeline({ secret: (name: string) => void lookups.push(name), tenant: () => long(i++) });
+    const { receive } = tenantPipeline({ tenants: { secret: (name: string) => void lookups.push(name), of: () => long(i++) } });
     for (let n = 0; n < 100; n++) expect(await receive(signedRequest())).toMatchObject({ status: 404 });
     expect(lookups).toEqual([]);
   });
 
-  it('waits for a tenant function that answers a promise, and looks up what it resolves to', async () => {
-    const { receive, runs } = tenantPipeline({ tenant: async (request: TenantRequest) => request.tenant });
+  it('waits for a tenants.of that answers a promise, and looks up what it resolves to', async () => {
+    const { receive, runs } = tenantPipeline({ tenants: { of: async (request: TenantRequest) => request.tenant } });
     expect(await receive(toTenant('known-a'))).toMatchObject({ status: 204 });
     expect(runs).toEqual([['evt_1', expect.objectContaining({ id: 'evt_1', keyId: '0', tenant: 'known-a' })]]);
   });
 
-  it('answers 503 for a tenant function whose promise rejects, as for one that throws', async () => {
+  it('answers 503 for a tenants.of whose promise rejects, as for one that throws', async () => {
     const heard: unknown[] = [];
-    const { receive } = tenantPipeline({ tenant: () => Promise.reject(new Error('no params')), onStoreError: (_error, context) => void heard.push(context) });
+    const { receive } = tenantPipeline({ tenants: { of: () => Promise.reject(new Error('no params')), onLookupError: (_error, context) => void heard.push(context) } });
     expect(await receive(toTenant('known-a'))).toMatchObject({ status: 503, body: { error: { code: 'secret_unavailable' } } });
     expect(heard).toStrictEqual([{ operation: 'lookup', id: 'evt_1' }]);
   });
 
   it('reads the tenant only of a request that passed every check needing no secret', async () => {
     const read = vi.fn((request: TenantRequest) => request.tenant);
-    const { receive } = tenantPipeline({ tenant: read });
+    const { receive } = tenantPipeline({ tenants: { of: read } });
     const stale = { ...signedRequest({ timestamp: 1_600_000_000, secret: secretOf('known-a') }), tenant: 'known-a' };
     expect(await receive(stale)).toMatchObject({ status: 400, body: { error: { code: 'timestamp_too_old' } } });
     expect(read).not.toHaveBeenCalled();
   });
 
-  it('logs a tenant function that threw as such, naming no tenant', async () => {
+  it('logs a tenants.of that threw as such, naming no tenant', async () => {
     const lines: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
     const { receive } = tenantPipeline({
-      tenant: () => {
-        throw new Error('no route params');
+      tenants: {
+        of: () => {
+          throw new Error('no route params');
+        },
       },
     });
     await receive(toTenant('known-a', 'evt_6'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('the tenant function threw for delivery "evt_6" (Error: no route params)');
+    expect(lines[0]).toContain('tenants.of threw for delivery "evt_6" (Error: no route params)');
     expect(lines[0]).not.toContain('undefined');
   });
 
@@ -166,16 +180,15 @@ describe('a receiver of many tenants', () => {
     expect(await receive(toTenant('stranger'))).toMatchObject({ status: 404, body: { error: { code: 'unknown_tenant' } } });
   });
 
-  it('answers 503 secret_unavailable with Retry-After when the lookup fails, and tells onStoreError and the secret lookup channel', async () => {
+  it('answers 503 secret_unavailable with Retry-After when the lookup fails, and tells onLookupError and the secret lookup channel', async () => {
     const down = new Error('secrets database down');
-    const heard: [unknown, StoreErrorContext][] = [];
+    const heard: [unknown, LookupErrorContext][] = [];
     const published: SecretLookupMessage[] = [];
     const listen = (message: unknown) => void published.push(message as SecretLookupMessage);
     diagnostics.subscribe(SECRET_LOOKUP_CHANNEL, listen);
     try {
       const { receive, runs } = tenantPipeline({
-        secret: () => Promise.reject(down),
-        onStoreError: (error, context) => void heard.push([error, context]),
+        tenants: { secret: () => Promise.reject(down), onLookupError: (error, context) => void heard.push([error, context]) },
       });
       const answer = await receive(toTenant('known-a', 'evt_9'));
       expect(answer).toMatchObject({ status: 503, headers: { 'retry-after': '5' }, body: { error: { code: 'secret_unavailable' } } });
@@ -188,14 +201,16 @@ describe('a receiver of many tenants', () => {
     }
   });
 
-  it('answers 503 and reports it when the tenant function throws', async () => {
+  it('answers 503 and reports it when tenants.of throws', async () => {
     const broken = new Error('no route params');
-    const heard: [unknown, StoreErrorContext][] = [];
+    const heard: [unknown, LookupErrorContext][] = [];
     const { receive } = tenantPipeline({
-      tenant: () => {
-        throw broken;
+      tenants: {
+        of: () => {
+          throw broken;
+        },
+        onLookupError: (error, context) => void heard.push([error, context]),
       },
-      onStoreError: (error, context) => void heard.push([error, context]),
     });
     expect(await receive(toTenant('known-a'))).toMatchObject({
       status: 503,
@@ -208,7 +223,7 @@ describe('a receiver of many tenants', () => {
   it('logs a failed lookup by default in one line naming the tenant and the delivery, without any secret', async () => {
     const lines: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
-    const { receive } = tenantPipeline({ secret: () => Promise.reject(new Error('ECONNREFUSED 127.0.0.1:5432')) });
+    const { receive } = tenantPipeline({ tenants: { secret: () => Promise.reject(new Error('ECONNREFUSED 127.0.0.1:5432')) } });
     await receive(toTenant('known-a', 'evt_2'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('the secret lookup for tenant "known-a" failed (delivery "evt_2"');
@@ -219,7 +234,7 @@ describe('a receiver of many tenants', () => {
 
   it("answers a refusal after the lookup as verify() does, without Retry-After and without a report", async () => {
     const heard: unknown[] = [];
-    const { receive } = tenantPipeline({ onStoreError: (error) => void heard.push(error) });
+    const { receive } = tenantPipeline({ tenants: { onLookupError: (error) => void heard.push(error) }, dedup: { onError: (error) => void heard.push(error) } });
     const forged = { ...signedRequest({ secret: secretOf('attacker') }), tenant: 'known-a' };
     const answer = await receive(forged);
     expect(answer).toMatchObject({ status: 400, body: { error: { code: 'invalid_signature' } } });
@@ -234,7 +249,7 @@ describe('a receiver of many tenants', () => {
     const dedup = new TestDedupStore();
     dedup.failing = true;
     let lookups = 0;
-    const { receive } = tenantPipeline({ dedup, secret: (tenant: string) => (++lookups === 1 ? secretOf(tenant) : Promise.reject(new Error('db down'))) });
+    const { receive } = tenantPipeline({ dedup: { store: dedup }, tenants: { secret: (tenant: string) => (++lookups === 1 ? secretOf(tenant) : Promise.reject(new Error('db down'))) } });
     expect(await receive(toTenant('known-a', 'evt_4'))).toMatchObject({ status: 503, body: { error: { code: 'dedup_unavailable' } } });
     expect(await receive(toTenant('known-b', 'evt_5'))).toMatchObject({ status: 503, body: { error: { code: 'secret_unavailable' } } });
     expect(lines).toHaveLength(2);
@@ -244,7 +259,7 @@ describe('a receiver of many tenants', () => {
 
   it('refuses a stale or forged request before any lookup, with the refusal of verify()', async () => {
     const lookups: string[] = [];
-    const { receive } = tenantPipeline({ secret: (tenant: string) => void lookups.push(tenant) });
+    const { receive } = tenantPipeline({ tenants: { secret: (tenant: string) => void lookups.push(tenant) } });
     const stale = { ...signedRequest({ timestamp: 1_600_000_000, secret: secretOf('known-a') }), tenant: 'known-a' };
     expect(await receive(stale)).toMatchObject({ status: 400, body: { error: { code: 'timestamp_too_old' } } });
     const unsigned = { body: stale.body, headers: { ...signedRequest().headers, 'webhook-signature': 'v1,forged' }, tenant: 'known-a' };
@@ -264,14 +279,20 @@ describe('a receiver of many tenants', () => {
   });
 
   it('gives no tenant to handlers of a receiver of one endpoint', async () => {
-    const { receive, runs } = tenantPipeline({ secret: SECRET, tenant: undefined });
+    const { receive, runs } = tenantPipeline({ secret: SECRET, tenants: undefined });
     expect(await receive(signedRequest())).toMatchObject({ status: 204 });
     expect(runs).toEqual([['evt_1', deliveryOf()]]);
   });
 
-  it('refuses a looked-up secret without tenant, and a tenant that is no function, at creation', () => {
-    expect(() => tenantPipeline({ tenant: undefined })).toThrow(/needs the tenant option/);
-    expect(() => tenantPipeline({ tenant: 'acme' as never })).toThrow(new WebhookOptionsError('svc-webhooks: tenant must be a function from the request to the tenant'));
-    expect(() => tenantPipeline({ secretCacheMs: -1 })).toThrow(/secretCacheMs/);
+  it('refuses tenants without a function to read the tenant or with a bad cache option, and a secret beside them, at creation', () => {
+    expect(() => tenantPipeline({ tenants: { of: undefined } })).toThrow(new WebhookOptionsError('svc-webhooks: tenants.of must be a function from the request to the tenant'));
+    expect(() => tenantPipeline({ tenants: { of: 'acme' as never } })).toThrow(new WebhookOptionsError('svc-webhooks: tenants.of must be a function from the request to the tenant'));
+    expect(() => tenantPipeline({ tenants: { cacheMs: -1 } })).toThrow(new WebhookOptionsError('svc-webhooks: tenants.cacheMs must be a whole number of milliseconds from 1 to 9007199254740991'));
+    expect(() => tenantPipeline({ tenants: { lookupTimeoutMs: 2 ** 31 } })).toThrow(/^svc-webhooks: tenants\.lookupTimeoutMs must be/);
+    expect(() => tenantPipeline({ tenants: { cacheSize: 0 } })).toThrow(new WebhookOptionsError('svc-webhooks: tenants.cacheSize must be a positive integer'));
+    expect(() => tenantPipeline({ tenants: { onLookupError: 'log' as never } })).toThrow(new WebhookOptionsError('svc-webhooks: tenants.onLookupError must be a function'));
+    expect(() => tenantPipeline({ secret: SECRET })).toThrow(
+      new WebhookOptionsError('svc-webhooks: give secret (one endpoint) or tenants (many tenants, each with its own secret): exactly one of them'),
+    );
   });
 });

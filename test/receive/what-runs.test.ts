@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
+import type { SingleEndpoint } from '../../src/receive/receiver.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import { whatRuns, type EntryRunner, type SingleHandler } from '../../src/receive/what-runs.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
@@ -97,7 +98,7 @@ describe('whatRuns', () => {
 });
 
 describe('what runs, through a pipeline', () => {
-  const receiveWith = (options: Partial<PipelineOptions>) =>
+  const receiveWith = (options: Partial<PipelineOptions & SingleEndpoint>) =>
     createPipeline<SignedRequest, WebhookResponse>({ secret: SECRET, now, dedup: false, ...options }, decidedAnswers());
 
   it('refuses a wrong combination at creation, before any request', () => {

@@ -101,7 +101,7 @@ describe('MemoryDedupStore: bounded memory', () => {
   it('makes the receiver answer 503 when full of live leases', async () => {
     const { store } = manualStore({ maxEntries: 1 });
     await claim(store, 'evt_busy');
-    const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: store });
+    const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: { store: store } });
     const { body, headers } = signedRequest({ id: 'evt_new' });
     const reception = await verifyAndClaim(receiver, body, headers);
     expect(reception.action === 'respond' && reception.response.status).toBe(503);

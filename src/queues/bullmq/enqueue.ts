@@ -4,7 +4,7 @@
  */
 import type { JobsOptions } from 'bullmq';
 import { beforeDeadline } from '../../base/deadlines.js';
-import { checkDuration, checkOptionsObject, checkRenamed, MAX_TIMER_MS } from '../../base/option-checks.js';
+import { checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../../base/option-checks.js';
 import type { WebhookDelivery } from '../../core/delivery.js';
 import type { Handoff } from '../../process/handoff.js';
 import type { QueuedDelivery } from '../queued-delivery.js';
@@ -51,9 +51,6 @@ export interface BullMQEnqueueOptions {
 
 const OPTIONS_NOT_TAKEN = ['jobId', 'repeat', 'deduplication', 'debounce', 'parent'] as const;
 
-/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
-const RENAMED = { jobOptions: "job, as pg-boss's enqueue names it" } as const;
-
 /**
  * A `Handoff` for the `handoff` option of every entry: each verified
  * delivery becomes one job on `queue`, named after the event's type, with
@@ -69,7 +66,6 @@ export function enqueue(queue: JobQueue, options: BullMQEnqueueOptions = {}): Ha
     throw new WebhookOptionsError('svc-webhooks: enqueue needs a BullMQ Queue (an object with an add method)');
   }
   checkOptionsObject('enqueue', options);
-  checkRenamed(options, RENAMED);
   const { job = {}, timeoutMs = 2_000 } = options;
   if (typeof job !== 'object' || job === null) throw new WebhookOptionsError('svc-webhooks: enqueue options.job must be an object');
   const taken = OPTIONS_NOT_TAKEN.find((name) => (job as Record<string, unknown>)[name] !== undefined);

@@ -4,8 +4,8 @@
  */
 import type { DelayedError, Worker, WorkerOptions } from 'bullmq';
 import { checkLogger, type WebhookLogger } from '../../base/logger.js';
-import { checkRenamed } from '../../base/option-checks.js';
-import { checkClaimOptions, claimSettings } from '../../process/claim.js';
+import { checkRenamed, movedInto } from '../../base/option-checks.js';
+import { checkClaimOptions, checkDedupObject, claimSettings } from '../../process/claim.js';
 import { createDispatcher } from '../../process/dispatcher.js';
 import { handlerErrorLog } from '../../process/handler-options.js';
 import type { EventSchemas, HandlerOptions } from '../../process/handler-types.js';
@@ -26,21 +26,16 @@ export interface BullMQClasses {
 /** The worker `work` resolves to: BullMQ's own, over the jobs `enqueue` adds. */
 export type BullMQWorker = Worker<QueuedDelivery, BullMQJobResult>;
 
-/**
- * Options of `work()`: the handlers, as a receiver's `on` takes them (each
- * gets the event and its delivery), the dedup store and its lease, and
- * every option of BullMQ's `Worker` (`connection`, `concurrency`,
- * `lockDuration`, `maxStalledCount`, …), passed on as given.
- */
-export interface BullMQWorkerOptions<S extends EventSchemas = {}> extends HandlerOptions<S>, WorkerOptions {
+/** How a worker processes each event once: the dedup store and its claims. */
+export interface WorkerDedupOptions {
   /**
    * Where the worker records the events it processed, keyed on each
    * delivery's `dedupKey`: a `RedisDedupStore` or a `PostgresDedupStore`
    * shared by every worker of the queue. Give it a key prefix (or table) of
    * its own, apart from the receivers' store: the receivers mark an event
-   * done once it is queued, the worker once it is processed.
+   * done once it is queued, the worker once it is processed. Required.
    */
-  readonly dedup: DedupStore;
+  readonly store: DedupStore;
   /**
    * How long a worker holds its claim on an event while the handler runs;
    * the lease is renewed each third of it. It is how long another worker
@@ -52,7 +47,9 @@ export interface BullMQWorkerOptions<S extends EventSchemas = {}> extends Handle
   readonly leaseMs?: number;
   /**
    * The longest a worker holds its claim, renewals included: a handler that
-   * runs longer may be run again by another copy of its job. At least `leaseMs`.
+   * runs longer may be run again by another copy of its job. At least
+   * `leaseMs`. Longer than a receiver's ten minutes: no sender waits on a
+   * job, and a queue is where work that runs for long belongs.
    * @default 3600000 (an hour), or `leaseMs` if that is longer
    */
   readonly maxClaimMs?: number;
@@ -63,13 +60,29 @@ export interface BullMQWorkerOptions<S extends EventSchemas = {}> extends Handle
    */
   readonly retentionMs?: number;
   /**
-   * Told about every store failure, as a receiver's `onStoreError`: a `begin`
-   * that failed (the job waits in the delayed set and is tried again), and a
-   * `complete`, `release` or `renew` that still failed when the lease was
-   * about to end. Awaited; what it throws is logged and changes nothing.
+   * Told about every store failure, as a receiver's `dedup.onError`: a
+   * `begin` that failed (the job waits in the delayed set and is tried
+   * again), and a `complete`, `release` or `renew` that still failed when
+   * the lease was about to end. Awaited; what it throws is logged and changes nothing.
    * @default logs one line to `logger` naming the store's error; at most one line per store per 5 s
    */
-  readonly onStoreError?: StoreErrorCallback;
+  readonly onError?: StoreErrorCallback;
+}
+
+/**
+ * Options of `work()`: the handlers, as a receiver's `on` takes them (each
+ * gets the event and its delivery), the dedup store and its claims, and
+ * BullMQ's own `Worker` options.
+ */
+export interface BullMQWorkerOptions<S extends EventSchemas = {}> extends HandlerOptions<S> {
+  /** Where and how the worker records the events it processed. Required. */
+  readonly dedup: WorkerDedupOptions;
+  /**
+   * BullMQ's `Worker` options (`connection`, `concurrency`,
+   * `lockDuration`, `maxStalledCount`, …), passed to BullMQ as given.
+   * Required, as BullMQ requires `connection`.
+   */
+  readonly worker: WorkerOptions;
   /**
    * Where the worker's lines about what went wrong go (a handler that
    * failed, a store that failed), with fields to filter on, as an entry's `logger`.
@@ -84,10 +97,16 @@ export interface BullMQWorkerOptions<S extends EventSchemas = {}> extends Handle
   readonly bullmq?: BullMQClasses;
 }
 
-const OWN_OPTIONS = ['on', 'schemas', 'unknownEvents', 'onUnknownEvent', 'onHandlerError', 'dedup', 'leaseMs', 'maxClaimMs', 'retentionMs', 'onStoreError', 'logger', 'bullmq'] as const;
+/** The options `work` takes at the top level: any other was one of BullMQ's in rc.1, and goes under `worker` now. */
+const OWN_OPTIONS: ReadonlySet<string> = new Set<keyof BullMQWorkerOptions>(['on', 'schemas', 'unknownEvents', 'onUnknownEvent', 'onHandlerError', 'dedup', 'worker', 'logger', 'bullmq']);
 
-/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
-const RENAMED = { onUnknown: "unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)" } as const;
+/** Options of rc.1 by the place they have now: a caller that still gives one is told, not ignored. */
+const MOVED = {
+  leaseMs: 'dedup.leaseMs',
+  maxClaimMs: 'dedup.maxClaimMs',
+  retentionMs: 'dedup.retentionMs',
+  onStoreError: 'dedup.onError',
+} as const;
 
 /**
  * A BullMQ `Worker` on `queueName` that runs, for each job `enqueue` added,
@@ -102,14 +121,17 @@ const RENAMED = { onUnknown: "unknownEvents ('accept' or 'reject') or onUnknownE
  */
 export async function work<S extends EventSchemas = {}>(queueName: string, options: BullMQWorkerOptions<S>): Promise<BullMQWorker> {
   if (typeof queueName !== 'string' || queueName === '') throw new WebhookOptionsError('svc-webhooks: work needs the name of the queue');
-  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError('svc-webhooks: work needs options with on, dedup and connection');
+  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError('svc-webhooks: work needs options with on, dedup and worker');
   if (typeof options.on !== 'object' || options.on === null) throw new WebhookOptionsError('svc-webhooks: work needs on, an object of handlers by event type');
-  checkRenamed(options, RENAMED);
-  const { dedup, onStoreError } = options;
-  if (!isDedupStore(dedup)) {
-    throw new WebhookOptionsError('svc-webhooks: work needs dedup, a DedupStore (begin, complete, release and renew) with a key prefix of its own');
+  checkRenamed(options, MOVED);
+  checkRenamed(options, movedInto(options, OWN_OPTIONS, 'worker', "BullMQ's other Worker options"));
+  const { dedup, worker } = options;
+  checkDedupObject(dedup, 'an object with the store ({ store, leaseMs, … })');
+  if (!isDedupStore(dedup.store)) {
+    throw new WebhookOptionsError('svc-webhooks: work needs dedup.store, a DedupStore (begin, complete, release and renew) with a key prefix of its own');
   }
-  const durations = checkClaimOptions(options, 3600_000);
+  if (typeof worker !== 'object' || worker === null) throw new WebhookOptionsError("svc-webhooks: work needs worker, BullMQ's Worker options with its connection");
+  const durations = checkClaimOptions(dedup, 3600_000);
   const logger = checkLogger(options.logger);
   const dispatcher = createDispatcher(options, handlerErrorLog('BullMQ retries its job as its attempts allow', logger));
   const bullmq =
@@ -126,9 +148,8 @@ export async function work<S extends EventSchemas = {}>(queueName: string, optio
     await job.moveToDelayed(Date.now() + busyDelayMs, token);
     throw new bullmq.DelayedError();
   };
-  const log = storeErrorLog(dedup, 'the job waits in the delayed set and is tried again', logger);
-  const claims = claimSettings(dedup, durations, storeErrorReporter(onStoreError ?? log, logger));
-  const workerOptions: Record<string, unknown> = { ...options };
-  for (const name of OWN_OPTIONS) delete workerOptions[name];
-  return new bullmq.Worker<QueuedDelivery, BullMQJobResult>(queueName, jobProcessor(dispatcher, claims, postpone), workerOptions as unknown as WorkerOptions);
+  const log = storeErrorLog(dedup.store, 'the job waits in the delayed set and is tried again', logger);
+  const claims = claimSettings(dedup.store, durations, storeErrorReporter(dedup.onError ?? log, logger));
+  return new bullmq.Worker<QueuedDelivery, BullMQJobResult>(queueName, jobProcessor(dispatcher, claims, postpone), worker);
 }
+

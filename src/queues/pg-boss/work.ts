@@ -5,7 +5,7 @@
  * each handled job is completed, each failed one is left to pg-boss's retries.
  */
 import { checkLogger, writeLog, type WebhookLogger } from '../../base/logger.js';
-import { checkOptionsObject, checkRenamed } from '../../base/option-checks.js';
+import { checkOptionsObject, checkRenamed, movedInto } from '../../base/option-checks.js';
 import { createDispatcher, type Dispatcher } from '../../process/dispatcher.js';
 import { handlerErrorLog } from '../../process/handler-options.js';
 import type { EventSchemas, HandlerOptions } from '../../process/handler-types.js';
@@ -16,13 +16,19 @@ import { WebhookOptionsError } from '../../base/options-error.js';
 
 /**
  * Options of `work()`: the handlers, as a receiver's `on` takes them (each
- * gets the event and its delivery), and pg-boss's own work options, passed
- * on. A job whose handler resolved is completed; one whose handler threw,
- * or whose event failed its schema, is failed and retried by pg-boss's
- * `retryLimit`, then kept in the failed state with its delivery. Known
- * types without a handler are completed.
+ * gets the event and its delivery), and pg-boss's own work options. A job
+ * whose handler resolved is completed; one whose handler threw, or whose
+ * event failed its schema, is failed and retried by pg-boss's `retryLimit`,
+ * then kept in the failed state with its delivery. Known types without a
+ * handler are completed.
  */
-export interface PgBossWorkerOptions<S extends EventSchemas = {}> extends HandlerOptions<S>, PgBossWorkOptions {
+export interface PgBossWorkerOptions<S extends EventSchemas = {}> extends HandlerOptions<S> {
+  /**
+   * pg-boss's work options (`batchSize`, `pollingIntervalSeconds`, …),
+   * passed to `boss.work` as given.
+   * @default {} (pg-boss's defaults)
+   */
+  readonly worker?: PgBossWorkOptions;
   /**
    * Where the worker's lines about what went wrong go (a handler that
    * failed, a job that holds no queued delivery), with fields to filter on, as an entry's `logger`.
@@ -31,8 +37,8 @@ export interface PgBossWorkerOptions<S extends EventSchemas = {}> extends Handle
   readonly logger?: WebhookLogger;
 }
 
-/** Options of 0.x by the name they have now: a caller that still gives one is told, not ignored. */
-const RENAMED = { onUnknown: "unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)" } as const;
+/** The options `work` takes at the top level: any other was one of pg-boss's in rc.1, and goes under `worker` now. */
+const OWN_OPTIONS: ReadonlySet<string> = new Set<keyof PgBossWorkerOptions>(['on', 'schemas', 'unknownEvents', 'onUnknownEvent', 'onHandlerError', 'worker', 'logger']);
 
 /** Why the jobs of a batch failed, as pg-boss keeps it in each failed job's output: codes, never the events or what a handler threw. */
 class JobsFailedError extends Error {
@@ -44,7 +50,7 @@ class JobsFailedError extends Error {
  * `options.on` for each job `enqueue` sent; resolves to the worker's id
  * (`boss.offWork({ id })` stops it, `boss.offWork(queueName, { id })` on
  * pg-boss 12). pg-boss's work options (`batchSize`,
- * `pollingIntervalSeconds`, …) are passed on. What a handler threw goes to
+ * `pollingIntervalSeconds`, …) go under `worker`. What a handler threw goes to
  * `onHandlerError`; a job that is no queued delivery is failed, with one line to
  * `logger`. A handler may run again for the same event (a retry, a
  * job that outlived its expiry, a worker killed before it completed the
@@ -59,14 +65,15 @@ export function work<S extends EventSchemas = {}>(boss: PgBossInstance, queueNam
   if (typeof queueName !== 'string' || queueName === '') throw new WebhookOptionsError('svc-webhooks: work needs the name of a pg-boss queue');
   if (options === undefined) throw new WebhookOptionsError('svc-webhooks: work needs options with on, an object of handlers by event type');
   checkOptionsObject('work', options);
-  checkRenamed(options, RENAMED);
-  const { on, schemas, unknownEvents, onUnknownEvent, onHandlerError, logger: given, ...engineOptions } = options;
+  checkRenamed(options, movedInto(options, OWN_OPTIONS, 'worker', "pg-boss's other work options"));
+  const { on, worker = {}, logger: given } = options;
   if (on === undefined) throw new WebhookOptionsError('svc-webhooks: work needs on, an object of handlers by event type');
+  checkOptionsObject('worker', worker);
   const logger = checkLogger(given);
-  const handlerOptions = { on, schemas, unknownEvents, onUnknownEvent, onHandlerError } as HandlerOptions<S>;
-  const dispatcher = createDispatcher(handlerOptions, handlerErrorLog("pg-boss retries its job as the queue's retryLimit allows", logger));
-  return boss.work(queueName, { ...engineOptions }, (jobs) => runBatch(boss, queueName, (job) => runJob(dispatcher, logger, queueName, job), jobs));
+  const dispatcher = createDispatcher(options, handlerErrorLog("pg-boss retries its job as the queue's retryLimit allows", logger));
+  return boss.work(queueName, worker, (jobs) => runBatch(boss, queueName, (job) => runJob(dispatcher, logger, queueName, job), jobs));
 }
+
 
 /**
  * Runs the jobs of a batch at once. pg-boss settles a batch as one: it

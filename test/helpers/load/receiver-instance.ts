@@ -14,7 +14,7 @@ import { Hono } from 'hono';
 import { verifyWebhook as expressWebhook } from '../../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../../../adapters/hono.js';
-import type { DedupStore, ReceiverOptions } from '../../../src/index.js';
+import type { DedupStore, ReceiverOptions, SingleEndpoint } from '../../../src/index.js';
 import { serveNode, type ServedApp } from '../http-harness.js';
 import { SECRET, now } from '../signed-request.js';
 import { draw } from './seeded-random.js';
@@ -50,7 +50,7 @@ type Handler = (id: string) => Promise<204 | 500>;
 
 export async function startReceiverInstance(options: ReceiverInstanceOptions): Promise<ReceiverInstance> {
   const { framework = 'express', dedup, leaseMs, onStoreError } = options;
-  const webhookOptions: ReceiverOptions = { secret: SECRET, now, dedup, leaseMs, onStoreError };
+  const webhookOptions: ReceiverOptions & SingleEndpoint = { secret: SECRET, now, dedup: { store: dedup, leaseMs, onError: onStoreError } };
   const served = await serve[framework](webhookOptions, handler(options));
   return { url: `${served.url}/webhooks`, close: served.close };
 }
@@ -78,7 +78,7 @@ function handler({ ledger, seed, leaseMs, slowShare = 0 }: ReceiverInstanceOptio
 }
 
 
-const serve: Record<Framework, (options: ReceiverOptions, handle: Handler) => Promise<ServedApp>> = {
+const serve: Record<Framework, (options: ReceiverOptions & SingleEndpoint, handle: Handler) => Promise<ServedApp>> = {
   async express(options, handle) {
     const app = express();
     app.post('/webhooks', expressWebhook(options), async (req, res) => {

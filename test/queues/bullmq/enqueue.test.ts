@@ -27,7 +27,7 @@ afterAll(async () => {
 
 async function served(entry: HandoffEntry, queue: JobQueue, dedup = new TestDedupStore(), timeoutMs?: number): Promise<{ post: (request: SignedRequest) => Promise<Response>; dedup: TestDedupStore }> {
   const handoff = enqueue(queue, timeoutMs === undefined ? {} : { timeoutMs });
-  const app = await HANDOFF_ENTRIES[entry]({ secret: SECRET, now, dedup, handoff });
+  const app = await HANDOFF_ENTRIES[entry]({ secret: SECRET, now, dedup: { store: dedup }, handoff });
   opened.push(() => app.close());
   return { post: ({ body, headers }) => fetch(`${app.url}/webhooks`, { method: 'POST', body, headers }), dedup };
 }
@@ -59,11 +59,10 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
   it("keys the job by the dedup key of the tenant's secret, with the tenant an entry's tenant option reads, over HTTP", async () => {
     const queue = openQueue(major, 'http-tenants');
     const app = await serveExpressHandlers({
-      secret: (tenant) => TENANT_SECRETS[tenant],
+      tenants: { of: (req) => req.get('x-tenant'), secret: (tenant) => TENANT_SECRETS[tenant] },
       now,
-      dedup: new TestDedupStore(),
+      dedup: { store: new TestDedupStore() },
       handoff: enqueue(queue),
-      tenant: (req) => req.get('x-tenant'),
     });
     opened.push(() => app.close());
     const statuses: number[] = [];
@@ -154,7 +153,6 @@ describe('enqueue options', () => {
     ['job options that are no object', () => enqueue(queue, { job: null as never }), 'svc-webhooks: enqueue options.job must be an object'],
     ['a jobId of its own', () => enqueue(queue, { job: { jobId: 'x' } as never }), 'svc-webhooks: job.jobId is not taken: each event is one job, keyed on the event'],
     ['repeat', () => enqueue(queue, { job: { repeat: { every: 1000 } } as never }), 'svc-webhooks: job.repeat is not taken: each event is one job, keyed on the event'],
-    ['the 0.x jobOptions', () => enqueue(queue, { jobOptions: { attempts: 2 } } as never), "svc-webhooks: the option jobOptions is now job, as pg-boss's enqueue names it"],
     ['a timeout of 0', () => enqueue(queue, { timeoutMs: 0 }), 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
   ])('refuses %s with a TypeError', (_name, create, message) => {
     expect(create).toThrow(new WebhookOptionsError(message));

@@ -45,19 +45,17 @@ describe.each(BULLMQ_MAJORS)('BullMQ handoff on a Redis Cluster, $name', (major)
     const handled: WebhookDelivery[] = [];
     const worker = await work(queue.name, {
       bullmq: major.classes,
-      connection: connect(),
-      prefix: '{webhooks}',
-      dedup: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:worked:` }),
+      dedup: { store: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:worked:` }) },
       on: { 'call.missed': (_event, delivery) => void handled.push(delivery) },
+      worker: { connection: connect(), prefix: '{webhooks}' },
     });
     worker.on('error', () => {});
     closes.push(() => worker.close());
     const app = await serveExpressHandlers({
-      secret: secretOf,
+      tenants: { of: (req) => req.get('x-tenant'), secret: secretOf },
       now,
-      dedup: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:received:` }),
+      dedup: { store: new RedisDedupStore(connect(), { keyPrefix: `${queue.name}:received:` }) },
       handoff: enqueue(queue),
-      tenant: (req) => req.get('x-tenant'),
     });
     closes.push(() => app.close());
 

@@ -48,14 +48,7 @@ describe('BullMQ handoff across a Redis crash, with an append-only file', () => 
       closeAtEnd(() => client.disconnect());
       const worker = await work(queueName, {
         bullmq: major.classes,
-        connection: { ...connectionTo(redis.url), retryStrategy: () => 50 },
-        dedup: new RedisDedupStore(client, { keyPrefix: 'workers:', commandTimeoutMs: 500 }),
-        leaseMs: LEASE_MS,
-        concurrency: 50,
-        lockDuration: 2_000,
-        stalledInterval: 2_000,
-        maxStalledCount: 1_000,
-        onStoreError: () => void storeErrors++,
+        dedup: { store: new RedisDedupStore(client, { keyPrefix: 'workers:', commandTimeoutMs: 500 }), leaseMs: LEASE_MS, onError: () => void storeErrors++ },
         on: {
           'message.received': async (_event, { id }) => {
             ledger.call(id);
@@ -63,6 +56,7 @@ describe('BullMQ handoff across a Redis crash, with an append-only file', () => 
             ledger.process(id);
           },
         },
+        worker: { connection: { ...connectionTo(redis.url), retryStrategy: () => 50 }, concurrency: 50, lockDuration: 2_000, stalledInterval: 2_000, maxStalledCount: 1_000 },
       });
       worker.on('error', () => {});
       closeAtEnd(() => worker.close(true));

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { enqueue, jobIdOf, work, type BullMQWorker, type BullMQWorkerOptions } from '../../../src/queues/bullmq/index.js';
+import type { WorkerOptions } from 'bullmq';
 import type { WebhookDelivery, WebhookEvent } from '../../../src/index.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import { redisUrl } from '../../helpers/redis-clients.js';
@@ -26,8 +27,9 @@ afterEach(async () => {
 function setUp(major: BullMQMajor) {
   const queue = major.queue(uniqueQueueName('worker'), redisUrl());
   cleanups.push(() => dropQueue(queue));
-  const start = async <S extends object = {}>(options: Omit<BullMQWorkerOptions<S>, 'connection' | 'bullmq'> & Partial<BullMQWorkerOptions<S>>): Promise<BullMQWorker> => {
-    const worker = await work(queue.name, { connection: connectionTo(redisUrl()), bullmq: major.classes, ...options } as BullMQWorkerOptions<S>);
+  /** A worker on the queue, its BullMQ options over a connection to the test's Redis. */
+  const start = async <S extends object = {}>(options: Omit<BullMQWorkerOptions<S>, 'worker'> & { readonly worker?: Partial<WorkerOptions> }): Promise<BullMQWorker> => {
+    const worker = await work(queue.name, { bullmq: major.classes, ...options, worker: { connection: connectionTo(redisUrl()), ...options.worker } } as BullMQWorkerOptions<S>);
     worker.on('error', () => {});
     cleanups.push(() => worker.close());
     return worker;
@@ -57,7 +59,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     const { queue, start, handoff } = setUp(major);
     const dedup = new TestDedupStore();
     const calls: Array<[WebhookEvent, WebhookDelivery]> = [];
-    await start({ dedup, on: { 'call.missed': async (event, delivery) => void calls.push([event, delivery]) } });
+    await start({ dedup: { store: dedup }, on: { 'call.missed': async (event, delivery) => void calls.push([event, delivery]) } });
     await handoff.hand(deliveryOf({ id: 'evt_1', keyId: 'k2', tenant: 'acme' }));
 
     const job = await settled(queue, jobOf('evt_1'));
@@ -71,7 +73,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     const jobs = hearJobs();
     cleanups.push(async () => jobs.stop());
     let calls = 0;
-    await start({ dedup: new TestDedupStore(), on: { 'call.missed': () => void calls++ } });
+    await start({ dedup: { store: new TestDedupStore() }, on: { 'call.missed': () => void calls++ } });
     await handoff.hand(deliveryOf());
     await (await settled(queue, jobOf('evt_1'))).remove();
     await handoff.hand(deliveryOf());
@@ -88,8 +90,8 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     const dedup = new TestDedupStore();
     let calls = 0;
     const on = { 'call.missed': async () => void (calls++, await pause(300)) };
-    await start({ dedup, on, leaseMs: 400 });
-    await start({ dedup, on, leaseMs: 400 });
+    await start({ dedup: { store: dedup, leaseMs: 400 }, on });
+    await start({ dedup: { store: dedup, leaseMs: 400 }, on });
     const data = { delivery: deliveryOf() };
     await Promise.all(['copy-a', 'copy-b'].map((jobId) => queue.add('call.missed', data, { jobId })));
 
@@ -110,10 +112,10 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     let finish = (): void => {};
     const on = { 'call.missed': () => new Promise<void>((resolve) => ((calls++, (finish = resolve)))) };
     // The first worker stops renewing BullMQ's lock on the job, which the second then finds stalled.
-    await start({ dedup, on, leaseMs: 400, skipLockRenewal: true, skipStalledCheck: true, lockDuration: 300 });
+    await start({ dedup: { store: dedup, leaseMs: 400 }, on, worker: { skipLockRenewal: true, skipStalledCheck: true, lockDuration: 300 } });
     await handoff.hand(deliveryOf());
     await vi.waitFor(() => expect(calls).toBe(1));
-    const second = await start({ dedup, on, leaseMs: 400, lockDuration: 300, stalledInterval: 200 });
+    const second = await start({ dedup: { store: dedup, leaseMs: 400 }, on, worker: { lockDuration: 300, stalledInterval: 200 } });
     const stalled = new Promise((resolve) => second.on('stalled', resolve));
     await stalled;
     await pause(300);
@@ -135,7 +137,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
         if (failing) throw broken;
       },
     };
-    await start({ dedup, on, onHandlerError: (error, event, delivery) => void heard.push([error, event.id, delivery]) });
+    await start({ dedup: { store: dedup }, on, onHandlerError: (error, event, delivery) => void heard.push([error, event.id, delivery]) });
     const handoffWithAttempts = enqueue(queue, { job: { attempts: 2 } });
     await handoffWithAttempts.hand(deliveryOf());
 
@@ -159,7 +161,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     const { queue, start, handoff } = setUp(major);
     const seen: unknown[] = [];
     const schemas = { 'call.missed': z.object({ id: z.string().startsWith('evt_'), type: z.literal('call.missed') }).transform(({ id }) => ({ short: id })) };
-    await start({ dedup: new TestDedupStore(), schemas, onHandlerError: () => {}, on: { 'call.missed': (event) => void seen.push(event.short) } });
+    await start({ dedup: { store: new TestDedupStore() }, schemas, onHandlerError: () => {}, on: { 'call.missed': (event) => void seen.push(event.short) } });
     await handoff.hand(deliveryOf({ id: 'evt_1' }));
     await handoff.hand(deliveryOf({ id: 'bad_1' }));
 
@@ -171,12 +173,12 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
 
   it("fails the job of an unknown type under unknownEvents: 'reject', and completes it under the default", async () => {
     const { queue, start, handoff } = setUp(major);
-    await start({ dedup: new TestDedupStore(), onHandlerError: () => {}, unknownEvents: 'reject', on: {} });
+    await start({ dedup: { store: new TestDedupStore() }, onHandlerError: () => {}, unknownEvents: 'reject', on: {} });
     await handoff.hand(deliveryOf({ type: 'call.transcribed.v9' }));
     expect((await settled(queue, jobOf('evt_1'))).failedReason).toBe('this receiver refuses event types it does not know');
 
     const other = setUp(major);
-    await other.start({ dedup: new TestDedupStore(), on: {} });
+    await other.start({ dedup: { store: new TestDedupStore() }, on: {} });
     await other.handoff.hand(deliveryOf({ type: 'call.transcribed.v9' }));
     expect((await settled(other.queue, jobOf('evt_1'))).returnvalue).toBe('processed');
   });
@@ -187,7 +189,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     dedup.failing = true;
     const heard: unknown[] = [];
     let calls = 0;
-    await start({ dedup, leaseMs: 400, onStoreError: (error, context) => void heard.push([(error as Error).message, context]), on: { 'call.missed': () => void calls++ } });
+    await start({ dedup: { store: dedup, leaseMs: 400, onError: (error, context) => void heard.push([(error as Error).message, context]) }, on: { 'call.missed': () => void calls++ } });
     await handoff.hand(deliveryOf());
     await vi.waitFor(() => expect(heard.length).toBeGreaterThan(2));
     expect(await (await queue.getJob(jobOf('evt_1')))!.getState()).not.toBe('failed');
@@ -205,7 +207,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     // Another worker's claim on the event, which never ends on its own in this store.
     const held = await dedup.begin(keyOf('evt_1'));
     let calls = 0;
-    await start({ dedup, leaseMs: 4000, on: { 'call.missed': () => void calls++ } });
+    await start({ dedup: { store: dedup, leaseMs: 4000 }, on: { 'call.missed': () => void calls++ } });
     await handoff.hand(deliveryOf());
     await vi.waitFor(async () => expect(await (await queue.getJob(jobOf('evt_1')))?.getState()).toBe('delayed'), { timeout: 5_000, interval: 20 });
 
@@ -229,8 +231,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
       dedup.failing = true;
       const { logger, lines } = recordingLogger();
       await start({
-        dedup,
-        leaseMs: 400,
+        dedup: { store: dedup, leaseMs: 400 },
         logger,
         on: {
           'call.missed': () => {
@@ -267,8 +268,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
       const dedup = new TestDedupStore();
       dedup.failing = true;
       await start({
-        dedup,
-        leaseMs: 400,
+        dedup: { store: dedup, leaseMs: 400 },
         on: {
           'call.missed': () => {
             throw new Error('the transcript service is down');
@@ -291,9 +291,10 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
 
   it("fails a job whose data enqueue did not write, and passes BullMQ's own options on", async () => {
     const { queue, start } = setUp(major);
-    const worker = await start({ dedup: new TestDedupStore(), on: {}, concurrency: 3, name: 'billing' });
+    const worker = await start({ dedup: { store: new TestDedupStore() }, on: {}, worker: { concurrency: 3, name: 'billing' } });
     expect(worker.opts).toMatchObject({ concurrency: 3, name: 'billing' });
     expect(Object.keys(worker.opts)).not.toContain('dedup');
+    expect(Object.keys(worker.opts)).not.toContain('worker');
     await queue.add('call.missed', { id: 'evt_1' } as never, { jobId: 'by-hand' });
     expect((await settled(queue, 'by-hand')).failedReason).toBe('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
   });
@@ -302,7 +303,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     const { queue, start } = setUp(major);
     const dedup = new TestDedupStore();
     const calls: string[] = [];
-    await start({ dedup, on: { 'call.missed': (event) => void calls.push(event.id) } });
+    await start({ dedup: { store: dedup }, on: { 'call.missed': (event) => void calls.push(event.id) } });
     const event = { ...eventOf('call.missed', 'evt_1'), data: { object: {} } };
     await queue.add('call.missed', { delivery: { ...deliveryOf(), event } } as never, { jobId: 'no-object-id' });
     expect((await settled(queue, 'no-object-id')).failedReason).toBe('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
@@ -312,21 +313,28 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
 });
 
 describe('work options', () => {
-  const valid = { connection: connectionTo('redis://127.0.0.1:6379'), dedup: new TestDedupStore(), on: {} };
+  const store = new TestDedupStore();
+  const valid = { worker: { connection: connectionTo('redis://127.0.0.1:6379') }, dedup: { store }, on: {} };
   it.each([
     ['no queue name', () => work('', valid), 'svc-webhooks: work needs the name of the queue'],
     ['a queue name that is no string', () => work(42 as never, valid), 'svc-webhooks: work needs the name of the queue'],
-    ['no options', () => work('q', undefined as never), 'svc-webhooks: work needs options with on, dedup and connection'],
-    ['options that are null', () => work('q', null as never), 'svc-webhooks: work needs options with on, dedup and connection'],
+    ['no options', () => work('q', undefined as never), 'svc-webhooks: work needs options with on, dedup and worker'],
+    ['options that are null', () => work('q', null as never), 'svc-webhooks: work needs options with on, dedup and worker'],
     ['no on', () => work('q', { ...valid, on: undefined as never }), 'svc-webhooks: work needs on, an object of handlers by event type'],
     ['on that is null', () => work('q', { ...valid, on: null as never }), 'svc-webhooks: work needs on, an object of handlers by event type'],
-    ['no dedup', () => work('q', { ...valid, dedup: undefined as never }), 'svc-webhooks: work needs dedup, a DedupStore (begin, complete, release and renew) with a key prefix of its own'],
-    ['a dedup without renew', () => work('q', { ...valid, dedup: { ...new TestDedupStore(), begin: async () => ({ state: 'done' as const }) } as never }), 'svc-webhooks: work needs dedup, a DedupStore (begin, complete, release and renew) with a key prefix of its own'],
-    ['a lease of 0', () => work('q', { ...valid, leaseMs: 0 }), 'svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to 2147483647'],
-    ['maxClaimMs under leaseMs', () => work('q', { ...valid, leaseMs: 5000, maxClaimMs: 1000 }), 'svc-webhooks: maxClaimMs must be at least leaseMs'],
-    ['onStoreError that is no function', () => work('q', { ...valid, onStoreError: 'log' as never }), 'svc-webhooks: onStoreError must be a function'],
+    ['no dedup', () => work('q', { ...valid, dedup: undefined as never }), 'svc-webhooks: dedup must be an object with the store ({ store, leaseMs, … })'],
+    ['a store as dedup', () => work('q', { ...valid, dedup: store as never }), 'svc-webhooks: dedup takes options, not the store: give the store as dedup: { store }'],
+    ['no dedup.store', () => work('q', { ...valid, dedup: {} as never }), 'svc-webhooks: work needs dedup.store, a DedupStore (begin, complete, release and renew) with a key prefix of its own'],
+    ['a dedup.store without renew', () => work('q', { ...valid, dedup: { store: { ...store, begin: async () => ({ state: 'done' as const }) } as never } }), 'svc-webhooks: work needs dedup.store, a DedupStore (begin, complete, release and renew) with a key prefix of its own'],
+    ['no worker', () => work('q', { ...valid, worker: undefined as never }), "svc-webhooks: work needs worker, BullMQ's Worker options with its connection"],
+    ['a lease of 0', () => work('q', { ...valid, dedup: { store, leaseMs: 0 } }), 'svc-webhooks: dedup.leaseMs must be a whole number of milliseconds from 1 to 2147483647'],
+    ['maxClaimMs under leaseMs', () => work('q', { ...valid, dedup: { store, leaseMs: 2_000, maxClaimMs: 1_999 } }), 'svc-webhooks: dedup.maxClaimMs must be at least dedup.leaseMs'],
+    ['onError that is no function', () => work('q', { ...valid, dedup: { store, onError: 'log' as never } }), 'svc-webhooks: dedup.onError must be a function'],
     ['a handler that is no function', () => work('q', { ...valid, on: { 'call.missed': 'x' as never } }), "svc-webhooks: on['call.missed'] must be a function"],
-    ['the 0.x onUnknown', () => work('q', { ...valid, onUnknown: 'reject' } as never), "svc-webhooks: the option onUnknown is now unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)"],
+    ['the leaseMs of rc.1 at the top level', () => work('q', { ...valid, leaseMs: 30_000 } as never), 'svc-webhooks: the option leaseMs is now dedup.leaseMs'],
+    ['the onStoreError of rc.1 at the top level', () => work('q', { ...valid, onStoreError: () => undefined } as never), 'svc-webhooks: the option onStoreError is now dedup.onError'],
+    ['the connection of rc.1 at the top level', () => work('q', { ...valid, connection: valid.worker.connection } as never), "svc-webhooks: the option connection is now worker.connection, with BullMQ's other Worker options"],
+    ['the concurrency of rc.1 at the top level', () => work('q', { ...valid, concurrency: 5 } as never), "svc-webhooks: the option concurrency is now worker.concurrency, with BullMQ's other Worker options"],
     ['bullmq without Worker', () => work('q', { ...valid, bullmq: {} as never }), 'svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ'],
     ['bullmq with DelayedError but no Worker', () => work('q', { ...valid, bullmq: { DelayedError: BULLMQ_MAJORS[0]!.classes.DelayedError } as never }), 'svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ'],
     ['bullmq with Worker but no DelayedError', () => work('q', { ...valid, bullmq: { Worker: BULLMQ_MAJORS[0]!.classes.Worker } as never }), 'svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ'],

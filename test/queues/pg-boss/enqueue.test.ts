@@ -58,7 +58,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
   async function receiver(queueName: string, options: PgBossEnqueueOptions, heard: unknown[], dedup: DedupStore | false = false): Promise<ServedApp> {
     const app = express();
     const handoff = enqueue(boss, queueName, options);
-    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup, handoff, onHandlerError: (error) => void heard.push(error) }));
+    app.post('/webhooks', verifyWebhook({ secret: SECRET, now, dedup: dedup && { store: dedup }, handoff, onHandlerError: (error) => void heard.push(error) }));
     return serveNode(createServer(app));
   }
 
@@ -316,7 +316,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       const app = express();
       const handoff = enqueue(boss, queue, { pool, table });
       const secrets: Readonly<Record<string, string>> = { 'acme:eu': ACME_SECRET, acme: GLOBEX_SECRET, 'acme-alias': GLOBEX_SECRET };
-      app.post('/webhooks/:tenant', verifyWebhook({ secret: (tenant) => secrets[tenant], now, dedup: false, tenant: (req) => req.params.tenant, handoff }));
+      app.post('/webhooks/:tenant', verifyWebhook({ tenants: { of: (req) => req.params.tenant, secret: (tenant) => secrets[tenant] }, now, dedup: false, handoff }));
       const tenants = await serveNode(createServer(app));
       try {
         const id = `evt_http_tenants_${queue}`;

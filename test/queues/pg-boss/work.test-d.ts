@@ -23,7 +23,7 @@ describe('the pg-boss instance', () => {
   it('is one of pg-boss 10, 11 or 12, each typed by its own declarations', () => {
     for (const instance of [boss, boss11, boss12]) {
       expectTypeOf(enqueue(instance, 'webhooks', { pool, job: { retryLimit: 3 } })).toEqualTypeOf<Handoff>();
-      expectTypeOf(work(instance, 'webhooks', { on: {}, batchSize: 5 })).toEqualTypeOf<Promise<string>>();
+      expectTypeOf(work(instance, 'webhooks', { on: {}, worker: { batchSize: 5 } })).toEqualTypeOf<Promise<string>>();
     }
   });
 
@@ -75,7 +75,7 @@ describe('work', () => {
   });
 
   it("takes pg-boss's work options, typed as pg-boss types them", () => {
-    void work(boss, 'webhooks', { on: {}, batchSize: 10, pollingIntervalSeconds: 1, priority: false });
+    void work(boss, 'webhooks', { on: {}, worker: { batchSize: 10, pollingIntervalSeconds: 1, priority: false } });
     // @ts-expect-error: batchSize is a number.
     void work(boss, 'webhooks', { on: {}, batchSize: 'ten' });
     expectTypeOf(work(boss, 'webhooks', { on: {} })).toEqualTypeOf<Promise<string>>();

@@ -54,7 +54,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
   }
 
   async function startWorker<S extends EventSchemas = {}>(queue: string, options: PgBossWorkerOptions<S>): Promise<void> {
-    workers.push({ queue, id: await work(boss, queue, { pollingIntervalSeconds: 0.5, ...options }) });
+    workers.push({ queue, id: await work(boss, queue, { ...options, worker: { pollingIntervalSeconds: 0.5, ...options.worker } }) });
   }
 
   /** Waits until every job of `queue` is in one of `states`; answers the jobs. */
@@ -109,7 +109,6 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       let running = 0;
       let most = 0;
       await startWorker(queue, {
-        batchSize: 6,
         on: {
           'call.missed': async () => {
             most = Math.max(most, ++running);
@@ -117,6 +116,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
             running -= 1;
           },
         },
+        worker: { batchSize: 6 },
       });
       expect((await settled(queue)).every((job) => job.state === 'completed')).toBe(true);
       expect(most).toBe(6);
@@ -130,7 +130,6 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       const heard: unknown[] = [];
       const failing = events[2]!.id;
       await startWorker(queue, {
-        batchSize: 4,
         onHandlerError: (error, event) => void heard.push([(error as Error).message, event.id]),
         on: {
           'call.missed': async (event) => {
@@ -139,6 +138,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
             if (event.id === failing && call === 1) throw new Error('the transcript service is down');
           },
         },
+        worker: { batchSize: 4 },
       });
       expect((await settled(queue)).map((job) => job.state)).toEqual(['completed', 'completed', 'completed', 'completed']);
       expect(Object.fromEntries(calls)).toEqual(Object.fromEntries(events.map(({ id }) => [id, id === failing ? 2 : 1])));
@@ -155,7 +155,6 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       ];
       await queueDeliveries(queue, deliveries);
       await startWorker(queue, {
-        batchSize: 4,
         unknownEvents: 'reject',
         onHandlerError: () => {},
         on: {
@@ -163,6 +162,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
             if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
           },
         },
+        worker: { batchSize: 4 },
       });
       const jobs = await settled(queue);
       expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed', 'failed', 'failed']);
@@ -333,7 +333,8 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       ['no options', () => work(boss, 'q', undefined as never), 'svc-webhooks: work needs options with on, an object of handlers by event type'],
       ['options that are null', () => work(boss, 'q', null as never), 'svc-webhooks: work options must be an object'],
       ['no on', () => work(boss, 'q', {} as never), 'svc-webhooks: work needs on, an object of handlers by event type'],
-      ['the 0.x onUnknown', () => work(boss, 'q', { on: {}, onUnknown: 'reject' } as never), "svc-webhooks: the option onUnknown is now unknownEvents ('accept' or 'reject') or onUnknownEvent (a handler)"],
+      ['the batchSize of rc.1 at the top level', () => work(boss, 'q', { on: {}, batchSize: 5 } as never), "svc-webhooks: the option batchSize is now worker.batchSize, with pg-boss's other work options"],
+      ['worker options that are no object', () => work(boss, 'q', { on: {}, worker: 5 as never }), 'svc-webhooks: worker options must be an object'],
       ['a key that is no event type', () => work(boss, 'q', { on: { 'Call.Missed': () => {} } as never }), /not an event type/],
     ])('throws TypeError at once for %s', (_name, start, message) => {
       expect(start).toThrow(message instanceof RegExp ? message : new WebhookOptionsError(message));

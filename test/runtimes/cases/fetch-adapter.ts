@@ -19,7 +19,7 @@ function signed(body = BODY, secret = SECRET): RequestInit {
 
 /** Serves a handler that records each event and answers `answer()`; runs `test`, then closes. */
 async function withServed(
-  options: Omit<Partial<FetchHandlerOptions>, 'secret'>,
+  options: Omit<Partial<FetchHandlerOptions>, 'secret' | 'tenants'>,
   answer: () => Response | void,
   test: (served: Served, calls: WebhookEvent[]) => Promise<void>,
 ): Promise<void> {
@@ -86,7 +86,7 @@ export const cases: readonly ConformanceCase[] = [
     run: async () => {
       const dedup = new MemoryDedupStore();
       try {
-        await withServed({ dedup }, () => Response.json({ queued: true }, { status: 202 }), async (served, calls) => {
+        await withServed({ dedup: { store: dedup } }, () => Response.json({ queued: true }, { status: 202 }), async (served, calls) => {
           assertEqual(await answerOf(await deliver(served, () => signed())), [202, { queued: true }], 'first');
           assertEqual(await answerOf(await deliver(served, () => signed())), [200, { received: true, duplicate: true }], 'repeat');
           assertEqual(calls.length, 1, 'handler calls');
@@ -105,7 +105,7 @@ export const cases: readonly ConformanceCase[] = [
         if (failures-- > 0) throw new Error('secret detail');
       };
       try {
-        await withServed({ dedup, onHandlerError: () => undefined }, answer, async (served, calls) => {
+        await withServed({ dedup: { store: dedup }, onHandlerError: () => undefined }, answer, async (served, calls) => {
           const failed = { error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } };
           assertEqual(await answerOf(await deliver(served, () => signed())), [500, failed], 'failure');
           assertEqual(await answerOf(await deliver(served, () => signed())), [204, ''], 'retry');
@@ -129,7 +129,7 @@ export const cases: readonly ConformanceCase[] = [
         },
       };
       try {
-        await withHandler(verifyWebhook({ secret: SECRET, dedup, on, onHandlerError: () => undefined }), async (served) => {
+        await withHandler(verifyWebhook({ secret: SECRET, dedup: { store: dedup }, on, onHandlerError: () => undefined }), async (served) => {
           assertEqual((await answerOf(await deliver(served, () => signed())))[0], 500, 'failure');
           assertEqual(await answerOf(await deliver(served, () => signed())), [204, ''], 'retry');
           assertEqual(await answerOf(await deliver(served, () => signed())), [200, { received: true, duplicate: true }], 'repeat');

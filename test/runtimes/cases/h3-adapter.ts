@@ -46,7 +46,7 @@ export const cases: readonly ConformanceCase[] = [
     run: async () => {
       const dedup = new MemoryDedupStore();
       const handled: string[] = [];
-      const app = new H3().post('/webhooks', verifyWebhook({ secret: SECRET, dedup, on: { 'call.missed': (_event, { id }) => void handled.push(id) } }));
+      const app = new H3().post('/webhooks', verifyWebhook({ secret: SECRET, dedup: { store: dedup }, on: { 'call.missed': (_event, { id }) => void handled.push(id) } }));
       try {
         assertEqual((await app.fetch(request(SECRET))).status, 204, 'first');
         assertEqual((await app.fetch(request(SECRET))).status, 200, 'repeat');

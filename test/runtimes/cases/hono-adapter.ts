@@ -12,7 +12,7 @@ const ID = 'msg_hono_1';
 const BODY = JSON.stringify({ id: ID, type: 'call.missed', data: { object: { id: 'call_1' } } });
 
 function receiver(dedup?: DedupStore): Hono {
-  return new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, dedup }), (c) => c.json({ received: c.var.webhook.event.type }));
+  return new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, dedup: { store: dedup } }), (c) => c.json({ received: c.var.webhook.event.type }));
 }
 
 function request(secret: string, body = BODY): RequestInit {

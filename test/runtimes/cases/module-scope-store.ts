@@ -12,7 +12,7 @@ import { assertEqual, type ConformanceCase } from '../harness.js';
 const SECRET = 'whsec_bW9kdWxlLXNjb3BlLXN0b3JlLXNlY3JldA==';
 const BODY = JSON.stringify({ id: 'msg_module_1', type: 'call.missed', data: { object: { id: 'call_1' } } });
 
-const explicitStore = new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, dedup: new MemoryDedupStore() }), (c) => c.body(null, 204));
+const explicitStore = new Hono().post('/webhooks', verifyWebhook({ secret: SECRET, dedup: { store: new MemoryDedupStore() } }), (c) => c.body(null, 204));
 // No dedup option: the receiver makes a MemoryDedupStore of its own, here at module scope too.
 const defaultStore = new Hono().post('/webhooks', verifyWebhook({ secret: SECRET }), (c) => c.body(null, 204));
 

@@ -188,7 +188,7 @@ describe('PostgresDedupStore: connections and options', () => {
   it('makes the receiver answer 503 when Postgres does not answer', async () => {
     const down = pgPool(`postgres://postgres@127.0.0.1:${await freePort()}/test`, { connectionTimeoutMillis: 2_000 });
     try {
-      const receiver = createReceiver({ secret: SECRET, now, dedup: new PostgresDedupStore(down) });
+      const receiver = createReceiver({ secret: SECRET, now, dedup: { store: new PostgresDedupStore(down) } });
       const { body, headers } = signedRequest({ id: 'evt_down' });
       const reception = await verifyAndClaim(receiver, body, headers);
       expect(reception.action === 'respond' && reception.response.status).toBe(503);

@@ -54,7 +54,7 @@ describe('RedisDedupStore when Redis goes down', () => {
         await expect(store.begin('evt_down', 60_000)).rejects.toThrow();
         await expect(store.complete('evt_held', held, 60_000)).rejects.toThrow();
         await expect(store.release('evt_held', held)).rejects.toThrow();
-        const receiver = createReceiver({ secret: SECRET, now, dedup: store });
+        const receiver = createReceiver({ secret: SECRET, now, dedup: { store: store } });
         const { body, headers } = signedRequest({ id: 'evt_down' });
         const reception = await verifyAndClaim(receiver, body, headers);
         expect(reception.action === 'respond' && reception.response.status).toBe(503);
