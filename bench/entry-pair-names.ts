@@ -17,7 +17,10 @@ export const PAIRS = {
   lambda: { label: 'Lambda', minimum: 'Lambda: minimum', ours: 'Lambda: verifyWebhook', scale: 6 },
   azure: { label: 'Azure Functions', minimum: 'Azure: minimum', ours: 'Azure: verifyWebhook', scale: 1 },
   hono: { label: 'Hono', minimum: 'Hono: minimum', ours: 'Hono: verifyWebhook', scale: 1 },
-  fastify: { label: 'Fastify (inject)', minimum: 'Fastify: minimum', ours: 'Fastify: verifyWebhook', scale: 1 },
+  fastify: { label: 'Fastify (inject), dedup by default', minimum: 'Fastify: minimum', ours: 'Fastify: verifyWebhook', scale: 1 },
+  express: { label: 'Express (light-my-request), dedup by default', minimum: 'Express: minimum', ours: 'Express: verifyWebhook', scale: 1 },
+  h3: { label: 'h3 2 (app.fetch), dedup by default', minimum: 'h3: minimum', ours: 'h3: verifyWebhook', scale: 1 },
+  nestjs: { label: 'NestJS on Express (light-my-request), dedup by default', minimum: 'NestJS: minimum', ours: 'NestJS: WebhooksModule', scale: 1 },
   dedup: {
     label: `Fetch + its MemoryDedupStore vs a Map, ${STORED.toLocaleString('en-US')} events stored`,
     minimum: 'Fetch + dedup: minimum with a Map',

@@ -1,4 +1,5 @@
 import type { default as fastify, FastifyInstance, FastifyRequest } from 'fastify';
+import { Buffer } from 'node:buffer';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/fastify.js';
 import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
@@ -160,6 +161,36 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract',
       }
     },
   );
+
+  it('gives your preParsing hooks the verified delivery and the raw body, as the route gets them', async () => {
+    const seen: unknown[] = [];
+    const app = Fastify();
+    await app.register(
+      verifyWebhook({
+        secret: SECRET,
+        now,
+        routes(webhooks) {
+          webhooks.addHook('preParsing', async (request: FastifyRequest) => {
+            seen.push(['preParsing', request.webhook.id, request.body]);
+          });
+          webhooks.post('/webhooks', async (request, reply) => {
+            seen.push(['route', request.webhook.id, request.body]);
+            return reply.code(204).send();
+          });
+        },
+      }),
+    );
+    try {
+      const { body, headers } = signedRequest({ id: 'evt_1' });
+      expect((await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers })).statusCode).toBe(204);
+      expect(seen).toEqual([
+        ['preParsing', 'evt_1', Buffer.from(body)],
+        ['route', 'evt_1', Buffer.from(body)],
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
 
   it('ends the answer an onError began before it threw, rather than write a second one', async () => {
     const route = new RouteSpy();
