@@ -43,6 +43,7 @@ export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T
  * answer at hand costs no turn of the event loop, and a thenable, a user's included, is adopted as `await`
  * adopts it, one whose `then` throws too. Give it functions made once, not per call, on a path measured for speed.
  */
-export function whenSettled<T, R>(value: T | PromiseLike<T>, onValue: (value: T) => R, onRejected?: (error: unknown) => R): R | Promise<R> {
-  return isThenable(value) ? Promise.resolve(value).then(onValue, onRejected) : onValue(value);
+export function whenSettled<T, R, E = R>(value: T | PromiseLike<T>, onValue: (value: T) => R, onRejected?: (error: unknown) => E): R | E | Promise<Awaited<R | E>> {
+  // then() flattens what the reactions answer, which its types do not say.
+  return isThenable(value) ? (Promise.resolve(value).then(onValue, onRejected) as Promise<Awaited<R | E>>) : onValue(value);
 }

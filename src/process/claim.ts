@@ -8,7 +8,7 @@
  */
 import { DeadlineQueue } from '../base/deadlines.js';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../base/option-checks.js';
-import { isThenable } from '../base/user-code.js';
+import { whenSettled } from '../base/user-code.js';
 import { answersAtOnce, isDedupStore, type BeginResult, type DedupStore } from '../stores/dedup-store.js';
 import { LeaseRenewal, renewalDelay, type HeldLease } from './lease.js';
 import { retryBefore } from './retry.js';
@@ -115,8 +115,8 @@ export function claimKey(settings: ClaimSettings, key: string, tenant?: string):
     const lease: HeldLease = { store, key, token: answer.token, leaseMs, claimedAt, maxClaimMs, tenant };
     return { state: 'claimed', settle: holdClaim(lease, settings) };
   };
-  // A reaction, not an async function: Promise.resolve adopts what begin answered as `await` does, a turn sooner.
-  return isThenable(beginning) ? Promise.resolve(beginning).then(begun, (error: unknown) => unavailable(settings, key, tenant, error)) : begun(beginning);
+  // A reaction, not an async function: what begin answered is adopted as `await` does, a turn sooner.
+  return whenSettled(beginning, begun, (error: unknown) => unavailable(settings, key, tenant, error));
 }
 
 /**

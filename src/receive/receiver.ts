@@ -5,7 +5,7 @@
  */
 import { checkLogger, type WebhookLogger } from '../base/logger.js';
 import { DeadlineQueue } from '../base/deadlines.js';
-import { isThenable } from '../base/user-code.js';
+import { whenSettled } from '../base/user-code.js';
 import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookDedupError } from '../core/errors.js';
@@ -257,7 +257,7 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
     // A claim answered at once is answered at once; otherwise a reaction, not an async function awaiting it.
     return ({ dedupKey, tenant }: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {
       const attempt = claimKey(settings, dedupKey, tenant);
-      return isThenable(attempt) ? attempt.then(outcomeOf) : outcomeOf(attempt);
+      return whenSettled(attempt, outcomeOf);
     };
   }
 }

@@ -3,7 +3,7 @@
  * request is for (`tenants.of`), that tenant's secret (looked up and
  * cached), and a failed lookup answered 503 and reported to `onLookupError`.
  */
-import { isThenable } from '../base/user-code.js';
+import { whenSettled } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookTenantError } from '../core/errors.js';
 import type { WebhookHeaders } from '../core/headers.js';
@@ -118,7 +118,7 @@ export function createTenantVerify(
   const verifyFor = (request: SignedRequest, tenant: unknown): Verification | Promise<Verification> => {
     try {
       const verifying = matchForTenant(lookup, request, tenant);
-      return isThenable(verifying) ? verifying.then(undefined, (error: unknown) => refusal(error, request.id, tenant as string)) : verifying;
+      return whenSettled(verifying, (verified) => verified, (error: unknown) => refusal(error, request.id, tenant as string));
     } catch (error) {
       return refusal(error, request.id, tenant as string);
     }
@@ -140,8 +140,8 @@ export function createTenantVerify(
     } catch (cause) {
       return tenantThrew(cause, request);
     }
-    if (!isThenable(tenant)) return verifyFor(request, tenant);
-    return Promise.resolve(tenant).then(
+    return whenSettled(
+      tenant,
       (named) => verifyFor(request, named),
       (cause: unknown) => tenantThrew(cause, request),
     );
