@@ -115,10 +115,16 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s over HTTP', (_major, Fastif
 });
 
 /**
- * An app whose webhook scope runs a hook at `stage` before its route, which answers 204: both record
- * the Content-Type they see in `seen`, the hook as `[stage, type]`, the route as `[webhook.id, type]`.
+ * An app whose webhook scope runs a hook at `stage` before its route, which answers 204: both record what
+ * `read` makes of the request in `seen` (by default the Content-Type they see), the hook as `[stage, …]`,
+ * the route as `[webhook.id, …]`.
  */
-async function contentTypeApp(Fastify: Fastify, stage: 'preParsing' | 'preValidation', seen: unknown[]): Promise<FastifyInstance> {
+async function hookedApp(
+  Fastify: Fastify,
+  stage: 'preParsing' | 'preValidation',
+  seen: unknown[],
+  read: (request: FastifyRequest) => unknown[] = (request) => [request.headers['content-type']],
+): Promise<FastifyInstance> {
   const app = Fastify();
   await app.register(
     verifyWebhook({
@@ -126,10 +132,10 @@ async function contentTypeApp(Fastify: Fastify, stage: 'preParsing' | 'preValida
       now,
       routes(webhooks) {
         webhooks.addHook(stage, async (request: FastifyRequest) => {
-          seen.push([stage, request.headers['content-type']]);
+          seen.push([stage, ...read(request)]);
         });
         webhooks.post('/webhooks', async (request, reply) => {
-          seen.push([request.webhook.id, request.headers['content-type']]);
+          seen.push([request.webhook.id, ...read(request)]);
           return reply.code(204).send();
         });
       },
@@ -149,7 +155,7 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract',
     'verifies a delivery sent with Content-Type %j and gives that header as sent to your preValidation hooks and the route',
     async (type) => {
       const seen: unknown[] = [];
-      const app = await contentTypeApp(Fastify, 'preValidation', seen);
+      const app = await hookedApp(Fastify, 'preValidation', seen);
       try {
         expect(await postWithType(app, 'evt_1', type)).toBe(204);
         expect(seen).toEqual([
@@ -164,28 +170,13 @@ describe.each(FASTIFY_MAJORS)('fastify adapter on %s, past the shared contract',
 
   it('gives your preParsing hooks the verified delivery and the raw body, as the route gets them', async () => {
     const seen: unknown[] = [];
-    const app = Fastify();
-    await app.register(
-      verifyWebhook({
-        secret: SECRET,
-        now,
-        routes(webhooks) {
-          webhooks.addHook('preParsing', async (request: FastifyRequest) => {
-            seen.push(['preParsing', request.webhook.id, request.body]);
-          });
-          webhooks.post('/webhooks', async (request, reply) => {
-            seen.push(['route', request.webhook.id, request.body]);
-            return reply.code(204).send();
-          });
-        },
-      }),
-    );
+    const app = await hookedApp(Fastify, 'preParsing', seen, (request) => [request.webhook.id, request.body]);
     try {
       const { body, headers } = signedRequest({ id: 'evt_1' });
       expect((await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers })).statusCode).toBe(204);
       expect(seen).toEqual([
         ['preParsing', 'evt_1', Buffer.from(body)],
-        ['route', 'evt_1', Buffer.from(body)],
+        ['evt_1', 'evt_1', Buffer.from(body)],
       ]);
     } finally {
       await app.close();
@@ -217,7 +208,7 @@ describe('fastify adapter on fastify 5', () => {
   // Fastify 4 has no request.mediaType to tell a well-formed type by: there the header is hidden until preValidation.
   it('leaves a well-formed Content-Type in place for your preParsing hooks, hiding only one Fastify would refuse', async () => {
     const seen: unknown[] = [];
-    const app = await contentTypeApp(FASTIFY_MAJORS[0]![1], 'preParsing', seen);
+    const app = await hookedApp(FASTIFY_MAJORS[0]![1], 'preParsing', seen);
     try {
       expect([await postWithType(app, 'evt_1', 'application/json; charset=utf-8'), await postWithType(app, 'evt_2', 'nonsense')]).toEqual([204, 204]);
       expect(seen).toEqual([
