@@ -27,4 +27,7 @@ export default {
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   thresholds: { high: 95, low: 85, break: 95 },
   tempDirName: '.stryker-tmp',
+  // What the tests and the long runs leave under .cache/ (majors of the frameworks installed, contracts written):
+  // no suite of a mutation run needs it, and copying it into every sandbox costs hundreds of megabytes.
+  ignorePatterns: ['/.cache'],
 };

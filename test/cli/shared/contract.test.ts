@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -318,7 +318,12 @@ describe('the contract svc-webhooks types reads', () => {
     it('refuses what is no regular file in the folder, such as a named pipe, without opening it', async () => {
       const { file, folder } = await referring('./pipe.yaml');
       execFileSync('mkfifo', [join(folder, 'pipe.yaml')]);
-      await expect(readContract(file)).rejects.toThrow(new ContractError('pipe.yaml is not a file'));
+      try {
+        await expect(readContract(file)).rejects.toThrow(new ContractError('pipe.yaml is not a file'));
+      } finally {
+        // Left behind, a pipe would stop whatever copies the folder next (a mutation run's sandbox) at its open.
+        await rm(join(folder, 'pipe.yaml'));
+      }
     });
 
     it('bounds a file it reads by its bytes as they come, not by the size it reports', async () => {
