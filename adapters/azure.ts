@@ -14,10 +14,10 @@
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import type { WebhookDelivery } from '../src/core/delivery.js';
-import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
-import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import { createHandlerEntry, type HandlerEntryOptions, type HandlerHost } from '../src/receive/handler-entry.js';
+import type { HostAnswers } from '../src/receive/platform.js';
 import type { SecretOrTenants } from '../src/receive/receiver.js';
 import { readRequestBody } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
@@ -39,15 +39,7 @@ export type AzureWebhookHandler = (event: WebhookEvent, context: AzureWebhookCon
  * `(request) => request.params.tenant` for a route `webhooks/{tenant}`; the
  * tenant reaches the delivery.
  */
-export interface AzureEntryOptions extends EntryOptions {
-  /**
-   * Answers a refused request instead of the default JSON response, within
-   * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
-   * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
-   * @default answers `error.status` with `{ error: { code, message } }`
-   */
-  readonly onError?: (error: WebhookError, request: HttpRequest, context: InvocationContext) => HttpResponseInit | Promise<HttpResponseInit>;
-}
+export interface AzureEntryOptions extends HandlerEntryOptions<HttpRequest, InvocationContext, HttpResponseInit> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
 export type AzureWebhookOptions<S extends EventSchemas = {}> = AzureEntryOptions & SecretOrTenants<HttpRequest> & (HandlersMode<S> | HandoffMode);
@@ -58,13 +50,36 @@ export type AzureHandlerOptions = AzureEntryOptions & SecretOrTenants<HttpReques
 /** The HTTP handler `verifyWebhook` returns, for `app.http(name, { methods: ['POST'], handler })`. */
 export type AzureWebhook = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
 
-/** One invocation. */
-interface AzureRequest {
-  readonly request: HttpRequest;
-  readonly context: InvocationContext;
-}
-
 const BODY_USED_MESSAGE = 'the request body was read before verifyWebhook; hand it the request unread';
+
+/** Azure's answers: an object whose `status`, if any, is an HTTP status; none is 200, as Azure answers it. */
+const AZURE_ANSWERS: HostAnswers<HttpRequest, HttpResponseInit> = {
+  isAnswer: (value): value is HttpResponseInit => {
+    const answer = value as HttpResponseInit | null;
+    return typeof answer === 'object' && answer !== null && (answer.status === undefined || Number.isInteger(answer.status));
+  },
+  described: '{ status, ... }',
+  statusOf: (answer) => answer.status ?? 200,
+  make: (_request, { status, headers, body }) =>
+    body === undefined ? { status, headers: { ...headers } } : { status, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  withMissingHeaders(answer, headers) {
+    // Headers reads the answer's own names in any letter case, whatever form they came in.
+    const own = new Headers(answer.headers as ConstructorParameters<typeof Headers>[0]);
+    const missing = Object.entries(headers).filter(([name]) => !own.has(name));
+    if (missing.length === 0) return answer;
+    for (const [name, value] of missing) own.set(name, value);
+    return { ...answer, headers: Object.fromEntries(own) };
+  },
+};
+
+/** What the entry knows of the Functions host. */
+const HOST: HandlerHost<HttpRequest, InvocationContext, HttpResponseInit> = {
+  entry: 'azure',
+  // Azure's HttpRequest reads as a Fetch Request does: its body stream, bodyUsed and arrayBuffer().
+  body: (request, limits) => readRequestBody(request as unknown as Request, limits, BODY_USED_MESSAGE),
+  headers: (request) => request.headers,
+  answers: AZURE_ANSWERS,
+};
 
 /**
  * An Azure HTTP handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
@@ -101,64 +116,5 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: AzureWebhook
 export function verifyWebhook(options: AzureHandlerOptions, handler: AzureWebhookHandler): AzureWebhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: AzureWebhookOptions<EventSchemas> | AzureHandlerOptions, handler?: AzureWebhookHandler): AzureWebhook {
-  const { onError } = options;
-  const receive = createPipeline<AzureRequest, HttpResponseInit>(
-    options as PipelineOptions,
-    {
-      entry: 'azure',
-      // Azure's HttpRequest reads as a Fetch Request does: its body stream, bodyUsed and arrayBuffer().
-      body: ({ request }, limits) => readRequestBody(request as unknown as Request, limits, BODY_USED_MESSAGE),
-      headers: ({ request }) => request.headers,
-      userRequest: ({ request }) => request,
-      send: (_request, { status, headers, body }) =>
-        body === undefined ? { status, headers: { ...headers } } : { status, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
-      statusOf: (_request, answer) => statusOf(answer!),
-      // Nobody reads this answer.
-      senderGone: () => ({ status: 400 }),
-      onError:
-        onError &&
-        (async ({ request, context }, error, headers) => {
-          const answer = await onError(error, request, context);
-          if (!isAnswer(answer)) throw new TypeError('it answered no { status, ... }');
-          return withMissingHeaders(answer, headers);
-        }),
-    },
-    {
-      handler,
-      shape: { isAnswer, described: '{ status, ... }', statusOf },
-      // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
-      context: ({ request, context }, { event, id, timestamp, keyId, tenant, dedupKey }): AzureWebhookContext => ({
-        event,
-        id,
-        timestamp,
-        keyId,
-        tenant,
-        dedupKey,
-        request,
-        context,
-      }),
-    },
-  );
-  // Never undefined: there is no route.
-  return (request, context) => receive({ request, context }) as Promise<HttpResponseInit>;
-}
-
-/** An answer Azure takes: an object whose `status`, if any, is an HTTP status. */
-function isAnswer(value: unknown): value is HttpResponseInit {
-  const answer = value as HttpResponseInit | null;
-  return typeof answer === 'object' && answer !== null && (answer.status === undefined || Number.isInteger(answer.status));
-}
-
-/** The status Azure sends for `answer`: 200 when it names none. */
-function statusOf(answer: HttpResponseInit): number {
-  return answer.status ?? 200;
-}
-
-/** `answer` with those of `headers` it lacks, in any letter case: Retry-After and the like apply whoever wrote the body. */
-function withMissingHeaders(answer: HttpResponseInit, headers: Readonly<Record<string, string>>): HttpResponseInit {
-  const own = new Headers(answer.headers as ConstructorParameters<typeof Headers>[0]);
-  const missing = Object.entries(headers).filter(([name]) => !own.has(name));
-  if (missing.length === 0) return answer;
-  for (const [name, value] of missing) own.set(name, value);
-  return { ...answer, headers: Object.fromEntries(own) };
+  return createHandlerEntry(options, handler, HOST);
 }

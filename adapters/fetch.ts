@@ -14,18 +14,19 @@
  * @packageDocumentation
  */
 import type { WebhookDelivery } from '../src/core/delivery.js';
-import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
-import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import { createHandlerEntry, type HandlerEntryOptions, type HandlerHost } from '../src/receive/handler-entry.js';
 import type { SecretOrTenants } from '../src/receive/receiver.js';
-import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
+import { readRequestBody, WEB_ANSWERS } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
-/** What the handler gets besides the event: the verified delivery, and the request. */
+/** What the handler gets besides the event: the verified delivery, the request, and what the host passed after it. */
 export interface FetchWebhookContext extends WebhookDelivery {
   /** The request, for its URL and headers; its body is already read. */
   readonly request: Request;
+  /** What the host passed after the request: a Worker's `env` and `ctx`, a Next.js route's `{ params }`, Bun's server. */
+  readonly context: readonly unknown[];
 }
 
 /** Handles one verified event: a Response to send, or nothing for 204. */
@@ -35,17 +36,10 @@ export type FetchWebhookHandler = (event: WebhookEvent, context: FetchWebhookCon
  * The options of the Fetch entry besides its secret and what runs. Where one receiver
  * serves many tenants, `tenants.of` reads the tenant from the request:
  * `(request) => new URL(request.url).pathname.split('/')[2]` for
- * `/webhooks/<tenant>`; the tenant reaches the delivery.
+ * `/webhooks/<tenant>`; the tenant reaches the delivery. `onError` gets the
+ * request and what the host passed after it.
  */
-export interface FetchEntryOptions extends EntryOptions {
-  /**
-   * Answers a refused request instead of the default JSON response, within
-   * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
-   * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
-   * @default answers `error.status` with `{ error: { code, message } }`
-   */
-  readonly onError?: (error: WebhookError, request: Request) => Response | Promise<Response>;
-}
+export interface FetchEntryOptions extends HandlerEntryOptions<Request, readonly unknown[], Response> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
 export type FetchWebhookOptions<S extends EventSchemas = {}> = FetchEntryOptions & SecretOrTenants<Request> & (HandlersMode<S> | HandoffMode);
@@ -63,11 +57,14 @@ export type FetchWebhook = (request: Request, ...platform: unknown[]) => Promise
 const BODY_USED_MESSAGE =
   'the request body was read before verifyWebhook; hand it the request unread (in Elysia, a route that never reads `body`)';
 
-/** One request, with what the host passed after it. */
-interface FetchRequest {
-  readonly request: Request;
-  readonly platform: readonly unknown[];
-}
+/** What the entry knows of a Fetch host. */
+const HOST: HandlerHost<Request, readonly unknown[], Response> = {
+  entry: 'fetch',
+  body: (request, limits) => readRequestBody(request, limits, BODY_USED_MESSAGE),
+  headers: (request) => request.headers,
+  answers: WEB_ANSWERS,
+  keepAlive: (_request, platform, work) => waitUntilOf(platform)?.(work),
+};
 
 /**
  * A Fetch handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
@@ -97,30 +94,8 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FetchWebhook
 export function verifyWebhook(options: FetchHandlerOptions, handler: FetchWebhookHandler): FetchWebhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: FetchWebhookOptions<EventSchemas> | FetchHandlerOptions, handler?: FetchWebhookHandler): FetchWebhook {
-  const { onError } = options;
-  const receive = createPipeline<FetchRequest, Response>(
-    options as PipelineOptions,
-    {
-      entry: 'fetch',
-      body: ({ request }, limits) => readRequestBody(request, limits, BODY_USED_MESSAGE),
-      headers: ({ request }) => request.headers,
-      userRequest: ({ request }) => request,
-      send: (_request, { status, headers, body }) => webResponse(status, headers, body),
-      statusOf: (_request, response) => response!.status,
-      // Nobody reads this answer.
-      senderGone: () => new Response(null, { status: 400 }),
-      onError: onError && (async ({ request }, error, headers) => onErrorResponse(await onError(error, request), headers)),
-      keepAlive: ({ platform }, work) => waitUntilOf(platform)?.(work),
-    },
-    {
-      handler,
-      shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
-      // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
-      context: ({ request }, { event, id, timestamp, keyId, tenant, dedupKey }): FetchWebhookContext => ({ event, id, timestamp, keyId, tenant, dedupKey, request }),
-    },
-  );
-  // Never undefined: there is no route.
-  return (request, ...platform) => receive({ request, platform }) as Promise<Response>;
+  const receive = createHandlerEntry(options, handler, HOST);
+  return (request, ...platform) => receive(request, platform);
 }
 
 /** The `waitUntil` of the first extra argument that has one, bound to it. */

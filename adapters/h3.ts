@@ -12,18 +12,17 @@
  * handler with a fixed 500, and the claim is settled by that outcome.
  * @packageDocumentation
  */
-import type { H3Event } from 'h3';
+import type { H3Event, H3EventContext } from 'h3';
 import type { WebhookDelivery } from '../src/core/delivery.js';
-import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { WebhookHeaders } from '../src/core/headers.js';
 import type { WebhookPayload } from '../src/core/payload.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import type { BodyLimits } from '../src/receive/body-limits.js';
 import { rawBodyLeftByParser, readNodeBody, type ParsedNodeRequest } from '../src/receive/node-platform.js';
-import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import { createHandlerEntry, type HandlerEntryOptions, type HandlerHost } from '../src/receive/handler-entry.js';
 import type { SecretOrTenants } from '../src/receive/receiver.js';
-import { isResponse, onErrorResponse, readRequestBody, webResponse } from '../src/receive/web-platform.js';
+import { readRequestBody, WEB_ANSWERS } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
 declare module 'h3' {
@@ -33,10 +32,12 @@ declare module 'h3' {
   }
 }
 
-/** What the handler gets besides the event: the verified delivery, and the h3 event. */
+/** What the handler gets besides the event: the verified delivery, the h3 event and its context. */
 export interface H3WebhookContext extends WebhookDelivery {
-  /** The host's request: the h3 event, for its URL, params and context (`context.webhook` is this delivery); its body is already read. */
+  /** The host's request: the h3 event, for its URL and params; its body is already read. */
   readonly request: H3Event;
+  /** The h3 event's `context`, where `webhook` is this delivery. */
+  readonly context: H3EventContext;
 }
 
 /** Handles one verified event: a Response to send, or nothing for 204. */
@@ -48,15 +49,7 @@ export type H3WebhookHandler = (event: WebhookEvent, context: H3WebhookContext) 
  * `(event) => getRouterParam(event, 'tenant')` on a route `/webhooks/:tenant`
  * (Nitro: `routes/webhooks/[tenant].post.ts`); the tenant reaches the delivery.
  */
-export interface H3EntryOptions extends EntryOptions {
-  /**
-   * Answers a refused request instead of the default JSON response, within
-   * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
-   * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
-   * @default answers `error.status` with `{ error: { code, message } }`
-   */
-  readonly onError?: (error: WebhookError, event: H3Event) => Response | Promise<Response>;
-}
+export interface H3EntryOptions extends HandlerEntryOptions<H3Event, H3EventContext, Response> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
 export type H3WebhookOptions<S extends EventSchemas = {}> = H3EntryOptions & SecretOrTenants<H3Event> & (HandlersMode<S> | HandoffMode);
@@ -80,6 +73,19 @@ interface EventOfEitherMajor {
 const RAW_BODY = Symbol.for('h3RawBody');
 
 const BODY_USED_MESSAGE = 'the request body was read before verifyWebhook, outside h3 (event.req); read it with readRawBody(), readBody() or event.req.text() instead';
+
+/** What the entry knows of h3, of either major. */
+const HOST: HandlerHost<H3Event, H3EventContext, Response> = {
+  entry: 'h3',
+  body: (event, limits) => bodyOf(event as unknown as EventOfEitherMajor, limits),
+  headers: (event) => headersOf(event as unknown as EventOfEitherMajor),
+  answers: WEB_ANSWERS,
+  // h3 2's own, or the one Nitro adds to h3 1's events.
+  keepAlive: (event, _context, work) => (event as unknown as EventOfEitherMajor).waitUntil?.(work),
+  delivered: (event, delivery) => {
+    event.context.webhook = delivery;
+  },
+};
 
 /**
  * An h3 event handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
@@ -110,35 +116,8 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: H3WebhookOpt
 export function verifyWebhook(options: H3HandlerOptions, handler: H3WebhookHandler): H3Webhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: H3WebhookOptions<EventSchemas> | H3HandlerOptions, handler?: H3WebhookHandler): H3Webhook {
-  const { onError } = options;
-  const receive = createPipeline<H3Event, Response>(
-    options as PipelineOptions,
-    {
-      entry: 'h3',
-      body: (event, limits) => bodyOf(event as unknown as EventOfEitherMajor, limits),
-      headers: (event) => headersOf(event as unknown as EventOfEitherMajor),
-      userRequest: (event) => event,
-      send: (_event, { status, headers, body }) => webResponse(status, headers, body),
-      statusOf: (_event, response) => response!.status,
-      // Nobody reads this answer.
-      senderGone: () => new Response(null, { status: 400 }),
-      onError: onError && (async (event, error, headers) => onErrorResponse(await onError(error, event), headers)),
-      // h3 2's own, or the one Nitro adds to h3 1's events.
-      keepAlive: (event, work) => (event as unknown as EventOfEitherMajor).waitUntil?.(work),
-    },
-    {
-      handler,
-      shape: { isAnswer: isResponse, described: 'a Response', statusOf: (response: Response) => response.status },
-      context(request, delivery): H3WebhookContext {
-        request.context.webhook = delivery;
-        // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
-        const { event, id, timestamp, keyId, tenant, dedupKey } = delivery;
-        return { event, id, timestamp, keyId, tenant, dedupKey, request };
-      },
-    },
-  );
-  // Never undefined: there is no route.
-  return (event) => receive(event) as Promise<Response>;
+  const receive = createHandlerEntry(options, handler, HOST);
+  return (event) => receive(event, event.context);
 }
 
 /** The event's Web request: h3 2's, or h3 1's on a Web host; none for h3 1 on Node. */

@@ -15,7 +15,8 @@ import type { EventSchemas } from '../src/process/handler-types.js';
 import type { BodyLimits } from '../src/receive/body-limits.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
 import type { SecretOrTenants } from '../src/receive/receiver.js';
-import { onErrorResponse, readRequestBody } from '../src/receive/web-platform.js';
+import { onErrorAnswer } from '../src/receive/platform.js';
+import { readRequestBody, WEB_ANSWERS } from '../src/receive/web-platform.js';
 import type { MiddlewareMode } from '../src/receive/what-runs.js';
 
 declare module 'hono' {
@@ -89,7 +90,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookO
       statusOf: ({ c }, answer) => (answer ?? c.res).status,
       // Its sender is gone: this answer reaches nobody, and nothing is thrown for Hono to log.
       senderGone: ({ c }) => c.body(null, 400),
-      onError: onError && (async ({ c }, error, headers) => onErrorResponse(await onError(error, c), headers)),
+      onError: onError && (async ({ c }, error, headers) => onErrorAnswer(WEB_ANSWERS, await onError(error, c), headers, c)),
       keepAlive({ c }, work) {
         let context: { waitUntil(work: Promise<unknown>): void };
         try {

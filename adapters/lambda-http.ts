@@ -8,6 +8,7 @@ import { Buffer } from 'node:buffer';
 import type { ALBEvent, ALBResult, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { WebhookBodyError } from '../src/core/errors.js';
 import type { HeaderGetter } from '../src/core/headers.js';
+import type { HostAnswers } from '../src/receive/platform.js';
 
 /** The HTTP events a webhook reaches Lambda by. A Function URL sends the HTTP API (2.0) shape. */
 export type LambdaWebhookEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
@@ -87,15 +88,25 @@ export function headersOf(request: LambdaWebhookEvent | null): HeaderGetter {
   };
 }
 
+/** Lambda's results, in the shape the request's source takes. */
+export const LAMBDA_ANSWERS: HostAnswers<LambdaWebhookEvent, LambdaWebhookResult> = {
+  isAnswer: isResult,
+  described: '{ statusCode, ... }',
+  statusOf: (result) => result.statusCode,
+  make: (request, { status, headers, body }) =>
+    body === undefined ? result(status, headers, request, '') : result(status, { ...headers, 'content-type': 'application/json' }, request, JSON.stringify(body)),
+  withMissingHeaders,
+};
+
 /** The result of `status`, `headers` and `body`, as a literal: a spread of the headers field makes a hidden class per answer. */
-export function result(statusCode: number, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent, body: string): LambdaWebhookResult {
+function result(statusCode: number, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent, body: string): LambdaWebhookResult {
   return usesMultiValueHeaders(request)
     ? { statusCode, multiValueHeaders: multiValued(headers), body, isBase64Encoded: false }
     : { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
 }
 
 /** Whether `value` is a result Lambda can send: an object with a whole-number `statusCode`. */
-export function isResult(value: unknown): value is LambdaWebhookResult {
+function isResult(value: unknown): value is LambdaWebhookResult {
   const result = value as Partial<LambdaWebhookResult> | null;
   return typeof result === 'object' && result !== null && Number.isInteger(result.statusCode);
 }
@@ -116,7 +127,7 @@ function multiValued(headers: Readonly<Record<string, string>>): Record<string, 
  * `answer` with those of `headers` it lacks, whatever the letter case it
  * gave its own in: Retry-After and the like apply whoever wrote the body.
  */
-export function withMissingHeaders(answer: LambdaWebhookResult, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent): LambdaWebhookResult {
+function withMissingHeaders(answer: LambdaWebhookResult, headers: Readonly<Record<string, string>>, request: LambdaWebhookEvent): LambdaWebhookResult {
   const own = new Set(
     [...Object.keys(answer.headers ?? {}), ...Object.keys((answer as ALBResult).multiValueHeaders ?? {})].map((name) => name.toLowerCase()),
   );

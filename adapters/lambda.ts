@@ -16,13 +16,12 @@
  */
 import type { Context } from 'aws-lambda';
 import type { WebhookDelivery } from '../src/core/delivery.js';
-import type { WebhookError } from '../src/core/errors.js';
 import type { WebhookEvent } from '../src/core/event.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
-import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
+import { createHandlerEntry, type HandlerEntryOptions, type HandlerHost } from '../src/receive/handler-entry.js';
 import type { SecretOrTenants } from '../src/receive/receiver.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
-import { bodyOf, headersOf, isResult, result, withMissingHeaders, type LambdaWebhookEvent, type LambdaWebhookResult } from './lambda-http.js';
+import { bodyOf, headersOf, LAMBDA_ANSWERS, type LambdaWebhookEvent, type LambdaWebhookResult } from './lambda-http.js';
 
 export type { LambdaWebhookEvent, LambdaWebhookResult } from './lambda-http.js';
 
@@ -46,15 +45,7 @@ export type LambdaWebhookHandler = (
  * `(request) => ('pathParameters' in request ? request.pathParameters?.tenant : undefined)`;
  * the tenant reaches the delivery.
  */
-export interface LambdaEntryOptions extends EntryOptions {
-  /**
-   * Answers a refused request instead of the default JSON response, within
-   * `onErrorTimeoutMs`. No handler runs for it. The handlers' refusals
-   * (`handler_failed`, `invalid_event_data`, `unknown_event_type`) come here too.
-   * @default answers `error.status` with `{ error: { code, message } }`
-   */
-  readonly onError?: (error: WebhookError, request: LambdaWebhookEvent) => LambdaWebhookResult | Promise<LambdaWebhookResult>;
-}
+export interface LambdaEntryOptions extends HandlerEntryOptions<LambdaWebhookEvent, Context, LambdaWebhookResult> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
 export type LambdaWebhookOptions<S extends EventSchemas = {}> = LambdaEntryOptions & SecretOrTenants<LambdaWebhookEvent> & (HandlersMode<S> | HandoffMode);
@@ -65,11 +56,13 @@ export type LambdaHandlerOptions = LambdaEntryOptions & SecretOrTenants<LambdaWe
 /** The Lambda handler `verifyWebhook` returns. */
 export type LambdaWebhook = (event: LambdaWebhookEvent, context: Context) => Promise<LambdaWebhookResult>;
 
-/** One invocation. */
-interface LambdaRequest {
-  readonly request: LambdaWebhookEvent;
-  readonly context: Context;
-}
+/** What the entry knows of Lambda's HTTP sources. */
+const HOST: HandlerHost<LambdaWebhookEvent, Context, LambdaWebhookResult> = {
+  entry: 'lambda',
+  body: bodyOf,
+  headers: headersOf,
+  answers: LAMBDA_ANSWERS,
+};
 
 /**
  * A Lambda handler that answers each request by itself: with the handler of its event's type in `on`, or 202 once `handoff` recorded it.
@@ -99,41 +92,5 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: LambdaWebhoo
 export function verifyWebhook(options: LambdaHandlerOptions, handler: LambdaWebhookHandler): LambdaWebhook;
 /** Throws `WebhookOptionsError` for bad options, or for a handler beside `on` or `handoff`. */
 export function verifyWebhook(options: LambdaWebhookOptions<EventSchemas> | LambdaHandlerOptions, handler?: LambdaWebhookHandler): LambdaWebhook {
-  const { onError } = options;
-  const receive = createPipeline<LambdaRequest, LambdaWebhookResult>(
-    options as PipelineOptions,
-    {
-      entry: 'lambda',
-      body: ({ request }) => bodyOf(request),
-      headers: ({ request }) => headersOf(request),
-      userRequest: ({ request }) => request,
-      send: ({ request }, { status, headers, body }) =>
-        body === undefined ? result(status, headers, request, '') : result(status, { ...headers, 'content-type': 'application/json' }, request, JSON.stringify(body)),
-      statusOf: (_request, result) => result!.statusCode,
-      onError:
-        onError &&
-        (async ({ request }, error, headers) => {
-          const answer = await onError(error, request);
-          if (!isResult(answer)) throw new TypeError('it answered no { statusCode, ... }');
-          return withMissingHeaders(answer, headers, request);
-        }),
-    },
-    {
-      handler,
-      shape: { isAnswer: isResult, described: '{ statusCode, ... }', statusOf: (result: LambdaWebhookResult) => result.statusCode },
-      // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
-      context: ({ request, context }, { event, id, timestamp, keyId, tenant, dedupKey }): LambdaWebhookContext => ({
-        event,
-        id,
-        timestamp,
-        keyId,
-        tenant,
-        dedupKey,
-        request,
-        context,
-      }),
-    },
-  );
-  // Never undefined: there is no route.
-  return (request, context) => receive({ request, context }) as Promise<LambdaWebhookResult>;
+  return createHandlerEntry(options, handler, HOST);
 }

@@ -88,6 +88,7 @@ export type {
 } from './process/diagnostics.js';
 export type { DedupOptions, DedupUnavailablePolicy, ReceiverOptions, SecretOrTenants, SingleEndpoint, TenantEndpoints } from './receive/receiver.js';
 export type { EntryOptions } from './receive/pipeline.js';
+export type { HandlerEntryOptions } from './receive/handler-entry.js';
 export type { OnErrorOptions } from './receive/on-error.js';
 export type { TenantOf, TenantsOptions } from './receive/tenants.js';
 export type { SingleHandlerMode, HandlersMode, HandoffMode, MiddlewareMode, RouteMode, WithoutHandlers } from './receive/what-runs.js';

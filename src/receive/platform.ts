@@ -40,3 +40,30 @@ export interface Platform<R, A> {
   /** Keeps `work` alive after the answer where the runtime may cut it off (a Worker's `waitUntil`). */
   keepAlive?(request: R, work: Promise<void>): void;
 }
+
+/** How an entry's own answers look: a Response, a Lambda result. */
+export interface AnswerShape<A> {
+  /** Whether a value the user's handler or `onError` returned is an answer. */
+  readonly isAnswer: (value: unknown) => value is A;
+  /** What an answer is, for the error that names a value that is none. */
+  readonly described: string;
+  /** The HTTP status of an answer, which settles the dedup claim. */
+  readonly statusOf: (answer: A) => number;
+}
+
+/** How an entry's answers look, are made from a response decided here, and take a refusal's headers; `Q` is its host's request. */
+export interface HostAnswers<Q, A> extends AnswerShape<A> {
+  /** The answer for a response decided here: `body` as JSON, or none when it is `undefined`. */
+  make(request: Q, response: WebhookResponse): A;
+  /**
+   * `answer` with those of `headers` it lacks, whatever the letter case of
+   * its own: Retry-After and the like apply whoever wrote the body.
+   */
+  withMissingHeaders(answer: A, headers: Readonly<Record<string, string>>, request: Q): A;
+}
+
+/** What the user's `onError` answered, as the answer to send, with the refusal's `headers` it lacks; throws for a value that is no answer. */
+export function onErrorAnswer<Q, A>(answers: HostAnswers<Q, A>, value: unknown, headers: Readonly<Record<string, string>>, request: Q): A {
+  if (!answers.isAnswer(value)) throw new TypeError(`it must answer ${answers.described}`);
+  return answers.withMissingHeaders(value, headers, request);
+}

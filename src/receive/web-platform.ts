@@ -1,12 +1,14 @@
 /**
- * What the entries on Fetch `Request`s and `Response`s (Hono, the Fetch
- * entry) share: reading a body stream within the limits, knowing a Response
- * from the user's code, and adding a refusal's headers to it.
+ * What the entries on Fetch `Request`s and `Response`s (Hono, Fetch, h3,
+ * Azure's request) share: reading a body stream within the limits, and
+ * their answers: knowing a Response from the user's code, making one, and
+ * adding a refusal's headers to it.
  */
 import { WebhookBodyError } from '../core/errors.js';
 import { tooLarge } from '../core/payload.js';
 import { bodyTimeout, checkDeclaredLength, SenderGoneError, type BodyLimits } from './body-limits.js';
 import { withinDeadline } from '../base/deadlines.js';
+import type { HostAnswers } from './platform.js';
 
 /**
  * Reads a request's body, at most `maxPayloadBytes` of it and within the
@@ -121,21 +123,22 @@ export function isResponse(value: unknown): value is Response {
   );
 }
 
-/** `response` with those of `headers` it lacks: Retry-After and the like apply whoever wrote the body. */
-export function withMissingHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
-  const missing = Object.entries(headers).filter(([name]) => !response.headers.has(name));
-  if (missing.length === 0) return response;
-  // A copy: the headers of a Response from fetch() cannot change. Throws for a body already read.
-  const copy = new Response(response.body, response);
-  for (const [name, value] of missing) copy.headers.set(name, value);
-  return copy;
-}
-
-/** What a user's `onError` answered, as the answer to send: a Response, with the refusal's `headers` it lacks; throws for anything else. */
-export function onErrorResponse(answer: unknown, headers: Readonly<Record<string, string>>): Response {
-  if (!isResponse(answer)) throw new TypeError('it answered no Response');
-  return withMissingHeaders(answer, headers);
-}
+/** The answers of the entries on Fetch `Response`s, whatever their request. */
+export const WEB_ANSWERS: HostAnswers<unknown, Response> = {
+  isAnswer: isResponse,
+  described: 'a Response',
+  statusOf: (response) => response.status,
+  make: (_request, { status, headers, body }) => webResponse(status, headers, body),
+  withMissingHeaders(response, headers) {
+    // Headers.has() reads names in any letter case.
+    const missing = Object.entries(headers).filter(([name]) => !response.headers.has(name));
+    if (missing.length === 0) return response;
+    // A copy: the headers of a Response from fetch() cannot change. Throws for a body already read.
+    const copy = new Response(response.body, response);
+    for (const [name, value] of missing) copy.headers.set(name, value);
+    return copy;
+  },
+};
 
 /** The JSON answer for a response decided by svc-webhooks, or none on 204. */
 export function webResponse(status: number, headers: Readonly<Record<string, string>>, body: unknown): Response {

@@ -13,6 +13,7 @@ import { checkOnHandlerError, ONLY_WITH_ON, receiverErrorLog } from '../process/
 import type { EventSchemas, HandlerErrorCallback, HandlerOptions } from '../process/handler-types.js';
 import { checkHandoff, handOff, handoffErrorLog, type Handoff } from '../process/handoff.js';
 import type { DeliveryOutcome } from '../process/diagnostics.js';
+import type { AnswerShape } from './platform.js';
 import { accepted, handlersAnswer, handoffAnswer, refused, type DecidedResponse } from './responses.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
@@ -76,17 +77,7 @@ export type MiddlewareMode<S extends EventSchemas = {}> = HandlersMode<S> | Hand
 /** The route of a middleware: hands it the delivery and resolves to the status it answered with, once it did. */
 export type Route<R> = (request: R, delivery: WebhookDelivery) => PromiseLike<number>;
 
-/** How an entry's own answers look: a Response, a Lambda result. */
-export interface AnswerShape<A> {
-  /** Whether a value the user's handler or `onError` returned is an answer. */
-  readonly isAnswer: (value: unknown) => value is A;
-  /** What an answer is, for the error that names a value that is none. */
-  readonly described: string;
-  /** The HTTP status of an answer, which settles the dedup claim. */
-  readonly statusOf: (answer: A) => number;
-}
-
-/** The handler an entry (Fetch, Lambda) was given, what its answers look like, and what it gets besides the event. */
+/** The handler an entry (Fetch, Lambda, Azure, h3) was given, what its answers look like, and what it gets besides the event. */
 export interface SingleHandler<R, A> {
   readonly handler: unknown;
   readonly shape: AnswerShape<A>;

@@ -128,7 +128,7 @@ describe('azure entry', () => {
     const { 'content-length': _declared, ...streamed } = headers as Record<string, string>;
     // A Fetch Request reads as Azure's HttpRequest does; Azure's own class takes no stream to build one from.
     const request = Object.assign(new Request('https://receiver.test/api/webhooks', { method: 'POST', headers: streamed, body: broken, duplex: 'half' } as RequestInit), { params: {} });
-    expect(await handler(request as unknown as HttpRequest, context)).toEqual({ status: 400 });
+    expect(await handler(request as unknown as HttpRequest, context)).toEqual({ status: 400, headers: {} });
     expect(calls).toEqual([]);
   });
 

@@ -65,13 +65,15 @@ describe('fetch adapter served by Node', () => {
 });
 
 describe('fetch adapter', () => {
-  it('hands the handler the event, its delivery (id, timestamp, keyId, dedupKey) and the request; nothing returned answers 204', async () => {
+  it('hands the handler the event, its delivery (id, timestamp, keyId, dedupKey), the request and what the host passed after it; nothing returned answers 204', async () => {
     const seen: Array<[WebhookEvent, FetchWebhookContext]> = [];
     const handler = verifyWebhook(options, (event, context) => void seen.push([event, context]));
     const request = requestOf(signedRequest());
-    const response = await handler(request);
+    const env = { REGION: 'eu' };
+    const response = await handler(request, env);
     expect([response.status, await response.text()]).toEqual([204, '']);
-    expect(seen).toEqual([[JSON.parse(signedRequest().body), { ...deliveryOf(), request }]]);
+    expect(seen).toEqual([[JSON.parse(signedRequest().body), { ...deliveryOf(), request, context: [env] }]]);
+    expect(seen[0]![1].context[0]).toBe(env);
   });
 
   it('sends the handler Response as it is, and settles the claim by its status', async () => {
@@ -251,6 +253,24 @@ describe('fetch adapter', () => {
     expect([response.status, dedup.stateOf(keyOf('evt_1'))]).toEqual([204, 'done']);
   });
 
+  it('hands onError the refusal, the request and what the host passed after it; its own Retry-After, in any letter case, is kept', async () => {
+    const dedup = new TestDedupStore();
+    await dedup.begin(keyOf('evt_1'));
+    const heard: unknown[][] = [];
+    const onError = (...args: unknown[]) => {
+      heard.push(args);
+      return new Response('busy', { status: 429, headers: { 'Retry-After': '90' } });
+    };
+    const request = requestOf(signedRequest());
+    const env = { REGION: 'eu' };
+    const response = await verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError }, () => undefined)(request, env);
+    expect([response.status, response.headers.get('retry-after')]).toEqual([429, '90']);
+    expect(heard).toHaveLength(1);
+    const [error, gotRequest, context] = heard[0]!;
+    expect([(error as { code: string }).code, gotRequest, context]).toEqual(['delivery_in_progress', request, [env]]);
+    expect(gotRequest).toBe(request);
+  });
+
   it('adds Retry-After to the answer of onError for a delivery in progress', async () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));
@@ -321,7 +341,7 @@ describe('fetch adapter', () => {
     const handler = verifyWebhook({ ...options, onError: (() => ({ status: 418 })) as never }, () => undefined);
     const response = await handler(requestOf(signedRequest({ secret: SECRET.replace('w', 'W') })));
     expect(response.status).toBe(400);
-    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it answered no Response); a request it left unanswered gets the default answer']]);
+    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it must answer a Response); a request it left unanswered gets the default answer']]);
     log.mockRestore();
   });
 

@@ -168,7 +168,7 @@ describe('hono adapter past the shared contract', () => {
       const response = await app.request('/webhooks', { method: 'POST', body, headers });
       expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_signature']);
       expect(log).toHaveBeenCalledOnce();
-      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: onError failed \(it answered no Response\)/);
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: onError failed \(it must answer a Response\)/);
     } finally {
       log.mockRestore();
     }

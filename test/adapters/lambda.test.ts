@@ -162,6 +162,24 @@ describe('lambda adapter', () => {
     expect(onHandlerError.mock.calls[0]![0]).toBeInstanceOf(TypeError);
   });
 
+  it('hands onError the refusal, the Lambda event and its context; its own Retry-After, in any letter case, is kept', async () => {
+    const dedup = new TestDedupStore();
+    await dedup.begin(keyOf('evt_1'));
+    const heard: unknown[][] = [];
+    const onError = (...args: unknown[]) => {
+      heard.push(args);
+      return { statusCode: 429, headers: { 'Retry-After': '90' }, body: '' };
+    };
+    const event = lambdaEvent('http-api', signedRequest());
+    const handler = verifyWebhook({ ...options, dedup: { store: dedup, leaseMs: 30_000 }, onError }, () => undefined);
+    expect(await handler(event, lambdaContext)).toEqual({ statusCode: 429, headers: { 'Retry-After': '90' }, body: '' });
+    expect(heard).toHaveLength(1);
+    const [error, request, context] = heard[0]!;
+    expect((error as { code: string }).code).toBe('delivery_in_progress');
+    expect(request).toBe(event);
+    expect(context).toBe(lambdaContext);
+  });
+
   it('adds Retry-After to the answer of onError for a delivery in progress, in the source shape', async () => {
     const dedup = new TestDedupStore();
     await dedup.begin(keyOf('evt_1'));
@@ -210,7 +228,7 @@ describe('lambda adapter', () => {
     const handler = verifyWebhook({ ...options, onError: (() => ({ status: 418 })) as never }, () => undefined);
     const result = await handler(lambdaEvent('http-api', signedRequest({ secret: SECRET.replace('w', 'W') })), lambdaContext);
     expect([result.statusCode, JSON.parse(result.body!).error.code]).toEqual([400, 'invalid_signature']);
-    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it answered no { statusCode, ... }); a request it left unanswered gets the default answer']]);
+    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it must answer { statusCode, ... }); a request it left unanswered gets the default answer']]);
     log.mockRestore();
   });
 

@@ -8,7 +8,11 @@ import { Buffer } from 'node:buffer';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
 import { DeadlineQueue } from '../../src/base/deadlines.js';
-import { isResponse, onErrorResponse, readRequestBody, webResponse, withMissingHeaders } from '../../src/receive/web-platform.js';
+import { onErrorAnswer } from '../../src/receive/platform.js';
+import { isResponse, readRequestBody, WEB_ANSWERS, webResponse } from '../../src/receive/web-platform.js';
+
+const onErrorResponse = (answer: unknown, headers: Readonly<Record<string, string>>): Response => onErrorAnswer(WEB_ANSWERS, answer, headers, undefined);
+const withMissingHeaders = (response: Response, headers: Readonly<Record<string, string>>): Response => WEB_ANSWERS.withMissingHeaders(response, headers, undefined);
 import { settledAfter, streamedRequest, webStream } from '../helpers/web-stream.js';
 
 const USED = 'hand the request over unread';
@@ -170,14 +174,14 @@ describe('webResponse', () => {
   });
 });
 
-describe('onErrorResponse', () => {
+describe('onErrorAnswer of the Web answers', () => {
   it("answers the user's Response with the refusal's headers it lacks", () => {
     const answer = onErrorResponse(new Response(null, { status: 401 }), { 'retry-after': '5' });
     expect([answer.status, answer.headers.get('retry-after')]).toEqual([401, '5']);
   });
 
   it.each([undefined, null, { status: 401 }, 'denied'])('throws for %j, which is no Response', (answer) => {
-    expect(() => onErrorResponse(answer, {})).toThrow(new TypeError('it answered no Response'));
+    expect(() => onErrorResponse(answer, {})).toThrow(new TypeError('it must answer a Response'));
   });
 });
 
@@ -205,7 +209,7 @@ describe('isResponse', () => {
   });
 });
 
-describe('withMissingHeaders', () => {
+describe('withMissingHeaders of the Web answers', () => {
   it('answers the same Response when it has every header already', () => {
     const response = new Response('busy', { status: 409, headers: { 'Retry-After': '120' } });
     expect(withMissingHeaders(response, { 'retry-after': '60' })).toBe(response);
