@@ -1,7 +1,7 @@
 /** The envelope checks of parseEvent and isWebhookEvent: each one refuses its own malformation, and only that. */
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { isKnownEventType, isWebhookEvent, parseEvent } from '../../src/core/event.js';
+import { isEventTypeName, isKnownEventType, isWebhookEvent, parseEvent } from '../../src/core/event.js';
 import { KNOWN_EVENT_TYPES, WebhookVerificationError } from '../../src/index.js';
 
 const valid = { id: 'evt_1', type: 'call.missed', data: { object: { id: 'call_1' } } };
@@ -96,5 +96,30 @@ describe('isWebhookEvent', () => {
 
   it('refuses undefined, which no body parses to', () => {
     expect(isWebhookEvent(undefined)).toBe(false);
+  });
+});
+
+describe('isEventTypeName', () => {
+  it.each(['call.missed', 'ai_summary.ready', 'a.b', 'call2.missed_3', 'number.port.completed'])('takes %j, written as the service writes types', (type) => {
+    expect(isEventTypeName(type)).toBe(true);
+  });
+
+  it.each([
+    ['one word', 'call'],
+    ['a capital', 'Call.missed'],
+    ['a capital after the dot', 'call.Missed'],
+    ['a dot at the end', 'call.'],
+    ['a dot at the start', '.missed'],
+    ['two dots', 'call..missed'],
+    ['a digit first', '2call.missed'],
+    ['a digit first after the dot', 'call.2missed'],
+    ['an underscore first', '_call.missed'],
+    ['a hyphen', 'call-back.missed'],
+    ['a space after', 'call.missed '],
+    ['a space before', ' call.missed'],
+    ['a line break after', 'call.missed\n'],
+    ["an Object method's name", 'toString'],
+  ])('refuses %s', (_name, type) => {
+    expect(isEventTypeName(type)).toBe(false);
   });
 });
