@@ -279,7 +279,7 @@ describe('fetch adapter', () => {
     expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([429, '30', 'busy']);
   });
 
-  it("reports a failing begin to onStoreError and answers 503 with Retry-After, handing onError the store's error as cause", async () => {
+  it("reports a failing begin to dedup.onError and answers 503 with Retry-After, handing onError the store's error as cause", async () => {
     const down = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
     const dedup = new TestDedupStore();
     dedup.begin = () => Promise.reject(down);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BeginResult, DedupStore } from '../../src/stores/dedup-store.js';
+import { WebhookOptionsError } from '../../src/base/options-error.js';
 
 export interface DedupHarness {
   readonly store: DedupStore;
@@ -187,23 +188,23 @@ export function describeDedupContract(name: string, harness: () => Promise<Dedup
       expect((await h.store.begin('evt_absent', LONG)).state).toBe('claimed');
     });
 
-    it('rejects a renewal for a duration that is not a positive integer with a TypeError, keeping the lease', async () => {
+    it('rejects a renewal for a duration that is not a positive integer with a WebhookOptionsError, keeping the lease', async () => {
       const { store } = await harness();
       const token = await claim(store, 'evt_1');
       for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-        await expect(store.renew('evt_1', token, bad)).rejects.toThrow(TypeError);
+        await expect(store.renew('evt_1', token, bad)).rejects.toThrow(WebhookOptionsError);
       }
       expect(await store.begin('evt_1', LONG)).toEqual({ state: 'in_progress' });
       expect(await store.complete('evt_1', token, LONG)).toBe(true);
     });
 
-    it('rejects durations that are not positive integers with a TypeError', async () => {
+    it('rejects durations that are not positive integers with a WebhookOptionsError', async () => {
       const { store } = await harness();
       for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-        await expect(store.begin('evt_1', bad)).rejects.toThrow(TypeError);
+        await expect(store.begin('evt_1', bad)).rejects.toThrow(WebhookOptionsError);
       }
       const token = await claim(store, 'evt_1');
-      await expect(store.complete('evt_1', token, 0)).rejects.toThrow(TypeError);
+      await expect(store.complete('evt_1', token, 0)).rejects.toThrow(WebhookOptionsError);
       expect(await store.begin('evt_1', LONG)).toEqual({ state: 'in_progress' });
     });
   });

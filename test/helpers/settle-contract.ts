@@ -105,13 +105,13 @@ export function settleContract(build: BuildHarness): void {
     ['rejects', () => Promise.reject(new Error('callback bug'))],
   ])('keeps the 2xx and the process when the store fails after the route and dedup.onError %s', async (_name, failing) => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const onStoreError = vi.fn(failing);
+    const onStoreFailure = vi.fn(failing);
     const route = new RouteSpy();
     try {
-      await withStore(build, { leaseMs: 100, onError: onStoreError }, route, async (post, store) => {
+      await withStore(build, { leaseMs: 100, onError: onStoreFailure }, route, async (post, store) => {
         store.failing = true;
         expect((await post()).status).toBe(204);
-        await expect.poll(() => onStoreError.mock.calls.length, { timeout: 5_000 }).toBe(1);
+        await expect.poll(() => onStoreFailure.mock.calls.length, { timeout: 5_000 }).toBe(1);
         expect(store.completeCalls).toBeGreaterThan(1);
         await expect.poll(() => logged.mock.calls.length, { timeout: 5_000 }).toBe(1);
         expect(logged.mock.calls[0]).toEqual([expect.stringContaining('dedup.onError threw (callback bug)')]);

@@ -102,7 +102,7 @@ describe('holding a claim through a receiver', () => {
     it.each([
       ['completes once the event was taken', true, 'complete', 'done'],
       ['releases when it was not', false, 'release', 'claimed'],
-    ] as const)('%s, once the store recovers from failing three times, and tells onStoreError nothing', async (_name, taken, op, after) => {
+    ] as const)('%s, once the store recovers from failing three times, and tells dedup.onError nothing', async (_name, taken, op, after) => {
       const settle = await claimed();
       store.failures[op] = 3;
       await settledAfter(settle(taken));
@@ -120,7 +120,7 @@ describe('holding a claim through a receiver', () => {
       for (let i = 1; i < pauses.length; i++) expect(pauses[i]).toBeGreaterThan(pauses[i - 1]!);
     });
 
-    it('gives up shortly before the lease ends, then tells onStoreError the last error, once', async () => {
+    it('gives up shortly before the lease ends, then tells dedup.onError the last error, once', async () => {
       const settle = await claimed();
       store.failures.complete = Number.POSITIVE_INFINITY;
       await settledAfter(settle(true));
@@ -223,7 +223,7 @@ describe('holding a claim through a receiver', () => {
       expect(storeErrors).toEqual([]);
     });
 
-    it('gives up on a store that keeps failing before the lease ends, and tells onStoreError once', async () => {
+    it('gives up on a store that keeps failing before the lease ends, and tells dedup.onError once', async () => {
       await claimed();
       store.failures.renew = Number.POSITIVE_INFINITY;
       await vi.advanceTimersByTimeAsync(LEASE_MS - 1);
@@ -346,7 +346,7 @@ describe('holding a claim through a receiver', () => {
     });
   });
 
-  describe("what onStoreError is told: the operation, the key, and the tenant when there is one", () => {
+  describe("what dedup.onError is told: the operation, the key, and the tenant when there is one", () => {
     /** Claims `key` for `tenant` on `store`; answers the contexts onStoreError was given and the attempt. */
     function claimOn(tenant: string | undefined) {
       const contexts: unknown[] = [];

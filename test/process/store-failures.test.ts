@@ -17,7 +17,7 @@ afterEach(() => {
 });
 
 describe('storeErrorReporter', () => {
-  it('hands the error to onStoreError, and resolves only once its promise has', async () => {
+  it('hands the error to dedup.onError, and resolves only once its promise has', async () => {
     const heard: unknown[] = [];
     let finish!: () => void;
     const report = storeErrorReporter((error, context) => {
@@ -34,13 +34,13 @@ describe('storeErrorReporter', () => {
     expect(reported).toBe(true);
   });
 
-  it('logs nothing when onStoreError succeeds', async () => {
+  it('logs nothing when dedup.onError succeeds', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     await storeErrorReporter(() => undefined)(new Error('complete failed'), { operation: 'complete', key: 'evt_1' });
     expect(log).not.toHaveBeenCalled();
   });
 
-  it.each(failingBothWays(new Error('pager down')))('logs one line and resolves when onStoreError %s', async (_how, onStoreError) => {
+  it.each(failingBothWays(new Error('pager down')))('logs one line and resolves when dedup.onError %s', async (_how, onStoreError) => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     await expect(storeErrorReporter(onStoreError)(new Error('complete failed'), { operation: 'complete', key: 'evt_1' })).resolves.toBe(undefined);
     expect(log.mock.calls).toEqual([['svc-webhooks: dedup.onError threw (pager down) on a failed complete']]);

@@ -127,7 +127,7 @@ describe('createReceiver', () => {
       expect(processed.action === 'process' && processed.settle).toBe(undefined);
     });
 
-    it("reports a failing begin to onStoreError, and answers 503 with Retry-After and the store's error as cause", async () => {
+    it("reports a failing begin to dedup.onError, and answers 503 with Retry-After and the store's error as cause", async () => {
       const down = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
       const heard: unknown[][] = [];
       const reception = await deliver({ dedup: { store: storeWith({ begin: () => Promise.reject(down) }), onError: (...args) => void heard.push(args) } });
@@ -164,7 +164,7 @@ describe('createReceiver', () => {
       expect(await deliver({ dedup: { store: storeWith({ begin: async () => answer as never }) } })).toMatchObject({ action: 'respond', response: { status: 503 } });
     });
 
-    it('reports a store failure after the handler ran to onStoreError once the lease is about to end, without throwing', async () => {
+    it('reports a store failure after the handler ran to dedup.onError once the lease is about to end, without throwing', async () => {
       const seen: unknown[] = [];
       const options = { dedup: { store: storeWith({ complete: connectionRefused }), leaseMs: 200, onError: (error: unknown) => seen.push(error) } };
       const reception = await deliver(options);
@@ -173,7 +173,7 @@ describe('createReceiver', () => {
       expect(seen).toEqual([new Error('connection refused')]);
     });
 
-    it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when onStoreError %s', async (_name, onStoreError) => {
+    it.each(failingBothWays(new Error('reporter down')))('settles without rejecting when dedup.onError %s', async (_name, onStoreError) => {
       const reception = await deliver({ dedup: { store: storeWith({ release: connectionRefused }), leaseMs: 200, onError: onStoreError } });
       if (reception.action !== 'process' || !reception.settle) throw new Error('expected a claim');
       await expect(reception.settle(false)).resolves.toBe(undefined);

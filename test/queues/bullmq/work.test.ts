@@ -183,7 +183,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     expect((await settled(other.queue, jobOf('evt_1'))).returnvalue).toBe('processed');
   });
 
-  it('keeps a job waiting, without using an attempt, while the dedup store fails, and tells onStoreError', async () => {
+  it('keeps a job waiting, without using an attempt, while the dedup store fails, and tells dedup.onError', async () => {
     const { queue, start, handoff } = setUp(major);
     const dedup = new TestDedupStore();
     dedup.failing = true;

@@ -56,7 +56,7 @@ describe('statementRunner', () => {
     expect(await statementRunner(fn as unknown as PostgresConnection, 'test')(ECHO, ['c', '4'])).toEqual([{ first: 'c', second: 4 }]);
   });
 
-  it('throws a TypeError naming the caller for anything that is no client', () => {
+  it('throws a WebhookOptionsError naming the caller for anything that is no client', () => {
     const message =
       'svc-webhooks: purgeProcessed needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function';
     for (const bad of [null, undefined, {}, 'postgres://127.0.0.1/test', 5, { query: 'SELECT 1' }, { unsafe: true }]) {
@@ -64,7 +64,7 @@ describe('statementRunner', () => {
     }
   });
 
-  it('rejects with a TypeError naming the caller when the connection answers neither { rows } nor rows', async () => {
+  it('rejects with a WebhookOptionsError naming the caller when the connection answers neither { rows } nor rows', async () => {
     const message = 'svc-webhooks: migrate: the connection answered neither { rows } nor an array of rows';
     for (const answer of [null, undefined, 5, 'rows', {}, { rows: 'not rows' }, { rowCount: 1 }]) {
       const run = statementRunner(async () => answer as never, 'migrate');

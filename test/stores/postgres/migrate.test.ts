@@ -97,14 +97,14 @@ describe('migrateProcessedEvents', () => {
     expect(await indexesOf('dedup', schema)).toEqual(['dedup_expires_at_idx', 'dedup_pkey']);
   });
 
-  it('throws a TypeError for bad options', () => {
+  it('throws a WebhookOptionsError for bad options', () => {
     for (const table of ['', 'UPPER', '9lives', 'a-b', 'a.b.c', '"quoted"', 'a'.repeat(47), 3]) {
-      expect(() => migrateProcessedEvents(suite.pool, { table: table as string })).toThrow(TypeError);
+      expect(() => migrateProcessedEvents(suite.pool, { table: table as string })).toThrow(WebhookOptionsError);
     }
-    expect(() => migrateProcessedEvents(suite.pool, 'svc' as unknown as object)).toThrow(TypeError);
+    expect(() => migrateProcessedEvents(suite.pool, 'svc' as unknown as object)).toThrow(WebhookOptionsError);
   });
 
-  it('names migrateProcessedEvents in the TypeError for what is no client, or for an answer that has no rows', async () => {
+  it('names migrateProcessedEvents in the WebhookOptionsError for what is no client, or for an answer that has no rows', async () => {
     expect(() => migrateProcessedEvents({} as never)).toThrow(
       new WebhookOptionsError('svc-webhooks: migrateProcessedEvents needs a pg client or pool, a postgres.js sql, or a (text, params) => Promise<{ rows }> function'),
     );
@@ -155,14 +155,14 @@ describe('purgeProcessed', () => {
     expect(rows).toEqual([{ id: 'evt_new' }]);
   });
 
-  it('refuses an age shorter than the three-day retry window, or no duration, with a TypeError', () => {
+  it('refuses an age shorter than the three-day retry window, or no duration, with a WebhookOptionsError', () => {
     for (const olderThanMs of [259_199_999, DAY_MS, 0, -1, 1.5, Number.NaN]) {
-      expect(() => purgeProcessed(suite.pool, { olderThanMs })).toThrow(TypeError);
+      expect(() => purgeProcessed(suite.pool, { olderThanMs })).toThrow(WebhookOptionsError);
     }
-    expect(() => purgeProcessed(suite.pool, { table: 'No' })).toThrow(TypeError);
+    expect(() => purgeProcessed(suite.pool, { table: 'No' })).toThrow(WebhookOptionsError);
   });
 
-  it('says in its TypeError what is wrong: the three-day minimum, the duration, or the connection', () => {
+  it('says in its WebhookOptionsError what is wrong: the three-day minimum, the duration, or the connection', () => {
     expect(() => purgeProcessed(suite.pool, { olderThanMs: 259_199_999 })).toThrow(
       new WebhookOptionsError('svc-webhooks: olderThanMs must be at least 259200000 (three days, the retry window)'),
     );
@@ -174,7 +174,7 @@ describe('purgeProcessed', () => {
     );
   });
 
-  it('rejects with a TypeError, rather than answering NaN, when the connection answers no count', async () => {
+  it('rejects with a WebhookOptionsError, rather than answering NaN, when the connection answers no count', async () => {
     for (const answer of [[], [null], [{}], [{ count: 'many' }], [{ count: -1 }]]) {
       await expect(purgeProcessed(async () => answer as never)).rejects.toThrow(
         new WebhookOptionsError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted'),

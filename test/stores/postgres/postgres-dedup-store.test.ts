@@ -71,7 +71,7 @@ describe('PostgresDedupStore: renew', () => {
     expect((await store.begin('evt_unknown', LONG)).state).toBe('claimed');
   });
 
-  it('rejects durations that are not positive integers with a TypeError and leaves the lease alone', async () => {
+  it('rejects durations that are not positive integers with a WebhookOptionsError and leaves the lease alone', async () => {
     const store = await migratedStore(suite.pool);
     const token = await claim(store, 'evt_1', 300);
     const leaseMs = new WebhookOptionsError(`svc-webhooks: leaseMs must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
@@ -161,7 +161,7 @@ describe('PostgresDedupStore: concurrency', () => {
 });
 
 describe('PostgresDedupStore: connections and options', () => {
-  it('throws a TypeError naming what is wrong for anything that is no client, or for bad options', () => {
+  it('throws a WebhookOptionsError naming what is wrong for anything that is no client, or for bad options', () => {
     for (const bad of [null, undefined, {}, 'postgres://127.0.0.1/test', 5]) {
       expect(() => new PostgresDedupStore(bad as unknown as PostgresConnection)).toThrow(/^svc-webhooks: PostgresDedupStore needs a pg client or pool/);
     }
@@ -182,7 +182,7 @@ describe('PostgresDedupStore: connections and options', () => {
       await expect(store.begin('evt_1', 1000)).rejects.toMatchObject({ code: 'dedup_unavailable' });
     }
     const noRows = new PostgresDedupStore(async () => ({ answer: 'no rows' }) as never);
-    await expect(noRows.begin('evt_1', 1000)).rejects.toThrow(TypeError);
+    await expect(noRows.begin('evt_1', 1000)).rejects.toThrow(WebhookOptionsError);
   });
 
   it('makes the receiver answer 503 when Postgres does not answer', async () => {

@@ -37,17 +37,17 @@ describe('RedisDedupStore: connections', () => {
     }
   });
 
-  it('throws a TypeError for anything else, or for bad options', () => {
+  it('throws a WebhookOptionsError for anything else, or for bad options', () => {
     for (const bad of [null, undefined, {}, 'redis://127.0.0.1:6379']) {
-      expect(() => new RedisDedupStore(bad as unknown as RedisConnection)).toThrow(TypeError);
+      expect(() => new RedisDedupStore(bad as unknown as RedisConnection)).toThrow(WebhookOptionsError);
     }
-    expect(() => new RedisDedupStore(ioredis, { keyPrefix: 5 as unknown as string })).toThrow(TypeError);
-    expect(() => new RedisDedupStore(ioredis, { commandTimeoutMs: 0 })).toThrow(TypeError);
+    expect(() => new RedisDedupStore(ioredis, { keyPrefix: 5 as unknown as string })).toThrow(WebhookOptionsError);
+    expect(() => new RedisDedupStore(ioredis, { commandTimeoutMs: 0 })).toThrow(WebhookOptionsError);
     // Past 2^31 - 1 ms a Node timer fires at once: every command would time out.
-    expect(() => new RedisDedupStore(ioredis, { commandTimeoutMs: 2 ** 31 })).toThrow(TypeError);
+    expect(() => new RedisDedupStore(ioredis, { commandTimeoutMs: 2 ** 31 })).toThrow(WebhookOptionsError);
   });
 
-  it('says in its TypeError what is wrong with the connection or the options', () => {
+  it('says in its WebhookOptionsError what is wrong with the connection or the options', () => {
     const noClient = new WebhookOptionsError('svc-webhooks: RedisDedupStore needs an ioredis or node-redis client or cluster, or a sendCommand function');
     // A call or sendCommand that is no function makes no client.
     for (const bad of [null, undefined, 5, {}, { call: 'EVALSHA' }, { sendCommand: true }, { sendCommand: 1, getSlotMaster() {} }]) {
@@ -60,7 +60,7 @@ describe('RedisDedupStore: connections', () => {
     );
   });
 
-  it('names the duration that is wrong in the TypeError of begin, complete and renew', async () => {
+  it('names the duration that is wrong in the WebhookOptionsError of begin, complete and renew', async () => {
     const store = new RedisDedupStore(ioredis, { keyPrefix: randomPrefix() });
     const message = (name: string) => new WebhookOptionsError(`svc-webhooks: ${name} must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
     await expect(store.begin('evt_1', 0)).rejects.toThrow(message('leaseMs'));
