@@ -378,7 +378,7 @@ describe('createPipeline: the handlers of on under the claim', () => {
     expect(handler).toHaveBeenCalledTimes(2);
   });
 
-  it("keeps the handler's answer when the store then fails and onStoreError throws", async () => {
+  it("keeps the handler's answer when the store then fails and dedup.onError throws", async () => {
     const dedup = new TestDedupStore();
     const deliver = handlingReceiver({
       dedup: { store: dedup, onError: () => {
