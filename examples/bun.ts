@@ -4,8 +4,8 @@
  * options); the webhook handler is the route's POST handler as it is. Set
  * WEBHOOK_SECRET to the endpoint's secret; without it a demo secret is used.
  */
-import { MemoryDedupStore } from '../src/index.js';
-import { verifyWebhook } from '../adapters/fetch.js';
+import { MemoryDedupStore } from 'svc-webhooks';
+import { verifyWebhook } from 'svc-webhooks/fetch';
 
 const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxvY2FsLXRyaWFscw==';
 

@@ -10,7 +10,7 @@
  * answers as soon as the handler returns; passing `ctx` on lets the dedup
  * claim settle after the Response, through `ctx.waitUntil`.
  */
-import { verifyWebhook, type FetchWebhook } from '../adapters/fetch.js';
+import { verifyWebhook, type FetchWebhook } from 'svc-webhooks/fetch';
 
 interface Env {
   readonly WEBHOOK_SECRET: string;

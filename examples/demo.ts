@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { verifyWebhook } from '../adapters/express.js';
-import { KNOWN_EVENT_TYPES, sign, type WebhookEvent } from '../src/index.js';
+import { verifyWebhook } from 'svc-webhooks/express';
+import { KNOWN_EVENT_TYPES, sign, type WebhookEvent } from 'svc-webhooks';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const previousSecret = `whsec_${randomBytes(24).toString('base64')}`;

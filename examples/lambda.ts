@@ -10,7 +10,7 @@
  * claim is settled before it does.
  */
 import { MemoryDedupStore } from '../src/index.js';
-import { verifyWebhook } from '../adapters/lambda.js';
+import { verifyWebhook } from 'svc-webhooks/lambda';
 
 const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxvY2FsLXRyaWFscw==';
 

@@ -135,3 +135,12 @@ describe('the benchmarks', () => {
     expect(imports('bench').filter(({ to }) => to?.startsWith('test/')).map(({ from, specifier }) => `${from} -> ${specifier}`)).toEqual([]);
   });
 });
+
+describe('the examples', () => {
+  it('import the package by its name, as an app does (Deno alone, which runs the sources, by path)', () => {
+    const byPath = imports('examples')
+      .filter(({ from, to }) => to !== undefined && from !== 'examples/deno.ts' && !to.startsWith('examples/'))
+      .map(({ from, specifier }) => `${from}: ${specifier}`);
+    expect(byPath).toEqual([]);
+  });
+});
