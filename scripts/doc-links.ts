@@ -167,3 +167,49 @@ function decoded(text: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Where the README's links point: the package's own files as the registry's
+ * CDN serves them, by major version. The npm page shows the README with no
+ * repository to resolve a relative link against, so each link there is
+ * absolute, and each file it names ships in the package (`check:package`).
+ */
+export const PACKAGE_FILES_URL = 'https://unpkg.com/svc-webhooks@1/';
+
+/** The files of the package that `markdown` (the README) links to by `PACKAGE_FILES_URL`, each once, with any `#anchor`. */
+export function packageLinks(markdown: string): Array<{ readonly path: string; readonly anchor?: string; readonly line: number }> {
+  return extractLinks('README.md', markdown)
+    .filter(({ target }) => target.startsWith(PACKAGE_FILES_URL))
+    .map(({ target, line }) => {
+      const rest = target.slice(PACKAGE_FILES_URL.length);
+      const hash = rest.indexOf('#');
+      return hash === -1 ? { path: rest, line } : { path: rest.slice(0, hash), anchor: rest.slice(hash + 1), line };
+    });
+}
+
+/**
+ * Checks the README as the npm page shows it: a link is an `#anchor` of one
+ * of its headings, a URL of the package's files (a file of the repository,
+ * its anchor a heading there), or another absolute URL; a relative link is
+ * dead there.
+ */
+export function checkReadmeLinks(markdown: string, repository: ReadonlySet<string>, read: (file: string) => string): LinkError[] {
+  const errors: LinkError[] = [];
+  const own = anchorsOf(markdown);
+  for (const { line, target } of extractLinks('README.md', markdown)) {
+    const at = `README.md:${line}`;
+    if (target.startsWith('#')) {
+      if (!own.has(decoded(target.slice(1)) ?? target)) errors.push({ at, message: `${target}: README.md has no heading with this anchor` });
+    } else if (!SCHEME.test(target)) {
+      errors.push({ at, message: `${target}: dead on the npm page, which has no repository to resolve it against: link ${PACKAGE_FILES_URL}${target.replace(/^\.?\//, '')}` });
+    }
+  }
+  for (const { path, anchor, line } of packageLinks(markdown)) {
+    const at = `README.md:${line}`;
+    if (!repository.has(path)) errors.push({ at, message: `${PACKAGE_FILES_URL}${path}: no such file in the repository` });
+    else if (anchor !== undefined && path.endsWith('.md') && !anchorsOf(read(path)).has(decoded(anchor) ?? anchor)) {
+      errors.push({ at, message: `${PACKAGE_FILES_URL}${path}#${anchor}: ${path} has no heading with this anchor` });
+    }
+  }
+  return errors;
+}

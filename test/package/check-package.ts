@@ -2,8 +2,9 @@
  * Lints the packed tarball, exactly what `npm publish` would upload. First it
  * removes dist/, as on a fresh clone, so the tarball holds only what `npm pack`
  * built itself (the `prepack` script). Then: every file package.json names
- * (each `exports` target, `main`, `types`, `module`, the bin) is in the
- * tarball, and nothing of the tests or the TypeScript sources is; publint
+ * (each `exports` target, `main`, `types`, `module`, the bin) and every file
+ * the README links to (the npm page shows it) is in the tarball, and nothing
+ * of the tests or the TypeScript sources is; publint
  * (package.json against the files); Are The Types Wrong (types under
  * node16/nodenext for both import and require, and under bundler
  * resolution). Any finding fails.
@@ -13,6 +14,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
+import { packageLinks } from '../../scripts/doc-links.js';
 import { PACKAGE_ROOT, packTarball } from './pack.js';
 import { missingFromPackage, namedFiles, type Manifest } from './packed-files.js';
 
@@ -25,7 +27,8 @@ const listed = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
   .split('\n')
   .filter((line) => line !== '')
   .map((line) => line.replace(/^package\//, ''));
-const problems = missingFromPackage(manifest, listed);
+const linked = packageLinks(readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8')).map(({ path }) => path);
+const problems = missingFromPackage(manifest, listed, linked);
 for (const problem of problems) console.error(`files: ${problem}`);
 console.log(`files: ${listed.length} packed, ${namedFiles(manifest).length} named by package.json, ${problems.length} problem(s)`);
 

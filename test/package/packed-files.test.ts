@@ -46,4 +46,10 @@ describe('what a tarball must hold', () => {
       'dist/esm/extra.ts is packed but belongs to the repository only',
     ]);
   });
+
+  it('names each file the README links to that is not packed, once', () => {
+    expect(missingFromPackage(manifest, [...whole, 'docs/hosts.md'], ['docs/hosts.md', 'docs/runtimes.md', 'docs/runtimes.md'])).toEqual([
+      'docs/runtimes.md is linked from the README, which the npm page shows, but not packed',
+    ]);
+  });
 });

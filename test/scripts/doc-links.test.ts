@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { anchorsOf, checkLinks, extractLinks, githubSlug, repositoryFiles } from '../../scripts/doc-links.js';
+import { anchorsOf, checkLinks, checkReadmeLinks, extractLinks, githubSlug, packageLinks, repositoryFiles } from '../../scripts/doc-links.js';
 
 const FENCE = '```';
 
@@ -81,6 +81,40 @@ describe('checkLinks', () => {
       { at: 'README.md:6', message: '../elsewhere.md: points outside the repository' },
       { at: 'README.md:6', message: 'docs/hosts.md#hono%20: docs/hosts.md has no heading with the anchor #hono%20' },
       { at: 'docs/hosts.md:3', message: '../README.md#nope: README.md has no heading with the anchor #nope' },
+    ]);
+  });
+});
+
+describe('checkReadmeLinks: the README as the npm page shows it', () => {
+  const pkg = 'https://unpkg.com/svc-webhooks@1/';
+  const readme = [
+    '# Title',
+    '## Quick start',
+    `[ok](#quick-start) [guide](${pkg}docs/hosts.md#hono) [chart](${pkg}docs/bench.svg) [web](https://example.com/x.md)`,
+    `[relative](docs/hosts.md) [rooted](/SECURITY.md) [no anchor](#missing) [no file](${pkg}docs/tenants.md) [no heading](${pkg}docs/hosts.md#fastify)`,
+    `${FENCE}`,
+    '[in code](docs/hosts.md)',
+    `${FENCE}`,
+  ].join('\n');
+  const repository = new Set(['README.md', 'SECURITY.md', 'docs/hosts.md', 'docs/bench.svg']);
+  const read = (file: string): string => (file === 'docs/hosts.md' ? '# Hosts\n## Hono' : readme);
+
+  test('a relative link is dead there; a package link names a file and a heading of the repository', () => {
+    expect(checkReadmeLinks(readme, repository, read)).toEqual([
+      { at: 'README.md:4', message: `docs/hosts.md: dead on the npm page, which has no repository to resolve it against: link ${pkg}docs/hosts.md` },
+      { at: 'README.md:4', message: `/SECURITY.md: dead on the npm page, which has no repository to resolve it against: link ${pkg}SECURITY.md` },
+      { at: 'README.md:4', message: '#missing: README.md has no heading with this anchor' },
+      { at: 'README.md:4', message: `${pkg}docs/tenants.md: no such file in the repository` },
+      { at: 'README.md:4', message: `${pkg}docs/hosts.md#fastify: docs/hosts.md has no heading with this anchor` },
+    ]);
+  });
+
+  test('lists the package files it links to, for the tarball check', () => {
+    expect(packageLinks(readme).map(({ path, anchor }) => [path, anchor])).toEqual([
+      ['docs/hosts.md', 'hono'],
+      ['docs/bench.svg', undefined],
+      ['docs/tenants.md', undefined],
+      ['docs/hosts.md', 'fastify'],
     ]);
   });
 });
