@@ -472,6 +472,8 @@ describe('svc-webhooks dev: what it keeps of an answer', () => {
         expect(headers.reduce((sum, [name, value]) => sum + name.length + value.length, 0)).toBeLessThanOrEqual(8 * 1024);
         // Node's own headers after them (Date, Connection, …) are counted too.
         expect(headersLeftOut).toBe(pairs.length + 4 - 64);
+        // The byte bound of the log counts them.
+        expect(relay.log.size).toBeGreaterThan(JSON.stringify(headers).length + 512);
       },
     );
   });
