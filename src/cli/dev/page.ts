@@ -17,7 +17,7 @@ const STYLE = `
   header { padding: 12px 20px; background: #1d2a3a; color: #fff; }
   header h1 { font-size: 16px; margin: 0 0 4px; }
   header code { color: #cde; }
-  main { display: grid; grid-template-columns: minmax(0, 16fr) minmax(0, 9fr); gap: 16px; padding: 16px 20px; align-items: start; }
+  main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 16px; padding: 16px 20px; align-items: start; }
   @media (max-width: 1100px) { main { grid-template-columns: minmax(0, 1fr); padding: 12px; } }
   .scroll { overflow-x: auto; }
   section { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: 12px; min-width: 0; }
@@ -38,6 +38,7 @@ const STYLE = `
   pre { background: #f4f4f6; padding: 8px; overflow: auto; max-height: 320px; margin: 4px 0 10px; white-space: pre-wrap; overflow-wrap: anywhere; }
   .bodies { display: grid; grid-template-columns: repeat(auto-fit, minmax(14em, 1fr)); gap: 0 8px; }
   .bodies h5 { margin: 0; font-size: 13px; }
+  .bodies pre { font-size: 12px; }
   button { font: inherit; padding: 4px 10px; margin: 2px 4px 2px 0; }
   label { display: block; margin: 6px 0 2px; font-weight: 600; }
   textarea { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; min-height: 90px; }
@@ -201,9 +202,10 @@ const SCRIPT = String.raw`
     byId('answer-headers-note').textContent = a.headersLeftOut + ' more left out: the relay keeps 64 headers of an answer, of 8 KiB in all.';
   }
 
-  // Opens delivery n; brought into sight when it is one the page just made.
+  // Opens delivery n; brought into sight when it is one the page just made, whose status follows.
   function select(n, bringIntoSight) {
     selected = n;
+    if (!bringIntoSight) say('');
     renderList();
     return api('/api/deliveries/' + n).then(function (result) {
       if (result.status !== 200) { say(result.body.error.message); return; }

@@ -479,8 +479,14 @@ describe('svc-webhooks dev: the page, in Chromium', { timeout: 60_000 }, () => {
     const { rig, page } = await openPage();
     for (const type of KNOWN_EVENT_TYPES) expect((await rig.deliver(testEvent(type))).status).toBe(204);
     expect((await rig.deliver(testEvent('call.missed'), new Date(), true)).status).toBe(400);
-    await poll(() => rows(page).count()).toBe(6);
-    await rows(page).first().click();
+    // Signed compact, sent indented: re-serialized.
+    const event = testEvent('message.received');
+    expect((await fetch(rig.relay.webhookUrl, { method: 'POST', headers: signedHeaders(JSON.stringify(event), { secret: RELAY_SECRET }), body: JSON.stringify(event, null, 4) })).status).toBe(400);
+    for (const mode of ['exact', 'resign', 'new-id']) expect((await rig.api('/api/deliveries/1/replay', { mode })).status).toBe(201);
+    await page.getByLabel('Event type').fill('message.received');
+    await page.getByRole('button', { name: 'Send signed' }).click();
+    await poll(() => rows(page).count()).toBe(11);
+    await page.locator('#deliveries tr[data-n="7"]').click();
     await poll(() => page.locator('#verdict').textContent()).toMatch(/^invalid: invalid_signature/);
     expect(await page.content()).not.toContain(RELAY_SECRET.slice('whsec_'.length));
     await mkdir(ARTEFACTS, { recursive: true });
