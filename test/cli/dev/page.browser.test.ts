@@ -379,7 +379,7 @@ describe('svc-webhooks dev: the page, in Chromium', { timeout: 60_000 }, () => {
     expect((await rig.deliver(events[0]!)).status).toBe(200);
     expect((await rig.deliver(testEvent('webhook.test'), new Date(), true)).status).toBe(400);
     await poll(() => rows(page).count()).toBe(5);
-    const numbers = () => rows(page).evaluateAll((all) => all.map((row) => Number((row as HTMLElement).dataset.n)));
+    const numbers = () => rows(page).evaluateAll((all) => all.map((row) => Number(row.getAttribute('data-n'))));
     expect(await page.locator('#filter-type option').allTextContents()).toEqual(['all', 'call.missed', 'message.received', 'webhook.test']);
     await page.locator('#filter-type').selectOption('call.missed');
     expect(await numbers()).toEqual([4, 3, 1]);
@@ -444,7 +444,7 @@ describe('svc-webhooks dev: the page, in Chromium', { timeout: 60_000 }, () => {
     const touched = join(folder, 'touched');
     const event = testEvent('call.missed', { data: { object: { note: `it's $(touch ${touched}) \`touch ${touched}\`` } } });
     const body = JSON.stringify(event);
-    const headers = { ...signedHeaders(body, { secret: RELAY_SECRET }), 'x-note': `'; touch ${touched}; '$(touch ${touched})` };
+    const headers: Record<string, string> = { ...signedHeaders(body, { secret: RELAY_SECRET }), 'x-note': `'; touch ${touched}; '$(touch ${touched})` };
     expect((await fetch(rig.relay.webhookUrl, { method: 'POST', headers, body })).status).toBe(204);
     await rows(page).first().click();
     await poll(() => heading(page).textContent()).toMatch(/^#1 /);
@@ -472,7 +472,7 @@ describe('svc-webhooks dev: the page, in Chromium', { timeout: 60_000 }, () => {
     await poll(() => heading(page).textContent()).toMatch(/^#1 call\.missed /);
     expect(await rows(page).nth(1).getAttribute('aria-selected')).toBe('true');
     // The list drawn anew keeps the focus where it was.
-    expect(await rows(page).nth(1).evaluate((row) => row === document.activeElement)).toBe(true);
+    expect(await rows(page).nth(1).evaluate((row) => row === row.ownerDocument.activeElement)).toBe(true);
   });
 
   it('holds no secret, and keeps a screenshot', async () => {
