@@ -56,12 +56,12 @@ const dev = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'dev'
   env: { ...process.env, WEBHOOK_SECRET: SECRET },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
+// Read to its end, as a terminal does: the relay prints a line per delivery, and a pipe left full would stall it.
 let printed = '';
-dev.stdout.setEncoding('utf8');
-for await (const text of dev.stdout) {
-  printed += text;
-  if (printed.split('\n').length > 2) break;
-}
+dev.stdout.setEncoding('utf8').on('data', (text: string) => {
+  if (printed.length < 4096) printed += text;
+});
+while (!/^Webhooks: \S+/m.test(printed)) await once(dev.stdout, 'data');
 const relayUrl = /^Webhooks: (\S+)/m.exec(printed)![1]!;
 
 // Warm both paths up.

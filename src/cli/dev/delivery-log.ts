@@ -31,6 +31,10 @@ export interface RecordedAnswer {
   readonly latencyMs: number;
   /** The HTTP status; absent when no answer came. */
   readonly status?: number;
+  /** The answer's headers as they came, names in their case, in order: at most 64, of at most 8 KiB of names and values in all. */
+  readonly headers?: ReadonlyArray<readonly [name: string, value: string]>;
+  /** How many headers past those bounds were left out. */
+  readonly headersLeftOut?: number;
   /** At most 64 KiB of the answer's body, as UTF-8 text. */
   readonly body?: string;
   /** Whether the body was cut at 64 KiB. */
@@ -109,6 +113,13 @@ export class DeliveryLog {
     }
   }
 
+  /** Forgets every record, and those it dropped; numbers go on from where they were. */
+  clear(): void {
+    this.records.length = 0;
+    this.bytes = 0;
+    this.dropped = 0;
+  }
+
   /** The record numbered `n`, while kept. */
   get(n: number): DeliveryRecord | undefined {
     return this.records.find(({ record }) => record.n === n)?.record;
@@ -143,8 +154,15 @@ export function summaryOf(record: DeliveryRecord): RecordSummary {
   };
 }
 
-// The bodies dominate; headers, the envelope's id and type and the rest are counted at their JSON length.
+// The bodies dominate; the request's and the answer's headers, the envelope's id and type and the rest are counted at their JSON length.
 function sizeOf(record: DeliveryRecord): number {
   const { request, answer, event } = record;
-  return request.bodyBase64.length + (answer.body?.length ?? 0) + JSON.stringify(request.headers).length + JSON.stringify(event ?? {}).length + 512;
+  return (
+    request.bodyBase64.length +
+    (answer.body?.length ?? 0) +
+    JSON.stringify(request.headers).length +
+    JSON.stringify(answer.headers ?? []).length +
+    JSON.stringify(event ?? {}).length +
+    512
+  );
 }

@@ -2,6 +2,7 @@
 import { parseCommandArgs, noPositionals, receiverUrl, required, secrets, UsageError, wholeNumber } from '../shared/args.js';
 import type { Command } from '../shared/command.js';
 import type { CliIO } from '../shared/io.js';
+import { deliveryLine } from './delivery-line.js';
 import { startRelay, type Relay } from './relay.js';
 
 const options = {
@@ -42,6 +43,8 @@ at the first address it prints (with a token of this run), lists deliveries
 as they arrive, shows each one's headers, body and diagnosis, and the
 receiver's own outcome when it runs svc-webhooks with outcomeHeader: 'on';
 it replays them (exact bytes, re-signed, or with a new id) and sends events.
+Each delivery also prints one line here once answered: time, number, type,
+id, the relay's verdict, the receiver's status and outcome, milliseconds.
 
 Options:
   --forward URL  the receiver's webhook URL
@@ -61,7 +64,14 @@ Stops on Ctrl-C. Exit status: 0 stopped, 2 bad arguments or a port in use.`,
     const secretList = secrets(values.secret);
     let relay: Relay;
     try {
-      relay = await startRelay({ forward, port, secrets: secretList, save: values.save, onProblem: (line) => io.err(`svc-webhooks dev: ${line}`) });
+      relay = await startRelay({
+        forward,
+        port,
+        secrets: secretList,
+        save: values.save,
+        onDelivery: (record) => io.out(deliveryLine(record)),
+        onProblem: (line) => io.err(`svc-webhooks dev: ${line}`),
+      });
     } catch (error) {
       throw startFailure(error, port);
     }

@@ -1,7 +1,8 @@
 /**
  * Forwarding one delivery to the receiver byte for byte, and keeping its
- * answer: the status, at most 64 KiB of the body, the latency, and the
- * receiver's own verdict when it sends one. A receiver that is down or
+ * answer: the status, at most 64 headers of at most 8 KiB in all, at most
+ * 64 KiB of the body, the latency, and the receiver's own verdict when it
+ * sends one. A receiver that is down or
  * slow is an answer too: `connection failed (ECONNREFUSED)`, `no answer
  * within 10 s`. The sender gets the answer's status, bytes (as far as
  * kept), type, `Retry-After` and verdict. On node:http with a keep-alive
@@ -36,6 +37,9 @@ export interface Forwarded {
   readonly passOn?: PassedAnswer;
 }
 
+/** The most headers of an answer the relay keeps, and the most characters of their names and values in all: the rest are counted. */
+export const ANSWER_HEADER_BOUNDS = { count: 64, chars: 8 * 1024 } as const;
+
 // Headers of an answer that tell the sender something: what the body is, when to retry, the receiver's verdict.
 const PASSED_HEADERS = ['content-type', 'retry-after', OUTCOME_HEADER] as const;
 
@@ -66,6 +70,7 @@ function attempt(url: URL, request: OutgoingRequest, answerWindowMs: number, age
       const answer = {
         latencyMs: latencyMs(),
         status,
+        ...keptHeaders(response!.rawHeaders),
         body: bytes.toString('utf8'),
         ...(size > MAX_ANSWER_BYTES && { truncated: true }),
         ...(outcome !== undefined && { outcome }),
@@ -103,4 +108,19 @@ function attempt(url: URL, request: OutgoingRequest, answerWindowMs: number, age
     });
     outgoing.end(request.body);
   });
+}
+
+/** The answer's headers as they came (names in their case, in order, repeats kept) within `ANSWER_HEADER_BOUNDS`, and how many were left out. */
+function keptHeaders(raw: readonly string[]): Pick<RecordedAnswer, 'headers' | 'headersLeftOut'> {
+  const headers: Array<[string, string]> = [];
+  let chars = 0;
+  let leftOut = 0;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const [name, value] = [raw[i]!, raw[i + 1]!];
+    if (headers.length < ANSWER_HEADER_BOUNDS.count && chars + name.length + value.length <= ANSWER_HEADER_BOUNDS.chars) {
+      headers.push([name, value]);
+      chars += name.length + value.length;
+    } else leftOut += 1;
+  }
+  return leftOut === 0 ? { headers } : { headers, headersLeftOut: leftOut };
 }

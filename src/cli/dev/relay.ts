@@ -13,13 +13,16 @@ import { Agent, createServer, type IncomingMessage, type Server, type ServerResp
 import { Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isRecord } from '../../base/record.js';
+import { KNOWN_EVENT_TYPES } from '../../core/event.js';
 import { sign } from '../../core/sign.js';
+import { newId } from '../../testing/envelope.js';
 import { testEvent } from '../../testing/test-event.js';
 import { MAX_INPUT_BYTES, readCapped } from '../shared/capped-read.js';
 import { diagnose } from '../shared/diagnose.js';
 import { explain } from '../shared/explain.js';
 import { endToEndHeaders, REPLAY_MODES, replayedRequest, type OutgoingRequest, type ReplayMode } from '../shared/replayed-request.js';
 import { DEFAULT_BOUNDS, DeliveryLog, summaryOf, type DeliveryRecord, type LogBounds, type RelayVerdict } from './delivery-log.js';
+import { curlCommand } from './curl.js';
 import { forward, type PassedAnswer } from './forward.js';
 import { PAGE_HTML } from './page.js';
 import { PageStreams } from './page-streams.js';
@@ -45,6 +48,8 @@ export interface RelayOptions {
   readonly requestTimeoutMs?: number;
   /** The clock, in milliseconds. */
   readonly now?: () => number;
+  /** Told of each delivery once recorded (the receiver has answered, or given up on), before it is saved. */
+  readonly onDelivery?: (record: DeliveryRecord) => void;
   /** Told of what went wrong in the relay itself: a request it failed on, a save that failed. */
   readonly onProblem?: (message: string) => void;
 }
@@ -108,6 +113,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     };
     log.add(record);
     streams.send('delivery', { delivery: summaryOf(record), dropped: log.dropped });
+    options.onDelivery?.(record);
     const { save } = options;
     if (save !== undefined) {
       const line = `${JSON.stringify(record)}\n`;
@@ -156,13 +162,20 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     if (!ownHost(req.headers.host, port) || !hasToken(req, url, token)) return json(res, 403, problem('forbidden', 'this needs the address the relay printed, with its token'));
     if (url.pathname === '/' && req.method === 'GET') return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
     if (url.pathname === '/api/deliveries' && req.method === 'GET') return json(res, 200, { deliveries: log.summaries(), dropped: log.dropped });
+    if (url.pathname === '/api/deliveries' && req.method === 'DELETE') {
+      log.clear();
+      streams.send('cleared', {});
+      return void res.writeHead(204, { 'cache-control': 'no-store' }).end();
+    }
     if (url.pathname === '/api/events' && req.method === 'GET') return streams.open(res);
     if (url.pathname === '/api/send' && req.method === 'POST') return json(res, 201, (await relay(await sentRequest(req), 'send')).record);
-    const match = /^\/api\/deliveries\/(\d{1,9})(\/replay)?$/.exec(url.pathname);
+    if (url.pathname === '/api/samples' && req.method === 'GET') return json(res, 200, { samples: samples() });
+    const match = /^\/api\/deliveries\/(\d{1,9})(\/replay|\/curl)?$/.exec(url.pathname);
     const record = match === null ? undefined : log.get(Number(match[1]));
-    if (match === null || (match[2] === undefined ? req.method !== 'GET' : req.method !== 'POST')) return json(res, 404, problem('not_found', 'no such page or operation'));
+    if (match === null || (match[2] === '/replay' ? req.method !== 'POST' : req.method !== 'GET')) return json(res, 404, problem('not_found', 'no such page or operation'));
     if (record === undefined) return json(res, 404, problem('not_found', `no delivery ${match[1]}: it was never recorded, or dropped past the bounds`));
     if (match[2] === undefined) return json(res, 200, record);
+    if (match[2] === '/curl') return json(res, 200, { command: curlCommand(`http://127.0.0.1:${port}/webhooks`, record.request.headers, Buffer.from(record.request.bodyBase64, 'base64')) });
     const mode = (await jsonBody(req)).mode;
     if (!REPLAY_MODES.includes(mode as ReplayMode)) return json(res, 400, problem('bad_request', `mode must be one of ${REPLAY_MODES.join(', ')}`));
     const recorded = { headers: record.request.headers, body: Buffer.from(record.request.bodyBase64, 'base64') };
@@ -175,19 +188,24 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     return json(res, 201, (await relay(replayed, 'replay', { of: record.n, mode: mode as ReplayMode })).record);
   }
 
-  /** The page's send: an event of `type` as testEvent makes it, `data` merged in, signed now. */
+  /** The page's send: an event of `type` as testEvent makes it, with a `msg_` id as `svc-webhooks send` gives, `data` merged in, signed now. */
   async function sentRequest(req: IncomingMessage): Promise<OutgoingRequest> {
     const { type, data } = await jsonBody(req);
     if (typeof type !== 'string') throw new RelayRequestError('type must be an event type string');
     if (data !== undefined && !isRecord(data)) throw new RelayRequestError('data must be a JSON object');
     let event: { id: string };
     try {
-      event = testEvent(type as never, (data === undefined ? undefined : { data }) as never, { now });
+      event = testEvent(type as never, { id: newId('msg', now()), ...(data !== undefined && { data }) } as never, { now });
     } catch (error) {
       throw new RelayRequestError((error as Error).message.replace(/^svc-webhooks: /, ''));
     }
     const body = Buffer.from(JSON.stringify(event));
     return { headers: { 'content-type': 'application/json', ...sign(body, { id: event.id, timestamp: Math.floor(now() / 1000), secret: [...secrets] }) }, body };
+  }
+
+  /** The `data` testEvent gives each type the spec names, each with a fresh object id: what the page's send starts from. */
+  function samples(): Record<string, unknown> {
+    return Object.fromEntries(KNOWN_EVENT_TYPES.map((type) => [type, testEvent(type, undefined, { now }).data]));
   }
 
   // Node's own requestTimeout is checked every 30 s and drops the connection without a word: the relay keeps its own.

@@ -1,10 +1,12 @@
-/** `svc-webhooks dev` as a user starts it: the two lines it prints first, its stop, and its mistakes. */
+/** `svc-webhooks dev` as a user starts it: the two lines it prints first, a line per delivery, its stop, and its mistakes. */
 import { createServer } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { devCommand, startFailure } from '../../../src/cli/dev/dev.js';
 import { UsageError } from '../../../src/cli/shared/args.js';
 import type { CliIO } from '../../../src/cli/shared/io.js';
 import { inProcessCli } from '../in-process-cli.js';
+import { signedRequest, testEvent } from '../../../src/testing/index.js';
+import { serveExpressHandlers } from '../../helpers/adapter-servers.js';
 import { RELAY_SECRET } from '../../helpers/dev-relay.js';
 
 // The ports the relay was asked to listen on. 8787 (also `wrangler dev`'s) is never bound here: the relay
@@ -67,6 +69,20 @@ describe('svc-webhooks dev', () => {
     expect(lines).toHaveLength(2);
   });
 
+  it('prints one line per delivery once answered: time, number, type, id, verdict, status, outcome, ms', async () => {
+    const receiver = await serveExpressHandlers({ secret: RELAY_SECRET, outcomeHeader: 'on', on: { 'call.missed': () => {} } });
+    try {
+      const event = testEvent('call.missed');
+      const run = await runDev(['--port', '0', '--forward', `${receiver.url}/webhooks`], async (webhookUrl) => {
+        for (const status of [204, 200]) expect((await fetch(signedRequest(event, { secret: RELAY_SECRET, url: webhookUrl }))).status).toBe(status);
+      });
+      const line = (n: number, answer: string): RegExp => new RegExp(String.raw`^\d\d:\d\d:\d\d  #${n}  call\.missed {7}${event.id}  relay: valid  receiver: ${answer}  \d+ ms$`);
+      expect(run.lines.slice(2)).toEqual([expect.stringMatching(line(1, '204 processed')), expect.stringMatching(line(2, '200 duplicate'))]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('says which port is in use, exit 2', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
@@ -112,6 +128,9 @@ describe('svc-webhooks dev', () => {
       expect((await fetch(webhookUrl, { method: 'POST', body: '{}' })).status).toBe(502);
     });
     expect(run.code).toBe(0);
-    expect(run.lines.slice(2)).toEqual([`err: svc-webhooks dev: could not append to ${save}: ENOENT: no such file or directory, open '${save}'`]);
+    expect(run.lines.slice(2)).toEqual([
+      expect.stringMatching(/ {2}#1 {2}\(no envelope\) {5}- {2}relay: missing_header {2}receiver: connection failed \(ECONNREFUSED\) {2}\d+ ms$/),
+      `err: svc-webhooks dev: could not append to ${save}: ENOENT: no such file or directory, open '${save}'`,
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryRecord, RecordSummary } from '../../../src/cli/dev/delivery-log.js';
+import { curlCommand } from '../../../src/cli/dev/curl.js';
 import { startRelay, type Relay, type RelayOptions } from '../../../src/cli/dev/relay.js';
 import { KNOWN_EVENT_TYPES, type WebhookEvent } from '../../../src/index.js';
 import { testEvent } from '../../../src/testing/index.js';
@@ -122,13 +123,16 @@ describe('svc-webhooks dev: the relay', () => {
     expect((await replay(1, 'resign')).answer).toMatchObject({ status: 204, outcome: { outcome: 'processed' } });
   });
 
-  it('sends an event built as testEvent builds it, signed, through the relay, so that it is recorded', async () => {
+  it('sends an event built as testEvent builds it, with a msg_ id as send gives, signed, through the relay, so that it is recorded', async () => {
     rig = await startRelayRig();
     const sent = await rig.api('/api/send', { type: 'call.missed', data: { object: { id: 'call_9' }, from: '+15550100' } });
     expect(sent.status).toBe(201);
     const record = (await sent.json()) as DeliveryRecord;
     expect(record).toMatchObject({ n: 1, source: 'send', event: { type: 'call.missed' }, verdict: { valid: true }, answer: { status: 204 } });
     expect(JSON.parse(Buffer.from(record.request.bodyBase64, 'base64').toString())).toMatchObject({ data: { object: { id: 'call_9' }, from: '+15550100' } });
+    // Its id is a msg_ id, as svc-webhooks send and the testing kit's signedHeaders give, and the webhook-id.
+    expect(record.event!.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(record.request.headers['webhook-id']).toBe(record.event!.id);
     expect(rig.handled).toEqual([record.event!.id]);
     expect((await rig.api('/api/send', { type: 'Call.Missed' })).status).toBe(400);
     expect((await rig.api('/api/send', { type: 'call.missed', data: [1] })).status).toBe(400);
@@ -150,6 +154,46 @@ describe('svc-webhooks dev: the relay', () => {
     const data = JSON.parse(/data: (.*)\n/.exec(text)![1]!) as { delivery: RecordSummary; dropped: number };
     expect(data).toMatchObject({ delivery: { n: 1, event: { id: event.id }, status: 204 }, dropped: 0 });
     await reader.cancel();
+  });
+});
+
+describe('svc-webhooks dev: what the page asks of it', () => {
+  it("gives a sample of each type the spec names: testEvent's data, a fresh object id of the type's kind", async () => {
+    rig = await startRelayRig();
+    const { samples } = (await (await rig.api('/api/samples')).json()) as { samples: Record<string, { object: { id: string } }> };
+    expect(Object.keys(samples)).toEqual(KNOWN_EVENT_TYPES);
+    for (const type of KNOWN_EVENT_TYPES) expect(samples[type]).toStrictEqual({ object: { id: expect.stringMatching(new RegExp(`^${testEvent(type).data.object.id.split('_')[0]}_`)) } });
+    const again = (await (await rig.api('/api/samples')).json()) as typeof samples & { samples: typeof samples };
+    expect(again.samples['call.missed']!.object.id).not.toBe(samples['call.missed']!.object.id);
+  });
+
+  it('clears what it keeps on DELETE, tells every page, and numbers on from where it was', async () => {
+    rig = await startRelayRig({ bounds: { maxRecords: 1, maxBytes: 50 * 1024 * 1024 } });
+    for (let i = 0; i < 2; i += 1) await rig.deliver(testEvent('webhook.test'));
+    expect((await list()).dropped).toBe(1);
+    const stream = await fetch(`${new URL('/api/events', rig.relay.webhookUrl)}?token=${rig.relay.token}`);
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    // Without the token, nothing is cleared.
+    expect((await fetch(new URL('/api/deliveries', rig.relay.webhookUrl), { method: 'DELETE' })).status).toBe(403);
+    expect((await list()).deliveries).toHaveLength(1);
+    const cleared = await fetch(new URL('/api/deliveries', rig.relay.webhookUrl), { method: 'DELETE', headers: { authorization: `Bearer ${rig.relay.token}` } });
+    expect([cleared.status, await cleared.text()]).toEqual([204, '']);
+    expect(await list()).toEqual({ deliveries: [], dropped: 0 });
+    expect(rig.relay.log.size).toBe(0);
+    let text = '';
+    while (!text.includes('event: cleared\ndata: {}\n\n')) text += (await reader.read()).value ?? '';
+    await reader.cancel();
+    await rig.deliver(testEvent('webhook.test'));
+    expect((await list()).deliveries.map((one) => one.n)).toEqual([3]);
+  });
+
+  it('gives a delivery as a curl command that sends it to the relay again', async () => {
+    rig = await startRelayRig();
+    await rig.deliver(testEvent('webhook.test'));
+    const record = await detail(1);
+    const { command } = (await (await rig.api('/api/deliveries/1/curl')).json()) as { command: string };
+    expect(command).toBe(curlCommand(rig.relay.webhookUrl, record.request.headers, Buffer.from(record.request.bodyBase64, 'base64')));
+    expect((await rig.api('/api/deliveries/2/curl')).status).toBe(404);
   });
 });
 
@@ -327,7 +371,12 @@ describe('svc-webhooks dev: what it keeps of an answer', () => {
         expect(received[0]!.headers).toMatchObject({ 'x-trace': 't1', host: new URL(url).host, 'content-length': '14' });
         // An id without a type is no envelope; a sender's delivery is no replay; an answer came, so no failure.
         expect(Object.keys(relay.log.summaries()[0]!)).toEqual(['n', 'receivedAt', 'source', 'valid', 'code', 'status', 'latencyMs']);
-        expect(relay.log.get(1)!.answer).toStrictEqual({ latencyMs: expect.any(Number), status: 422, body: '{"error":{"code":"refused_here","message":"refused"}}' });
+        expect(relay.log.get(1)!.answer).toStrictEqual({
+          latencyMs: expect.any(Number),
+          status: 422,
+          headers: expect.arrayContaining([['content-type', 'application/json']]),
+          body: '{"error":{"code":"refused_here","message":"refused"}}',
+        });
       } finally {
         await relay.close();
       }
@@ -407,6 +456,28 @@ describe('svc-webhooks dev: what it keeps of an answer', () => {
     }
   });
 
+  it("keeps an answer's headers as they came, at most 64 of 8 KiB in all, and counts those it left out", async () => {
+    // In order, in their case, a repeat kept; one too long for what is left is left out, and those after it still kept.
+    const raw = ['X-First', 'one', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'X-Long', 'l'.repeat(7000), 'X-Too-Long', 't'.repeat(2000)];
+    for (let i = 0; i < 100; i += 1) raw.push(`X-Pad-${i}`, 'p');
+    await withReceiver(
+      (_req, res) => res.writeHead(200, raw).end(),
+      async (relay) => {
+        await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        const { headers = [], headersLeftOut } = relay.log.get(1)!.answer;
+        const pairs: Array<[string, string]> = [];
+        for (let i = 0; i < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+        expect(headers.slice(0, 5)).toEqual([...pairs.slice(0, 4), pairs[5]]);
+        expect(headers).toHaveLength(64);
+        expect(headers.reduce((sum, [name, value]) => sum + name.length + value.length, 0)).toBeLessThanOrEqual(8 * 1024);
+        // Node's own headers after them (Date, Connection, …) are counted too.
+        expect(headersLeftOut).toBe(pairs.length + 4 - 64);
+        // The byte bound of the log counts them.
+        expect(relay.log.size).toBeGreaterThan(JSON.stringify(headers).length + 512);
+      },
+    );
+  });
+
   it('keeps 64 KiB of a long answer and says it cut it', async () => {
     await withReceiver(
       (_req, res) => res.writeHead(200).end('y'.repeat(70 * 1024)),
@@ -429,8 +500,9 @@ describe('svc-webhooks dev: what it keeps of an answer', () => {
         const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
         const elapsed = performance.now() - started;
         expect([answer.status, await answer.text()]).toEqual([202, 'partial']);
-        const { latencyMs, ...rest } = relay.log.get(1)!.answer;
+        const { latencyMs, headers, ...rest } = relay.log.get(1)!.answer;
         expect(rest).toStrictEqual({ status: 202, body: 'partial' });
+        expect(headers).toEqual(expect.arrayContaining([['Transfer-Encoding', 'chunked']]));
         // The latency runs from forwarding to giving up: the whole window, and no more than the sender waited.
         expect(latencyMs).toBeGreaterThanOrEqual(190);
         expect(latencyMs).toBeLessThanOrEqual(Math.ceil(elapsed));
@@ -464,7 +536,7 @@ describe('svc-webhooks dev: its clock and bounds', () => {
     expect(sent.request.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-timestamp': String(clock / 1000) });
     // The event itself is built on that clock too: its timestamp, and the time part of its id.
     const sentEvent = JSON.parse(Buffer.from(sent.request.bodyBase64, 'base64').toString('utf8')) as WebhookEvent;
-    expect([sentEvent.timestamp, sentEvent.id.slice(0, 14)]).toEqual(['2030-01-01T00:00:00Z', testEvent('webhook.test', undefined, { now: () => clock }).id.slice(0, 14)]);
+    expect([sentEvent.timestamp, sentEvent.id.slice(0, 14)]).toEqual(['2030-01-01T00:00:00Z', `msg_${testEvent('webhook.test', undefined, { now: () => clock }).id.slice(4, 14)}`]);
     expect(sent).toMatchObject({ receivedAt: '2030-01-01T00:00:00.000Z', verdict: { valid: true }, answer: { outcome: { outcome: 'timestamp_too_new' } } });
     const resigned = await replay(1, 'resign');
     expect(resigned).toMatchObject({ request: { headers: { 'webhook-timestamp': String(clock / 1000) } }, verdict: { valid: true } });
@@ -508,6 +580,8 @@ describe("svc-webhooks dev: the API's mistakes", () => {
       ['/api/send', 'GET', none],
       ['/api/deliveries/1', 'POST', none],
       ['/api/deliveries/1/replay', 'GET', none],
+      ['/api/deliveries/1/curl', 'POST', none],
+      ['/api/samples', 'POST', none],
       ['/api/deliveries/1/x', 'GET', none],
       ['/x/api/deliveries/1', 'GET', none],
       ['/api/deliveries/1234567890', 'GET', none],
