@@ -97,6 +97,8 @@ describe.concurrent('svc-webhooks sign', () => {
     const words = execFileSync('sh', ['-c', `printf '%s\\n' ${run.stdout}`], { encoding: 'utf8' }).trimEnd().split('\n');
     expect(words).toEqual([
       '-H',
+      'content-type: application/json',
+      '-H',
       `webhook-id: ${id}`,
       '-H',
       'webhook-timestamp: 1795000000',
