@@ -176,14 +176,18 @@ describe('svc-webhooks send, in process', () => {
 });
 
 describe('send --copies', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it('sends N identical copies at once, and reports each as it ends', async () => {
-    // One second each: sent one after another, the first copies would wait it out unanswered.
+    // Sent one after another, the first copy would wait out its window unanswered (and the test its timeout).
     const receiver = await gatedReceiver(3);
     // A clock a second on at each reading: copies signed one by one would carry different timestamps.
     let nowMs = 1_795_000_000_000;
     vi.spyOn(Date, 'now').mockImplementation(() => (nowMs += 1000));
     try {
-      const run = await inProcessCli(recordedTiming(1000))(['send', receiver.url, '--secret', SECRET, '--copies', '3', '--id', 'msg_copies']);
+      const run = await inProcessCli(recordedTiming())(['send', receiver.url, '--secret', SECRET, '--copies', '3', '--id', 'msg_copies']);
       expect(run).toMatchObject({ code: 0, stderr: '' });
       expect(run.stdout.split('\n')[0]).toBe(`webhook.test msg_copies -> ${receiver.url} (3 copies at once)`);
       expect(copyLines(run.stdout)).toEqual([1, 2, 3].map((copy) => expect.stringMatching(new RegExp(`^copy ${copy}, attempt 1: 204 \\(\\d+ ms\\)$`))));
@@ -195,7 +199,6 @@ describe('send --copies', () => {
       }
       expectSignedBy(first!, SECRET);
     } finally {
-      vi.restoreAllMocks();
       await receiver.close();
     }
   });
