@@ -3,19 +3,25 @@
  * packages (a package.json each) in a temporary node_modules, the command told to look there.
  */
 import { Buffer } from 'node:buffer';
-import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { GENERATOR_RANGES } from '../../../src/cli/shared/peers.js';
 import { checkGeneratorVersions, inRange } from '../../../src/cli/types/generator-versions.js';
 import { typesCommand } from '../../../src/cli/types/types.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
+const made: string[] = [];
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((root) => rm(root, { recursive: true, force: true })));
+});
+
 /** A folder outside the repository (no node_modules above it) holding a package.json of each version at its path. */
 async function fakeProject(packages: Readonly<Record<string, string>>): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'svc-webhooks-generators-'));
+  made.push(root);
   for (const [path, version] of Object.entries(packages)) {
     await mkdir(join(root, path), { recursive: true });
     await writeFile(join(root, path, 'package.json'), version.startsWith('{') ? version : JSON.stringify({ name: path.split('node_modules/').at(-1), version }));
