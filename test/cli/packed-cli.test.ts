@@ -97,6 +97,8 @@ describe.concurrent('svc-webhooks sign', () => {
     const words = execFileSync('sh', ['-c', `printf '%s\\n' ${run.stdout}`], { encoding: 'utf8' }).trimEnd().split('\n');
     expect(words).toEqual([
       '-H',
+      'content-type: application/json',
+      '-H',
       `webhook-id: ${id}`,
       '-H',
       'webhook-timestamp: 1795000000',
@@ -186,9 +188,31 @@ describe('types, its optional peers installed beside the package', () => {
     const run = await bin(['types', join(CONTRACTS, 'rich.yaml'), '-o', join(scratch, 'webhook-types.ts')]);
     expect(run).toMatchObject({
       code: 2,
-      stderr: 'svc-webhooks types: this needs @redocly/openapi-core, an optional peer: npm install --save-dev openapi-typescript @redocly/openapi-core\n',
+      stderr: 'svc-webhooks types: this needs @redocly/openapi-core, an optional peer: npm install --save-dev openapi-typescript@7 typescript@5 @redocly/openapi-core@1\n',
     });
   });
+
+  it('refuses generators of another major installed beside it in one line, exit 2', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-majors-'));
+    try {
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'receiver-majors', private: true }));
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', cli.tarball], { cwd: project });
+      // What npm install --legacy-peer-deps leaves today: TypeScript 7 and openapi-core 2 beside openapi-typescript 7.
+      for (const [name, version] of [['openapi-typescript', '7.13.0'], ['typescript', '7.0.2'], ['@redocly/openapi-core', '2.64.0']]) {
+        mkdirSync(join(project, 'node_modules', name!), { recursive: true });
+        writeFileSync(join(project, 'node_modules', name!, 'package.json'), JSON.stringify({ name, version }));
+      }
+      const run = await runProcess(join(project, 'node_modules/.bin/svc-webhooks'), ['types', join(CONTRACTS, 'rich.yaml')], project);
+      expect(run).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'svc-webhooks types: unsupported generator version(s): found typescript 7.0.2, @redocly/openapi-core 2.64.0; wanted typescript ^5.0.0, @redocly/openapi-core ^1.34.0: npm install --save-dev openapi-typescript@7 typescript@5 @redocly/openapi-core@1\n',
+      });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("writes modules a project compiles with its own tsc against the installed package, and whose validators run compiled", async () => {
     const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-types-'));

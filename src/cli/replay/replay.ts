@@ -39,6 +39,9 @@ Options:
   --secret S   the endpoint's secret, for resign and new-id; without it,
                WEBHOOK_SECRET
 
+Ends with a summary line: how many deliveries were sent, got a 2xx and failed
+(not sent, or no 2xx), and how many lines were skipped.
+
 Exit status: 0 every delivery got a 2xx, 1 one did not (or was too old to
 send exactly, or could not be sent in the mode, or a line was skipped), 2 bad
 arguments or a file it cannot read.`,
@@ -52,23 +55,21 @@ arguments or a file it cannot read.`,
     // Exact bytes are signed by nobody here, so what the list holds is never read for them.
     // Stryker disable next-line ArrayDeclaration
     const secretList = mode === 'exact' ? [] : secrets(values.secret);
-    let failed = 0;
-    let records = 0;
+    const count = { records: 0, sent: 0, delivered: 0, skipped: 0 };
     for await (const line of linesOf(file)) {
       const read = recordOf(line);
       if (typeof read === 'string') {
         // A line cut by a relay killed while appending is that line alone: the others still are sent.
         io.err(`line ${line.number} ${read}`);
-        failed += 1;
+        count.skipped += 1;
         continue;
       }
       if (read === undefined) continue;
-      records += 1;
+      count.records += 1;
       const { label, request } = read;
       const age = ageSeconds(request);
       if (mode === 'exact' && age !== undefined && age > TOLERANCE_SECONDS) {
         io.err(`${label}: signed ${age} s ago, past the ${TOLERANCE_SECONDS} s a receiver allows: replay it with --mode resign or --mode new-id`);
-        failed += 1;
         continue;
       }
       let outgoing: OutgoingRequest;
@@ -77,15 +78,17 @@ arguments or a file it cannot read.`,
       } catch (error) {
         // That record alone cannot be sent so: the others still are.
         io.err(`${label}: ${(error as Error).message}`);
-        failed += 1;
         continue;
       }
       const attempt = await post(url, outgoing.body, outgoing.headers);
       io.out(`${label} ${printable(outgoing.headers['webhook-id'] ?? '(no webhook-id)')} -> ${describeAttempt(attempt)}`);
-      if (!delivered(attempt)) failed += 1;
+      count.sent += 1;
+      if (delivered(attempt)) count.delivered += 1;
     }
-    if (records === 0 && failed === 0) io.err(`${file} holds no delivery`);
-    return failed === 0 && records > 0 ? EXIT.ok : EXIT.failed;
+    if (count.records === 0 && count.skipped === 0) io.err(`${file} holds no delivery`);
+    const failed = count.records - count.delivered;
+    io.out(`summary: ${count.sent} sent, ${count.delivered} got a 2xx, ${failed} failed, ${count.skipped} line(s) skipped`);
+    return failed === 0 && count.skipped === 0 && count.records > 0 ? EXIT.ok : EXIT.failed;
   },
 } satisfies Command;
 

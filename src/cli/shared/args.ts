@@ -59,9 +59,10 @@ export function required<V>(value: V | undefined, option: string): V {
   return value;
 }
 
-/** A whole number of at least `min`, from an option's text. */
-export function wholeNumber(text: string, option: string, min = 0): number {
+/** A whole number of at least `min`, and at most `max` when given, from an option's text. */
+export function wholeNumber(text: string, option: string, min = 0, max?: number): number {
   const value = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (max !== undefined && !(value >= min && value <= max)) throw new UsageError(`--${option} must be a whole number from ${min} to ${max}`);
   if (!(value >= min)) throw new UsageError(`--${option} must be a whole number of at least ${min}`);
   return value;
 }

@@ -6,7 +6,7 @@
 import { isRecord } from '../../base/record.js';
 import { isUnboundedPattern, PATTERN_BOUND_CHARS, type Contract, type ContractEvent } from './contract.js';
 import { ContractError } from './contract-error.js';
-import { loadPeer, SCHEMA_PEERS } from './peers.js';
+import { loadPeer, SCHEMA_INSTALL } from './peers.js';
 
 type Schemasafe = typeof import('@exodus/schemasafe');
 
@@ -18,7 +18,7 @@ const CONTRACT_ID = 'urn:svc-webhooks:contract';
 
 /** Compiles the payload schema of each of `events` (every event of the contract by default). Throws `ContractError`. */
 export async function compileChecks(contract: Contract, events: readonly ContractEvent[] = contract.events): Promise<CompiledCheck[]> {
-  const { validator } = await loadPeer<Schemasafe>('@exodus/schemasafe', () => import('@exodus/schemasafe'), SCHEMA_PEERS);
+  const { validator } = await loadPeer<Schemasafe>('@exodus/schemasafe', () => import('@exodus/schemasafe'), SCHEMA_INSTALL);
   const document = { ...forSchemasafe(contract.document), $id: CONTRACT_ID };
   return events.map((event) => {
     try {

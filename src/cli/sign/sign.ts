@@ -30,7 +30,8 @@ Options:
   --timestamp N    Unix time in seconds (default: now)
   --body B         @file, - for standard input (the default), or the text itself;
                    signed byte for byte
-  --curl           print the headers as -H arguments for curl, on one line:
+  --curl           print the headers and content-type: application/json as -H
+                   arguments for curl, on one line:
                      eval "curl -X POST URL --data-binary @event.json $(svc-webhooks sign … --curl)"
 
 Exit status: 0 printed, 2 bad arguments.`,
@@ -42,7 +43,8 @@ Exit status: 0 printed, 2 bad arguments.`,
     const timestamp = values.timestamp === undefined ? Math.floor(Date.now() / 1000) : wholeNumber(values.timestamp, 'timestamp');
     const body = await readInput(values.body ?? '-', 'body', io);
     const headers = sign(body, { id, timestamp, secret });
-    if (values.curl) io.out(curlArguments(headers));
+    // The service's Content-Type too: a receiver may refuse a body curl would label form data.
+    if (values.curl) io.out(curlArguments({ 'content-type': 'application/json', ...headers }));
     else for (const line of headerLines(headers)) io.out(line);
     return EXIT.ok;
   },

@@ -7,6 +7,8 @@ import type { CliIO } from '../shared/io.js';
 import { printable } from '../../base/printable.js';
 import { contractPath, nameOf, readContract } from '../shared/contract.js';
 import { ContractError } from '../shared/contract-error.js';
+import { GENERATOR_INSTALL, SCHEMA_INSTALL } from '../shared/peers.js';
+import { checkGeneratorVersions } from './generator-versions.js';
 import { schemaModule } from './schema-module.js';
 import { typeModule } from './type-module.js';
 
@@ -40,19 +42,23 @@ Options:
   --check         write nothing; exit 1 with a short diff when the files
                   differ from what the contract gives (for CI)
 
-Needs openapi-typescript and @redocly/openapi-core (and @exodus/schemasafe for
---schemas) as development dependencies:
-  npm install --save-dev openapi-typescript @redocly/openapi-core @exodus/schemasafe
+Needs openapi-typescript 7 on TypeScript 5 and @redocly/openapi-core 1 (and
+@exodus/schemasafe for --schemas) as development dependencies; another major
+is named and refused before it runs:
+  npm install --save-dev ${[...GENERATOR_INSTALL, ...SCHEMA_INSTALL].join(' ')}
 
 Exit status: 0 written or current, 1 --check found a difference, 2 bad
-arguments or a contract it cannot use.`,
+arguments, a contract it cannot use or generators of another major.`,
 
-  async run(args: readonly string[], io: CliIO): Promise<number> {
+  /** `generatorsFrom`: the folder the generators' versions are looked up from, svc-webhooks' own unless a test gives another. */
+  async run(args: readonly string[], io: CliIO, generatorsFrom?: string): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, options);
     const location = contractPath(onePositional(positionals, '<contract>'));
     const out = values.out ?? DEFAULT_OUT;
     if (!out.endsWith('.ts') || out.endsWith('.d.ts')) throw new UsageError('--out must name a .ts module (not .d.ts): it augments svc-webhooks');
     try {
+      // Before anything of them runs: the wrong major fails deep inside, as a TypeError.
+      await checkGeneratorVersions(generatorsFrom);
       const contract = await readContract(location);
       // What comes from the contract is printed escaped: it is text from outside.
       for (const warning of contract.warnings) io.err(`svc-webhooks types: warning: ${printable(warning, LINE_CHARS)}`);

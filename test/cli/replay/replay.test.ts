@@ -26,6 +26,10 @@ async function savedFile(firstAgeMs = 0): Promise<string> {
 
 const replay = (...args: string[]) => inProcessCli()(['replay', ...args]);
 
+/** The line a replay ends with. */
+const summary = (sent: number, got2xx: number, failed: number, skipped: number): string =>
+  `summary: ${sent} sent, ${got2xx} got a 2xx, ${failed} failed, ${skipped} line(s) skipped\n`;
+
 /** A file of `text`, written by hand. */
 async function handWritten(text: string): Promise<string> {
   const file = join(await typesFolder(), 'hand.jsonl');
@@ -83,7 +87,7 @@ describe('svc-webhooks replay', () => {
 
   it('counts blank lines in the number it names', async () => {
     const run = await replay(await handWritten('\n  \nnot json\n'), '--to', 'http://127.0.0.1:9/webhooks');
-    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'line 3 is not JSON: skipped\n' });
+    expect(run).toMatchObject({ code: 1, stdout: summary(0, 0, 0, 1), stderr: 'line 3 is not JSON: skipped\n' });
   });
 
   it('sends a line of 8 MiB, the most a line may hold', async () => {
@@ -119,7 +123,7 @@ describe('svc-webhooks replay', () => {
 
   it('ends at once on a line that never ends, naming the bound, exit 1', async () => {
     const run = await replay('/dev/zero', '--to', 'http://127.0.0.1:9/webhooks');
-    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'line 1 is over 8 MiB and has no end within 16 MiB: the rest is not read\n' });
+    expect(run).toMatchObject({ code: 1, stdout: summary(0, 0, 0, 1), stderr: 'line 1 is over 8 MiB and has no end within 16 MiB: the rest is not read\n' });
   });
 
   it('refuses a file it cannot read, and a mode it does not know', async () => {
@@ -141,7 +145,7 @@ describe('svc-webhooks replay', () => {
       );
       const run = await replay(file, '--to', url);
       expect(run.code).toBe(1);
-      expect(run.stdout).toMatch(/^line 2 \(no webhook-id\) -> 204 \(\d+ ms\)\n#7 msg_1 -> 400 invalid_signature \(\d+ ms\)\n$/);
+      expect(run.stdout).toMatch(/^line 2 \(no webhook-id\) -> 204 \(\d+ ms\)\n#7 msg_1 -> 400 invalid_signature \(\d+ ms\)\nsummary: 2 sent, 1 got a 2xx, 1 failed, 0 line\(s\) skipped\n$/);
       expect(received.map(({ headers, body }) => [headers['x-a'], headers['x-n'], headers.host, String(body)])).toEqual([
         ['1', undefined, new URL(url).host, '{}'],
         [undefined, undefined, new URL(url).host, 'x'],
@@ -151,7 +155,7 @@ describe('svc-webhooks replay', () => {
 
   it('says a file without deliveries holds none, exit 1', async () => {
     const file = await handWritten('\n\n');
-    expect(await replay(file, '--to', 'http://127.0.0.1:9/webhooks')).toMatchObject({ code: 1, stdout: '', stderr: `${file} holds no delivery\n` });
+    expect(await replay(file, '--to', 'http://127.0.0.1:9/webhooks')).toMatchObject({ code: 1, stdout: summary(0, 0, 0, 0), stderr: `${file} holds no delivery\n` });
   });
 
   it.each([
@@ -181,7 +185,7 @@ describe('svc-webhooks replay', () => {
       expect(received[0]!.headers['webhook-id']).not.toBe('msg_1');
       // And a recorded timestamp in another case is still one: exact bytes that old are not sent.
       const exact = await replay(file, '--to', url);
-      expect(exact).toMatchObject({ code: 1, stdout: '' });
+      expect(exact).toMatchObject({ code: 1, stdout: summary(0, 0, 1, 0) });
       expect(exact.stderr).toMatch(/^#1: signed \d+ s ago/);
     });
   });
@@ -232,5 +236,31 @@ describe('svc-webhooks replay', () => {
       const idless = line({ headers: {}, body: '{}' });
       expect((await replay(await handWritten(`${idless}\n${refused}\n`), '--to', url, '--mode', 'resign', '--secret', RELAY_SECRET)).code).toBe(1);
     });
+  });
+
+  it('ends with a summary: sent, answered with a 2xx, failed, and lines skipped', async () => {
+    await withRecordingReceiver([{ status: 204 }, { status: 500 }, { status: 204 }], async ({ url }) => {
+      const tooOld = line({ n: 4, headers: { 'webhook-id': 'msg_4', 'webhook-timestamp': '1' }, body: '{}' });
+      const file = await handWritten(
+        [line({ n: 1, headers: {}, body: 'a' }), 'not json', line({ n: 2, headers: {}, body: 'b' }), '{"n":3}', tooOld, line({ n: 5, headers: {}, body: 'c' }), ''].join('\n'),
+      );
+      const run = await replay(file, '--to', url);
+      expect(run.stdout.split('\n').slice(0, 3)).toEqual([
+        expect.stringMatching(/^#1 .* -> 204 /),
+        expect.stringMatching(/^#2 .* -> 500 /),
+        expect.stringMatching(/^#5 .* -> 204 /),
+      ]);
+      // #2 refused and #4 too old to send exactly: two failed of four deliveries, three sent; two lines held none.
+      expect(run.stdout.split('\n').slice(3).join('\n')).toBe(summary(3, 2, 2, 2));
+      expect(run.code).toBe(1);
+    });
+  });
+
+  it('ends with a summary of no failure when every delivery got a 2xx, exit 0', async () => {
+    const file = await savedFile();
+    const run = await replay(file, '--to', `${rig!.receiver.url}/webhooks`);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^#1 .*\n#2 .*\n/);
+    expect(run.stdout.split('\n').slice(2).join('\n')).toBe(summary(2, 2, 0, 0));
   });
 });

@@ -75,6 +75,11 @@ describe('wholeNumber', () => {
   it('refuses a number below the least', () => {
     expect(usageMessage(() => wholeNumber('0', 'count', 1))).toBe('--count must be a whole number of at least 1');
   });
+
+  it('takes a number up to the most given, and names both bounds when it refuses one', () => {
+    expect([wholeNumber('1', 'copies', 1, 100), wholeNumber('100', 'copies', 1, 100)]).toEqual([1, 100]);
+    for (const text of ['0', '101', 'many']) expect(usageMessage(() => wholeNumber(text, 'copies', 1, 100))).toBe('--copies must be a whole number from 1 to 100');
+  });
 });
 
 describe('receiverUrl', () => {

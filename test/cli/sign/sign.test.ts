@@ -1,14 +1,21 @@
 /**
- * `svc-webhooks sign` in-process: its header lines and curl arguments, each
- * option, and signatures checked against an HMAC from node:crypto alone.
+ * `svc-webhooks sign` in-process: its header lines and curl arguments (run by
+ * a shell and curl against a receiver), each option, and signatures checked
+ * against an HMAC from node:crypto alone.
  */
 import { Buffer } from 'node:buffer';
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CLI_FIXTURES_DIR } from '../../../fixtures/cli/cases.js';
 import { runCli } from '../../../src/cli/run.js';
+import { typesFolder } from '../../helpers/contract-types.js';
+import { expectSignedBy, withRecordingReceiver } from '../delivery-scenarios.js';
 
 const KEY = Buffer.from('sign-test-key-0123456789abcdefgh');
 const SECRET = `whsec_${KEY.toString('base64')}`;
@@ -59,13 +66,31 @@ describe('sign prints', () => {
     expect(out.slice(1)).toEqual([`webhook-timestamp: ${STAMP}`, `webhook-signature: ${mac(KEY, 'msg_sign', STAMP, BODY)}`]);
   });
 
-  it('with --curl, -H arguments on one line, quoted for a POSIX shell', async () => {
+  it('with --curl, -H arguments on one line, the JSON content type first, quoted for a POSIX shell', async () => {
     const id = "msg_it's";
     const { status, out } = await sign(['--secret', SECRET, '--id', id, '--timestamp', STAMP, '--curl']);
     expect([status, out]).toEqual([
       0,
-      [`-H 'webhook-id: msg_it'\\''s' -H 'webhook-timestamp: ${STAMP}' -H 'webhook-signature: ${mac(KEY, id, STAMP, BODY)}'`],
+      [`-H 'content-type: application/json' -H 'webhook-id: msg_it'\\''s' -H 'webhook-timestamp: ${STAMP}' -H 'webhook-signature: ${mac(KEY, id, STAMP, BODY)}'`],
     ]);
+  });
+
+  it("with --curl, what the help's curl line sends: the body as JSON, signed", async () => {
+    const file = join(await typesFolder(), 'event.json');
+    await writeFile(file, BODY);
+    const now = String(Math.floor(Date.now() / 1000));
+    const { out } = await sign(['--secret', SECRET, '--id', "msg_it's", '--timestamp', now, '--body', `@${file}`, '--curl']);
+    const printed = `${file}.curl`;
+    await writeFile(printed, `${out[0]}\n`);
+    await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
+      // As the help says: eval "curl -X POST URL --data-binary @event.json $(svc-webhooks sign … --curl)".
+      await promisify(execFile)('sh', ['-c', `eval "curl -sS -X POST ${url} --data-binary @${file} $(cat ${printed})"`]);
+      expect(received).toHaveLength(1);
+      expect(received[0]!.headers['content-type']).toBe('application/json');
+      expect(received[0]!.headers['webhook-id']).toBe("msg_it's");
+      expect(received[0]!.body.toString()).toBe(BODY);
+      expectSignedBy(received[0]!, SECRET);
+    });
   });
 });
 

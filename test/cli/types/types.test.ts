@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { ContractError } from '../../../src/cli/shared/contract-error.js';
-import { loadPeer, SCHEMA_PEERS } from '../../../src/cli/shared/peers.js';
+import { loadPeer, SCHEMA_INSTALL } from '../../../src/cli/shared/peers.js';
 import { shortDiff, typesCommand } from '../../../src/cli/types/types.js';
 import { inProcessCli } from '../in-process-cli.js';
 import { CONTRACTS, runTypes, typesFolder } from '../../helpers/contract-types.js';
@@ -224,7 +224,7 @@ describe('svc-webhooks types', () => {
   it('names the packages to install when a peer is missing', async () => {
     const missing = Object.assign(new Error("Cannot find package 'openapi-typescript' imported from /app/cli.js"), { code: 'ERR_MODULE_NOT_FOUND' });
     await expect(loadPeer('openapi-typescript', () => Promise.reject(missing))).rejects.toThrow(
-      new ContractError('this needs openapi-typescript, an optional peer: npm install --save-dev openapi-typescript @redocly/openapi-core'),
+      new ContractError('this needs openapi-typescript, an optional peer: npm install --save-dev openapi-typescript@7 typescript@5 @redocly/openapi-core@1'),
     );
     // Another failure, or one of another package the peer itself needs, is not told as a missing peer.
     const inner = Object.assign(new Error("Cannot find package 'change-case'"), { code: 'ERR_MODULE_NOT_FOUND' });
@@ -233,13 +233,13 @@ describe('svc-webhooks types', () => {
 
   it("names them for require's failure too, with --schemas' packages when it is the one loading", async () => {
     const missing = Object.assign(new Error("Cannot find module '@exodus/schemasafe'"), { code: 'MODULE_NOT_FOUND' });
-    await expect(loadPeer('@exodus/schemasafe', () => Promise.reject(missing), SCHEMA_PEERS)).rejects.toThrow(
-      new ContractError('this needs @exodus/schemasafe, an optional peer: npm install --save-dev @exodus/schemasafe'),
+    await expect(loadPeer('@exodus/schemasafe', () => Promise.reject(missing), SCHEMA_INSTALL)).rejects.toThrow(
+      new ContractError('this needs @exodus/schemasafe, an optional peer: npm install --save-dev @exodus/schemasafe@1'),
     );
     // A failure of another kind, even one that names the package or is no error at all, is thrown as it is.
     const other = Object.assign(new Error("Cannot find package '@exodus/schemasafe'"), { code: 'ERR_INVALID_PACKAGE_CONFIG' });
-    await expect(loadPeer('@exodus/schemasafe', () => Promise.reject(other), SCHEMA_PEERS)).rejects.toBe(other);
-    await expect(loadPeer('@exodus/schemasafe', () => Promise.reject(null), SCHEMA_PEERS)).rejects.toBeNull();
+    await expect(loadPeer('@exodus/schemasafe', () => Promise.reject(other), SCHEMA_INSTALL)).rejects.toBe(other);
+    await expect(loadPeer('@exodus/schemasafe', () => Promise.reject(null), SCHEMA_INSTALL)).rejects.toBeNull();
     expect(await loadPeer('@exodus/schemasafe', async () => 'loaded')).toBe('loaded');
   });
 });
