@@ -10,12 +10,13 @@ import 'reflect-metadata';
 import { Inject, Injectable, Module, type DynamicModule, type INestApplication, type INestApplicationContext, type LoggerService, type Provider } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { OnWebhook, WebhooksModule, WebhooksRoute, WebhooksWorker, type WebhooksModulePgBoss, type WebhooksModuleWorkerOptions } from '../../adapters/nestjs.js';
+import { OnWebhook, WebhooksModule, WebhooksRoute, WebhooksWorker, type WebhooksModuleBullMQQueue, type WebhooksModulePgBoss, type WebhooksModuleWorkerOptions } from '../../adapters/nestjs.js';
 import { enqueue as enqueueOnBullMQ, jobIdOf } from '../../src/queues/bullmq/index.js';
 import { enqueue as enqueueOnPgBoss } from '../../src/queues/pg-boss/index.js';
 import { migrateProcessedEvents } from '../../src/stores/postgres/index.js';
 import type { CallMissedEvent, MessageReceivedEvent, WebhookDelivery } from '../../src/index.js';
 import { BULLMQ_MAJORS, connectionTo, dropQueue, uniqueQueueName, type TestQueue } from '../helpers/bullmq-majors.js';
+import { freePort } from '../helpers/free-port.js';
 import { recordingNestLogger } from '../helpers/nest-logs.js';
 import { PG_BOSS_MAJORS } from '../helpers/pg-boss-majors.js';
 import { pgBossSuite } from '../helpers/pg-boss-suite.js';
@@ -171,7 +172,7 @@ function workerSpec(sides: () => Promise<QueueSides>): void {
 
 describe.each(BULLMQ_MAJORS)('WebhooksModule.forWorker on $name', (major) => {
   /** A queue of its own, removed after the test. */
-  async function bullmqSides(): Promise<QueueSides & { readonly jobs: TestQueue }> {
+  async function bullmqSides(): Promise<QueueSides & { readonly jobs: TestQueue; readonly queue: WebhooksModuleBullMQQueue }> {
     const jobs = major.queue(uniqueQueueName('nest'), redisUrl());
     closing.push(() => dropQueue(jobs));
     const dedup = new TestDedupStore();
@@ -191,6 +192,18 @@ describe.each(BULLMQ_MAJORS)('WebhooksModule.forWorker on $name', (major) => {
   }
 
   workerSpec(bullmqSides);
+
+  it("writes what its BullMQ worker emits as 'error' to the app's log, which would otherwise take the process down", async () => {
+    const { queue } = await bullmqSides();
+    const logs = recordingNestLogger();
+    const port = await freePort();
+    // Nothing answers there; ioredis gives up after its first try.
+    const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null, retryStrategy: () => null };
+    await workerApp(WebhooksModule.forWorker({ queue: { ...queue, worker: { connection } } }), logs.logger);
+    await vi.waitFor(() => expect(logs.lines.filter(({ level, context }) => level === 'error' && context === 'WebhooksModule').map(({ message }) => message)).toContain(
+      `The worker of the BullMQ queue ${JSON.stringify(queue.name)} failed: connect ECONNREFUSED 127.0.0.1:${port}`,
+    ));
+  });
 
   it("closes its BullMQ worker at the app's shutdown: Redis then lists no worker on the queue", async () => {
     const { jobs, working } = await bullmqSides();
