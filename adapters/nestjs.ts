@@ -182,7 +182,7 @@ export class WebhooksModule {
    * run in the request too.
    * @example
    * ```ts
-   * import { Injectable, Module } from '@nestjs/common';
+   * import { Inject, Injectable, Module } from '@nestjs/common';
    * import { NestFactory } from '@nestjs/core';
    * import { OnWebhook, WebhooksModule } from 'svc-webhooks/nestjs';
    * import { RedisDedupStore } from 'svc-webhooks/redis';
@@ -190,7 +190,8 @@ export class WebhooksModule {
    *
    * @Injectable()
    * class Callbacks {
-   *   constructor(private readonly calls: CallsService) {}
+   *   // A service of the app, injected as into any provider.
+   *   constructor(@Inject(CallsService) private readonly calls: CallsService) {}
    *
    *   @OnWebhook('call.missed')
    *   async missed(event: CallMissedEvent, { id }: WebhookDelivery) {
@@ -221,9 +222,7 @@ export class WebhooksModule {
    * providers it injects are ready: a pg-boss instance, a dedup store, a `ConfigService`.
    * @example
    * ```ts
-   * import { Module } from '@nestjs/common';
-   * import { PostgresDedupStore } from 'svc-webhooks/postgres';
-   *
+   * // BossModule provides the app's started pg-boss instance under PG_BOSS, and stops it at shutdown.
    * WebhooksModule.forWorkerAsync({
    *   imports: [BossModule],
    *   inject: [PG_BOSS],
