@@ -1,7 +1,8 @@
 /**
  * The `@OnWebhook` decorator of svc-webhooks/nestjs, and how the module finds
  * the decorated methods of every provider at bootstrap: as the handlers of
- * `on`, each calling its method on the provider's instance.
+ * `on`, each calling its method on the provider's instance, for the route
+ * and for the worker alike.
  */
 import type { DiscoveryService } from '@nestjs/core';
 import type { WebhookDelivery } from '../src/core/delivery.js';
@@ -35,10 +36,17 @@ export function OnWebhook<T extends KnownEventType>(type: T): OnWebhookDecorator
   };
 }
 
-/** The handlers of the `@OnWebhook` methods of every provider, each calling its method on the provider's instance. */
-export function handlersIn(discovery: DiscoveryService): EventHandlers {
+/** The `@OnWebhook` methods of an app: as the handlers of `on`, and the method of each type by name, for the log. */
+export interface WebhookMethods {
+  readonly on: EventHandlers;
+  /** `Class.method` by event type, in the order found. */
+  readonly where: ReadonlyMap<KnownEventType, string>;
+}
+
+/** The `@OnWebhook` methods of every provider, each handler calling its method on the provider's instance. */
+export function handlersIn(discovery: DiscoveryService): WebhookMethods {
   const on: Record<string, EventHandler<never>> = {};
-  const where = new Map<string, string>();
+  const where = new Map<KnownEventType, string>();
   for (const wrapper of discovery.getProviders()) {
     const { metatype } = wrapper;
     // Class providers alone: a value or a factory's product has no decorated class to read.
@@ -54,7 +62,12 @@ export function handlersIn(discovery: DiscoveryService): EventHandlers {
       on[type] = (event, delivery) => (wrapper.instance as Record<string | symbol, WebhookMethod<KnownEventType>>)[method]!(event, delivery);
     }
   }
-  return on as EventHandlers;
+  return { on: on as EventHandlers, where };
+}
+
+/** The methods for a log line: `call.missed to MissedCalls.missed, …`. */
+export function describeMethods({ where }: WebhookMethods): string {
+  return [...where].map(([type, name]) => `${type} to ${name}`).join(', ');
 }
 
 /** The decorated methods of a class, its own and those it inherits. */

@@ -63,8 +63,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   testing: ['base', 'core', 'process', 'testing'],
   cli: ['base', 'core', 'testing', 'cli'],
   root: ['base', 'core', 'stores', 'process', 'receive', 'queues'],
-  // An entry may stand on another: the NestJS module mounts the Express or Fastify one.
-  adapters: ['base', 'core', 'process', 'receive', 'adapters'],
+  // An entry may stand on another: the NestJS module mounts the Express or Fastify one, and its worker
+  // runs a queue engine's work().
+  adapters: ['base', 'core', 'process', 'receive', 'queues', 'adapters'],
 };
 
 const all = imports('src', 'adapters');

@@ -1,5 +1,6 @@
 /**
- * The NestJS spec (test/adapters/nestjs.test.ts) again on each other major of
+ * The NestJS specs (test/adapters/nestjs.test.ts, and the worker's,
+ * test/adapters/nestjs-worker.test.ts) again on each other major of
  * the peer range, 10 and 11, both platforms each: a vitest of its own with
  * `@nestjs/*` taken from that major's folder (test/helpers/nest-majors.ts,
  * installed there on first use). This spec fails when that run fails or

@@ -6,8 +6,9 @@
  * middleware and CORS; on Fastify its `bodyLimit`; the global prefix); the
  * `@OnWebhook` methods found at bootstrap and run under the claim (signed,
  * tampered, stale, duplicate, concurrent copies, a throwing method,
- * tenants), `forRootAsync` with injected providers, `handoff`, and the
- * bootstraps that fail with a message naming the fix.
+ * tenants), `forRootAsync` with injected providers, `handoff` (the
+ * methods then left to the worker), the route's line in the app's log, and
+ * the bootstraps that fail with a message naming the fix.
  */
 import 'reflect-metadata';
 import {
@@ -27,6 +28,7 @@ import {
   type ExceptionFilter,
   type ExecutionContext,
   type INestApplication,
+  type LoggerService,
   type NestInterceptor,
   type Provider,
   type Type,
@@ -42,6 +44,7 @@ import { describe, expect, it } from 'vitest';
 import { OnWebhook, WebhooksModule, WebhooksRoute, type WebhooksModuleOptions } from '../../adapters/nestjs.js';
 import type { CallMissedEvent, DedupStore, Handoff, MessageReceivedEvent, StandardSchema, WebhookDelivery } from '../../src/index.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
+import { recordingNestLogger } from '../helpers/nest-logs.js';
 import { refusalOf } from '../helpers/refusal.js';
 import { envelope, keyOf, NOW_SECONDS, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
@@ -144,13 +147,15 @@ interface Setup {
   /** @default the platform's, as PLATFORMS makes it */
   readonly adapter?: AbstractHttpAdapter;
   readonly before?: (app: INestApplication) => void;
+  /** @default false (none) */
+  readonly logger?: LoggerService;
 }
 
 /** An app of `webhooks` on `platform` with `rawBody: true`, listening on 127.0.0.1; answers its URL and the app. */
-async function serve(platform: PlatformName, webhooks: DynamicModule, { providers = [MissedCalls, Messages], adapter, before }: Setup = {}): Promise<{ url: string; app: INestApplication }> {
+async function serve(platform: PlatformName, webhooks: DynamicModule, { providers = [MissedCalls, Messages], adapter, before, logger }: Setup = {}): Promise<{ url: string; app: INestApplication }> {
   @Module({ imports: [webhooks], providers, controllers: [EchoController] })
   class AppModule {}
-  const app = await NestFactory.create(AppModule, adapter ?? PLATFORMS[platform](), { rawBody: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create(AppModule, adapter ?? PLATFORMS[platform](), { rawBody: true, logger: logger ?? false, abortOnError: false });
   before?.(app);
   await app.listen(0, '127.0.0.1');
   return { url: (await app.getUrl()).replace('[::1]', '127.0.0.1'), app };
@@ -327,6 +332,67 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
     }
   });
 
+  it("leaves the app's @OnWebhook methods to the worker with handoff: the request only queues, and the route still names their types", async () => {
+    calls.seen.length = 0;
+    const handed: string[] = [];
+    const handoff: Handoff = { hand: async ({ id }) => void handed.push(id) };
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ ...options, handoff }));
+    try {
+      expect((await post(`${url}/webhooks`, signedRequest())).status).toBe(202);
+      expect((await post(`${url}/webhooks`, signedRequest({ id: 'evt_2', type: 'message.received' }))).status).toBe(202);
+      expect(handed).toEqual(['evt_1', 'evt_2']);
+      expect(calls.seen).toEqual([]);
+      expect(app.get(WebhooksRoute).types).toEqual(['call.missed', 'message.received']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("logs its route at bootstrap as Nest logs its own, at the path Nest serves it (the global prefix, or its exclusion), with what it runs", async () => {
+    const nest = "Mapped {/api/webhooks, POST} route";
+    const prefixed = recordingNestLogger();
+    const { app } = await serve(platform, WebhooksModule.forRoot(options), { logger: prefixed.logger, before: (app) => app.setGlobalPrefix('api/') });
+    await app.close();
+    expect(prefixed.of('RouterExplorer')).toContain(nest);
+    expect(prefixed.of('WebhooksModule')).toEqual([`${nest}: call.missed to MissedCalls.missed, message.received to Messages.received`]);
+
+    const excluded = recordingNestLogger();
+    const handoff: Handoff = { hand: async () => undefined };
+    const other = await serve(platform, WebhooksModule.forRoot({ ...options, handoff }), {
+      logger: excluded.logger,
+      providers: [MissedCalls],
+      before: (app) => app.setGlobalPrefix('api', { exclude: ['webhooks'] }),
+    });
+    await other.app.close();
+    expect(excluded.of('RouterExplorer')).toContain('Mapped {/webhooks, POST} route');
+    expect(excluded.of('WebhooksModule')).toEqual([
+      'Mapped {/webhooks, POST} route: each delivery to its queue, whose worker (WebhooksModule.forWorker) runs the @OnWebhook methods of call.missed',
+    ]);
+
+    const queued = recordingNestLogger();
+    const tenants = await serve(platform, WebhooksModule.forRoot({ tenants: { secret: () => SECRET }, now, handoff }), { logger: queued.logger, providers: [] });
+    await tenants.app.close();
+    expect(queued.of('RouterExplorer')).toContain('Mapped {/webhooks/:tenant, POST} route');
+    expect(queued.of('WebhooksModule')).toEqual(['Mapped {/webhooks/:tenant, POST} route: each delivery to its queue']);
+  });
+
+  it.each([
+    ['a variable the configuration lacks', undefined],
+    ['an empty one', ''],
+    ['an empty list', []],
+    ['null', null],
+  ])('fails the bootstrap for a secret from ConfigService that is %s, saying what the secret must be', async (_case, value) => {
+    const webhooks = WebhooksModule.forRootAsync({
+      imports: [ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ WEBHOOK_SECRET: value })] })],
+      useFactory: (config: ConfigService) => ({ secret: config.get('WEBHOOK_SECRET') as string, now }),
+      inject: [ConfigService],
+    });
+    expect(await bootstrapError(platform, webhooks, [MissedCalls])).toBe(
+      "svc-webhooks: WebhooksModule needs secret, the endpoint's signing secret: a non-empty string (whsec_…), or a non-empty list of them during a rotation " +
+        "(e.g. config.getOrThrow<string>('WEBHOOK_SECRET') of ConfigService, which names a missing variable); or tenants, for many tenants",
+    );
+  });
+
   it("runs the app's global guards first: one that refuses every request answers 403, and no method runs nor any claim is taken", async () => {
     calls.seen.length = 0;
     const dedup = new TestDedupStore();
@@ -383,7 +449,7 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
     expect(await bootstrapError(platform, WebhooksModule.forRoot(options), [MissedCalls], { rawBody: false })).toContain('NestFactory.create(AppModule, { rawBody: true })');
   });
 
-  it('fails the bootstrap, naming the fix, for two methods of one type, a request-scoped provider, nothing to run, or both handoff and methods', async () => {
+  it('fails the bootstrap, naming the fix, for two methods of one type, a request-scoped provider, nothing to run, or a bad path', async () => {
     @Injectable()
     class MoreMissedCalls {
       @OnWebhook('call.missed')
@@ -394,15 +460,11 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
       @OnWebhook('call.missed')
       missed(): void {}
     }
-    const handoff: Handoff = { hand: async () => undefined };
     expect(await bootstrapError(platform, WebhooksModule.forRoot(options), [MissedCalls, MoreMissedCalls])).toBe(
       "svc-webhooks: @OnWebhook('call.missed') is on both MissedCalls.missed and MoreMissedCalls.missed: one method per event type",
     );
     expect(await bootstrapError(platform, WebhooksModule.forRoot(options), [PerRequest])).toContain('PerRequest.missed, whose provider is request-scoped or transient');
     expect(await bootstrapError(platform, WebhooksModule.forRoot(options), [])).toContain('found no @OnWebhook method');
-    expect(await bootstrapError(platform, WebhooksModule.forRoot({ ...options, handoff }), [MissedCalls, Messages])).toBe(
-      'svc-webhooks: WebhooksModule takes handoff or @OnWebhook methods, not both (found @OnWebhook for call.missed, message.received)',
-    );
     expect(await bootstrapError(platform, WebhooksModule.forRoot({ ...options, path: 'webhooks' }), [MissedCalls])).toContain('path must be a string that starts with /');
     expect(await bootstrapError(platform, WebhooksModule.forRoot({ ...options, path: 42 as never }), [MissedCalls])).toContain('path must be a string that starts with /');
   });

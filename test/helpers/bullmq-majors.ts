@@ -25,6 +25,8 @@ export interface TestQueue extends JobQueue {
   getJob(id: string): Promise<TestJob | undefined>;
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
   obliterate(options: { force: boolean }): Promise<void>;
+  /** The workers connected to the queue, as Redis lists its clients. */
+  getWorkers(): Promise<unknown[]>;
   close(): Promise<void>;
   on(event: 'error', listener: (error: Error) => void): unknown;
 }

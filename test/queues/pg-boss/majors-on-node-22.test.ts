@@ -7,8 +7,8 @@
  * specs cover them all in this process.
  *
  * The run takes the enqueue and work specs, the traces across the queue,
- * and the load and crash tests at their CI size (`LOAD_SIZE` passes on to
- * them).
+ * the NestJS module's worker, and the load and crash tests at their CI size
+ * (`LOAD_SIZE` passes on to them).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +25,8 @@ const SPECS = [
   // The traces across the queue, in this process and in another: their BullMQ cases run there too, seconds.
   'test/otel/queue-traces.test.ts',
   'test/otel/queue-traces-across-processes.test.ts',
+  // The NestJS module's worker on pg-boss: its BullMQ cases run there too, seconds.
+  'test/adapters/nestjs-worker.test.ts',
 ];
 const OTHER_NODE = '22';
 
