@@ -166,7 +166,7 @@ describe('fetch adapter', () => {
       });
       expect((await handler(requestOf(signedRequest()))).status).toBe(500);
       expect(log).toHaveBeenCalledTimes(1);
-      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(RangeError\)/);
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(RangeError: out of range\)/);
     } finally {
       log.mockRestore();
     }
