@@ -331,7 +331,7 @@ describe('fetch adapter', () => {
     };
     const response = await verifyWebhook({ ...options, dedup: { store: dedup } }, () => undefined)(requestOf(signedRequest()), {}, ctx);
     expect(response.status).toBe(204);
-    expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (the request context is gone); the claim is settled without it"]]);
+    expect(log.mock.calls).toEqual([[`svc-webhooks: the platform's waitUntil threw (the request context is gone); the claim of event "evt_1" is settled without it`]]);
     await vi.waitFor(() => expect(dedup.stateOf(keyOf('evt_1'))).toBe('done'));
     log.mockRestore();
   });
@@ -341,7 +341,7 @@ describe('fetch adapter', () => {
     const handler = verifyWebhook({ ...options, onError: (() => ({ status: 418 })) as never }, () => undefined);
     const response = await handler(requestOf(signedRequest({ secret: SECRET.replace('w', 'W') })));
     expect(response.status).toBe(400);
-    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it must answer a Response); a request it left unanswered gets the default answer']]);
+    expect(log.mock.calls.at(-1)).toEqual(['svc-webhooks: onError failed (it must answer a Response); a request it left unanswered gets the default answer']);
     log.mockRestore();
   });
 
