@@ -20,6 +20,10 @@ export interface StoreErrorContext {
   readonly operation: StoreOperation;
   /** The dedup key it was for: the delivery's `dedupKey`. */
   readonly key: string;
+  /** The delivery's `webhook-id` (every receiver and worker gives it). */
+  readonly id?: string;
+  /** The delivery's event type (every receiver and worker gives it). */
+  readonly type?: string;
   /** The delivery's tenant, where the receiver serves many. */
   readonly tenant?: string;
 }
@@ -117,9 +121,12 @@ export function storeErrorLog(
 
 /** The fields naming what a store failure was for. */
 function contextFields(context: FailureContext): Omit<WebhookLogFields, 'code'> {
-  const { operation, tenant } = context;
-  const named = context.operation === 'lookup' ? { operation, id: context.id } : { operation, key: context.key };
-  return tenant === undefined ? named : { ...named, tenant };
+  if (context.operation === 'lookup') {
+    const { operation, id, tenant } = context;
+    return tenant === undefined ? { operation, id } : { operation, id, tenant };
+  }
+  const { operation, key, id, type, tenant } = context;
+  return { operation, key, ...(id !== undefined && { id }), ...(type !== undefined && { type }), ...(tenant !== undefined && { tenant }) };
 }
 
 /** What failed, in words: a lookup without a tenant is one whose `tenants.of` threw, and names no tenant. */

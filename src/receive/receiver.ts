@@ -255,8 +255,8 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
       }
     };
     // A claim answered at once is answered at once; otherwise a reaction, not an async function awaiting it.
-    return ({ dedupKey, tenant }: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {
-      const attempt = claimKey(settings, dedupKey, tenant);
+    return (delivery: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {
+      const attempt = claimKey(settings, delivery);
       return whenSettled(attempt, outcomeOf);
     };
   }

@@ -292,7 +292,7 @@ describe('fetch adapter', () => {
     const handler = verifyWebhook({ ...options, dedup: { store: dedup, onError: (...args) => void heard.push(args) }, onError }, () => undefined);
     const response = await handler(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
-    expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1') }]]);
+    expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1'), id: 'evt_1', type: 'call.missed' }]]);
     expect(causes).toEqual([down]);
   });
 

@@ -32,7 +32,7 @@ export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, post
     if (!isQueuedDelivery(job.data)) throw new WebhookOptionsError('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
     return runQueuedJob('bullmq', job.queueName, job.id ?? '', job.data, async (run) => {
       const { delivery } = job.data;
-      const attempt = await claimKey(claims, delivery.dedupKey, delivery.tenant);
+      const attempt = await claimKey(claims, delivery);
       if (attempt.state === 'done') {
         run.ended('duplicate');
         return 'duplicate';

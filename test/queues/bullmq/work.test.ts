@@ -217,7 +217,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     // Only the run that processed it counts as an attempt: the waits before it took none.
     const job = await settled(queue, jobOf('evt_1'));
     expect([job.returnvalue, job.attemptsMade, calls]).toEqual(['processed', 1, 1]);
-    expect(heard[0]).toEqual(['the test store is down', { operation: 'begin', key: keyOf('evt_1') }]);
+    expect(heard[0]).toEqual(['the test store is down', { operation: 'begin', key: keyOf('evt_1'), id: 'evt_1', type: 'call.missed' }]);
   });
 
   it('puts a job whose event another worker holds back in the delayed set for a quarter of the lease, without using an attempt, and runs it once the event is free', async () => {
@@ -266,7 +266,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
       expect(lines).toEqual([
         [
           'warn',
-          { code: 'store_failed', operation: 'begin', key: keyOf('evt_1'), errorClass: 'Error', errorMessage: 'the test store is down' },
+          { code: 'store_failed', operation: 'begin', key: keyOf('evt_1'), id: 'evt_1', type: 'call.missed', errorClass: 'Error', errorMessage: 'the test store is down' },
           `the dedup store failed to begin event ${JSON.stringify(keyOf('evt_1'))} (Error: the test store is down); the job waits in the delayed set and is tried again.`,
         ],
         [
