@@ -175,6 +175,25 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     expect([await bad.getState(), bad.failedReason]).toEqual(['failed', 'the event failed the schema for its type at $.id']);
   });
 
+  it("fails the job without further attempts when the handler throws BullMQ's UnrecoverableError, as any processor may", async () => {
+    const { queue, start } = setUp(major);
+    let calls = 0;
+    await start({
+      dedup: { store: new TestDedupStore() },
+      onHandlerError: () => {},
+      on: {
+        'call.missed': () => {
+          calls += 1;
+          // BullMQ knows it by its name.
+          throw Object.assign(new Error('the customer is gone'), { name: 'UnrecoverableError' });
+        },
+      },
+    });
+    await enqueue(queue, { job: { attempts: 3 } }).hand(deliveryOf());
+    const failed = await settled(queue, jobOf('evt_1'));
+    expect([await failed.getState(), failed.attemptsMade, failed.failedReason, calls]).toEqual(['failed', 1, 'the customer is gone', 1]);
+  });
+
   it('fails the job of a handler that threw no Error with the refusal a receiver would have answered', async () => {
     const { queue, start, handoff } = setUp(major);
     await start({
