@@ -104,7 +104,7 @@ type ClaimTarget = Omit<StoreErrorContext, 'operation'>;
  */
 export function claimKey(settings: ClaimSettings, delivery: Pick<WebhookDelivery, 'dedupKey' | 'id' | 'event' | 'tenant'>): ClaimAttempt | Promise<ClaimAttempt> {
   const { dedupKey: key, id, tenant } = delivery;
-  const target: ClaimTarget = tenant === undefined ? { key, id, type: delivery.event.type } : { key, id, type: delivery.event.type, tenant };
+  const target: ClaimTarget = { key, id, type: delivery.event.type, ...(tenant !== undefined && { tenant }) };
   const claimedAt = Date.now();
   const { store, leaseMs, maxClaimMs } = settings;
   const atOnce = answersAtOnce(store);

@@ -73,8 +73,8 @@ export interface DedupOptions {
   readonly whenUnavailable?: DedupUnavailablePolicy;
   /**
    * Told about every failure of the store, with the operation, the dedup
-   * key and the delivery's id and type: a `begin` that failed (the request is answered 503
-   * `dedup_unavailable`, whose `cause` is the same error), and a `complete`
+   * key and the delivery's id and type: a `begin` that failed (the request
+   * is answered 503 `dedup_unavailable`, whose `cause` is the same error), and a `complete`
    * or `release` after the code ran, or a `renew` while it runs, that still
    * failed when the lease was about to end. Awaited; what it throws is
    * logged and changes nothing.

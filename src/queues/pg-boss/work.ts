@@ -49,12 +49,13 @@ const OWN_OPTIONS: ReadonlySet<string> = new Set<keyof PgBossWorkerOptions>(['on
  * (`boss.offWork({ id })` stops it, `boss.offWork(queueName, { id })` on
  * pg-boss 12). pg-boss's work options (`batchSize`,
  * `pollingIntervalSeconds`, …) go under `worker`. What a handler threw goes to
- * `onHandlerError`, and is the failed job's output when it is an `Error`; a job
- * that is no queued delivery is failed, with one line to `logger`. A handler may run again for the same event (a retry, a
- * job that outlived its expiry, a worker killed before it completed the
- * job): make the side effect idempotent, or record `delivery.dedupKey`
- * with `markProcessed` in the side effect's own transaction. Throws
- * `WebhookOptionsError` for bad arguments.
+ * `onHandlerError`, and is the failed job's output when it is an `Error`; a
+ * job that is no queued delivery is failed, with one line to `logger`. A
+ * handler may run again for the same event (a retry, a job that outlived its
+ * expiry, a worker killed before it completed the job): make the side
+ * effect idempotent, or record `delivery.dedupKey` with `markProcessed` in
+ * the side effect's own transaction. Throws `WebhookOptionsError` for bad
+ * arguments.
  */
 export function work<S extends EventSchemas = {}>(boss: PgBossInstance, queueName: string, options: PgBossWorkerOptions<S>): Promise<string> {
   if (typeof (boss as Partial<PgBossInstance> | null)?.work !== 'function') {
