@@ -105,6 +105,10 @@ export interface PgBossInstance {
   work(name: string, options: PgBossWorkOptions, handler: (jobs: PgBossJob[]) => Promise<void>): Promise<string>;
   /** Completes the active jobs of `ids`. */
   complete(name: string, ids: string[]): Promise<unknown>;
-  /** Fails the job `id`, keeping `data` (an error, serialized) as its output; pg-boss retries it as the queue allows. */
-  fail(name: string, id: string, data: object): Promise<unknown>;
+  /**
+   * Fails the job `id`, keeping `data` (an error, serialized) as its output; pg-boss retries it as the queue
+   * allows. Every major has it; without it, the failed jobs of a batch are failed by pg-boss together, with
+   * the first one's error.
+   */
+  fail?(name: string, id: string, data: object): Promise<unknown>;
 }

@@ -82,15 +82,18 @@ export function work<S extends EventSchemas = {}>(boss: PgBossInstance, queueNam
  * with its own error (pg-boss keeps it as the job's output), and the batch
  * resolves. Should pg-boss refuse one of those, the batch rejects with its
  * error, and pg-boss fails what is still active: no failed job is completed.
+ * An instance without `fail` gets the first failure's error as the batch's.
  */
 async function runBatch(boss: PgBossInstance, queueName: string, run: (job: PgBossJob) => Promise<Error | undefined>, jobs: readonly PgBossJob[]): Promise<void> {
   const failures = await Promise.all(jobs.map(run));
   if (failures.every((failure) => failure === undefined)) return;
   const handled = jobs.filter((_job, index) => failures[index] === undefined).map((job) => job.id);
   if (handled.length > 0) await boss.complete(queueName, handled);
+  const { fail } = boss;
+  if (fail === undefined) throw failures.find((failure) => failure !== undefined);
   const failing = jobs.flatMap((job, index) => {
     const failure = failures[index];
-    return failure === undefined ? [] : [boss.fail(queueName, job.id, failure)];
+    return failure === undefined ? [] : [fail.call(boss, queueName, job.id, failure)];
   });
   const refused = (await Promise.allSettled(failing)).find((settled) => settled.status === 'rejected');
   if (refused !== undefined) throw refused.reason;

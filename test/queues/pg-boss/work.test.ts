@@ -190,6 +190,24 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       expect(jobs[1]!.output).toMatchObject({ message: 'the database refused the fail' });
     });
 
+    it("fails a batch's failed jobs together, with the first one's error, on an instance without fail", async () => {
+      const queue = await newQueue();
+      await queueDeliveries(queue, [deliveryIn(`evt_0_${queue}`), deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' }), deliveryIn(`evt_2_${queue}`, 'call.missed', { keyId: 'k2' })]);
+      const withoutFail = { send: boss.send.bind(boss), work: boss.work.bind(boss), complete: boss.complete.bind(boss) };
+      const on = {
+        'call.missed': (_event: unknown, delivery: WebhookDelivery) => {
+          if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
+        },
+      };
+      workers.push({ queue, id: await work(withoutFail, queue, { on, onHandlerError: () => {}, worker: { batchSize: 3, pollingIntervalSeconds: 0.5 } }) });
+      const jobs = await settled(queue);
+      expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed', 'failed']);
+      expect(jobs.slice(1).map((job) => job.output)).toEqual([
+        expect.objectContaining({ message: 'the transcript service is down' }),
+        expect.objectContaining({ message: 'the transcript service is down' }),
+      ]);
+    });
+
     it("logs what a handler threw on console.error when no onHandlerError is given, saying pg-boss retries its job", async () => {
       const queue = await newQueue();
       const delivery = deliveryIn(`evt_${queue}`);
