@@ -17,7 +17,11 @@
  *   instrumentation), with an error status on a 5xx; and a child span,
  *   `webhook handle <type>`, around the run of the user's code, which runs
  *   with that span active: the spans it starts are its children, and
- *   without the request's baggage, which no signature covers.
+ *   without the request's baggage, which no signature covers. A handler's
+ *   error is recorded on it as an exception, as thrown. Each span has the
+ *   event's id, `webhook.id` (a refused request's `webhook-id` as sent),
+ *   and its type, `webhook.event.type`, once known; the metrics have the
+ *   type alone.
  * - Across a queue (`svc-webhooks/bullmq`, `svc-webhooks/pg-boss`), as
  *   OpenTelemetry's messaging conventions have it: `send <queue>` (a
  *   producer span) around each job `enqueue` queues, a child of the
@@ -127,6 +131,8 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       const type = delivered.delivery?.event.type;
       if (type !== undefined) open.span.updateName(spanName(type));
       // A sender that hung up mid-body was answered nothing: the span ends, and no delivery is counted.
+      // Not among the metrics' attributes: one value per event.
+      if (delivered.id !== undefined) open.span.setAttribute('webhook.id', delivered.id);
       if (delivered.status !== undefined && delivered.outcome !== undefined) {
         const attributes = attributesOf(delivered, delivered.status, delivered.outcome);
         deliveries.add(1, attributes);
@@ -149,7 +155,7 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       // An HTTP instrumentation's propagator put the request's baggage header, which no signature covers, in its context.
       const base = propagation.deleteBaggage(context.active());
       const parentContext = parent === undefined ? base : trace.setSpan(base, parent);
-      const attributes = { 'webhook.entry': run.entry, 'webhook.event.type': type, 'webhook.key.id': run.delivery.keyId };
+      const attributes = { 'webhook.entry': run.entry, ...eventAttributes(run), 'webhook.key.id': run.delivery.keyId };
       const span = tracer.startSpan(`webhook handle ${type}`, { kind: SpanKind.INTERNAL, attributes }, parentContext);
       handling.set(message as object, span);
       // The user's code runs with this span active, so the spans it starts (a query, a call) are its children.
@@ -160,7 +166,9 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
     asyncEnd(message: unknown): void {
       const span = taken(handling, message);
       if (span === undefined) return;
-      if ((message as HandlerTrace).failed === true) span.setStatus({ code: SpanStatusCode.ERROR });
+      const { failed, thrown } = message as HandlerTrace;
+      if (thrown instanceof Error) span.recordException(thrown);
+      if (failed === true) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     },
     error: (message: unknown) => failSpan(handling.get(message as object), message),
@@ -169,7 +177,7 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
   const enqueueEvents = {
     start(message: unknown): void {
       const job = message as EnqueueTrace;
-      const attributes = { ...messagingAttributes(job, 'send'), 'webhook.event.type': job.delivery.event.type };
+      const attributes = { ...messagingAttributes(job, 'send'), ...eventAttributes(job) };
       const span = tracer.startSpan(`send ${job.queue}`, { kind: SpanKind.PRODUCER, attributes }, context.active());
       sending.set(message as object, span);
       // The job takes the send span's context along, for the worker's spans to continue.
@@ -197,7 +205,7 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
       const attributes = {
         ...messagingAttributes(job, 'process'),
         'messaging.message.id': job.jobId,
-        'webhook.event.type': job.delivery.event.type,
+        ...eventAttributes(job),
         'webhook.key.id': job.delivery.keyId,
       };
       const span = tracer.startSpan(`process ${job.queue}`, { kind: SpanKind.CONSUMER, attributes }, parentContext);
@@ -276,6 +284,11 @@ function runWithinSpan(target: HandlerTrace | JobTrace, active: Context): void {
 /** The messaging conventions' attributes of a job's span. */
 function messagingAttributes({ system, queue }: EnqueueTrace | JobTrace, operation: 'send' | 'process'): Attributes {
   return { 'messaging.system': system, 'messaging.destination.name': queue, 'messaging.operation.type': operation, 'messaging.operation.name': operation };
+}
+
+/** The attributes naming the event of a run or a job: its id and type. */
+function eventAttributes({ delivery }: Pick<HandlerTrace, 'delivery'>): Attributes {
+  return { 'webhook.id': delivery.id, 'webhook.event.type': delivery.event.type };
 }
 
 function spanName(type: string): string {

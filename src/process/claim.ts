@@ -9,10 +9,11 @@
 import { DeadlineQueue } from '../base/deadlines.js';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../base/option-checks.js';
 import { whenSettled } from '../base/user-code.js';
+import type { WebhookDelivery } from '../core/delivery.js';
 import { answersAtOnce, isDedupStore, type BeginResult, type DedupStore } from '../stores/dedup-store.js';
 import { LeaseRenewal, renewalDelay, type HeldLease } from './lease.js';
 import { retryBefore } from './retry.js';
-import { tellStoreFailure, type StoreErrorCallback, type StoreErrorReport } from './store-failures.js';
+import { tellStoreFailure, type StoreErrorCallback, type StoreErrorContext, type StoreErrorReport } from './store-failures.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
 /** What a receiver's and a worker's `dedup` options share: their claims' durations, and `onError`. */
@@ -91,14 +92,19 @@ export type ClaimAttempt =
   | { readonly state: 'in_progress' }
   | { readonly state: 'unavailable'; readonly error: unknown };
 
+/** What a store failure of a claim is about: the delivery's dedup key, id, type and tenant. */
+type ClaimTarget = Omit<StoreErrorContext, 'operation'>;
+
 /**
- * Begins a claim on `key` and, once granted, holds it (see `holdClaim`). A
- * store that failed, or answered no state a store may answer, is told to
- * the store channel and to the operator. Never rejects; a store that answers
- * at once is answered at once. `tenant` names the delivery's tenant to the
- * store channel and the operator.
+ * Begins a claim on the delivery's `dedupKey` and, once granted, holds it
+ * (see `holdClaim`). A store that failed, or answered no state a store may
+ * answer, is told to the store channel and to the operator, naming the
+ * delivery (its id, type and tenant). Never rejects; a store that answers
+ * at once is answered at once.
  */
-export function claimKey(settings: ClaimSettings, key: string, tenant?: string): ClaimAttempt | Promise<ClaimAttempt> {
+export function claimKey(settings: ClaimSettings, delivery: Pick<WebhookDelivery, 'dedupKey' | 'id' | 'event' | 'tenant'>): ClaimAttempt | Promise<ClaimAttempt> {
+  const { dedupKey: key, id, tenant } = delivery;
+  const target: ClaimTarget = { key, id, type: delivery.event.type, ...(tenant !== undefined && { tenant }) };
   const claimedAt = Date.now();
   const { store, leaseMs, maxClaimMs } = settings;
   const atOnce = answersAtOnce(store);
@@ -106,17 +112,17 @@ export function claimKey(settings: ClaimSettings, key: string, tenant?: string):
   try {
     beginning = atOnce === undefined ? store.begin(key, leaseMs) : atOnce.begin(key, leaseMs);
   } catch (error) {
-    return unavailable(settings, key, tenant, error);
+    return unavailable(settings, target, error);
   }
   const begun = (answer: unknown): ClaimAttempt => {
     // A store is the caller's code: an answer it should never give must not read as a claim.
-    if (!isBeginResult(answer)) return unavailable(settings, key, tenant, new WebhookOptionsError("svc-webhooks: the dedup store's begin answered no known state"));
+    if (!isBeginResult(answer)) return unavailable(settings, target, new WebhookOptionsError("svc-webhooks: the dedup store's begin answered no known state"));
     if (answer.state !== 'claimed') return answer;
     const lease: HeldLease = { store, key, token: answer.token, leaseMs, claimedAt, maxClaimMs, tenant };
-    return { state: 'claimed', settle: holdClaim(lease, settings) };
+    return { state: 'claimed', settle: holdClaim(lease, target, settings) };
   };
   // A reaction, not an async function: what begin answered is adopted as `await` does, a turn sooner.
-  return whenSettled(beginning, begun, (error: unknown) => unavailable(settings, key, tenant, error));
+  return whenSettled(beginning, begun, (error: unknown) => unavailable(settings, target, error));
 }
 
 /**
@@ -127,9 +133,9 @@ export function claimKey(settings: ClaimSettings, key: string, tenant?: string):
  * Its promise never rejects, so an entry may leave it running after the
  * response went out.
  */
-function holdClaim(lease: HeldLease, { retentionMs, report, renewals }: ClaimSettings): Settle {
+function holdClaim(lease: HeldLease, target: ClaimTarget, { retentionMs, report, renewals }: ClaimSettings): Settle {
   const { store, key, token, leaseMs, tenant } = lease;
-  const context = (operation: 'complete' | 'release' | 'renew') => (tenant === undefined ? { operation, key } : { operation, key, tenant });
+  const context = (operation: 'complete' | 'release' | 'renew'): StoreErrorContext => ({ operation, ...target });
   const renewal = new LeaseRenewal(lease, (error) => report(error, context('renew')), renewals);
   let settled = false;
   let settling: Promise<void> | undefined;
@@ -167,9 +173,9 @@ function holdClaim(lease: HeldLease, { retentionMs, report, renewals }: ClaimSet
 
 const ignore = (): void => undefined;
 
-function unavailable({ report }: ClaimSettings, key: string, tenant: string | undefined, error: unknown): ClaimAttempt {
-  tellStoreFailure('begin', key, 1, error, tenant);
-  void report(error, tenant === undefined ? { operation: 'begin', key } : { operation: 'begin', key, tenant });
+function unavailable({ report }: ClaimSettings, target: ClaimTarget, error: unknown): ClaimAttempt {
+  tellStoreFailure('begin', target.key, 1, error, target.tenant);
+  void report(error, { operation: 'begin', ...target });
   return { state: 'unavailable', error };
 }
 

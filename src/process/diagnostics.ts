@@ -59,6 +59,11 @@ export interface DeliveryTrace {
   readonly entry: EntryName;
   /** The verified delivery: set once verified, never for a request that failed verification. */
   readonly delivery?: WebhookDelivery;
+  /**
+   * The request's `webhook-id` header, for every answered request that has one, refused ones too: the id the
+   * sender's delivery log shows. Verified only where `delivery` is set. Set by `asyncEnd`.
+   */
+  readonly id?: string;
   /** The HTTP status answered (by `onError`, when it answered a refusal): set by `asyncEnd`. */
   readonly status?: number;
   /** What became of the delivery: set by `asyncEnd`. */
@@ -79,6 +84,12 @@ export interface HandlerTrace {
   readonly status?: number;
   /** Whether the code failed: it threw, its event failed its schema, or its answer was a 5xx: set by `asyncEnd`. */
   readonly failed?: boolean;
+  /**
+   * What a handler of `on`, `onUnknownEvent` or the Fetch, Lambda, Azure or h3 handler threw or rejected
+   * with, as it did, where the run failed so (a `handler_failed`): set by `asyncEnd`. A route's error is
+   * the route's framework's; it is published on the channel's `error` when the route rejects.
+   */
+  readonly thrown?: unknown;
   /**
    * Set by a subscriber at `start` to run the user's code within a context
    * of its own (`svc-webhooks/otel` makes its handler span the active one,

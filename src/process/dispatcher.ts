@@ -6,7 +6,7 @@
  * is the receiver's business.
  */
 import type { WebhookDelivery } from '../core/delivery.js';
-import { WebhookHandlerError } from '../core/errors.js';
+import { WebhookHandlerError, type WebhookError } from '../core/errors.js';
 import { isKnownEventType } from '../core/event.js';
 import { callSafely, whenSettled } from '../base/user-code.js';
 import { checkHandlerOptions, type CheckedHandlers, type HandlerRoute } from './handler-options.js';
@@ -95,11 +95,26 @@ const handled = (): HandlerOutcome => HANDLED;
 /**
  * Tells `onHandlerError` what the user's code threw (its own throw or
  * rejection dropped) and answers the error the sender gets instead:
- * `handler_failed`, with a fixed message.
+ * `handler_failed`, with a fixed message, its `cause` what was thrown.
  */
 export function handlerFailed(onHandlerError: HandlerErrorCallback, error: unknown, delivery: WebhookDelivery): WebhookHandlerError {
   callSafely(onHandlerError, error, delivery.event, delivery);
-  return new WebhookHandlerError('handler_failed', HANDLER_FAILED_MESSAGE);
+  return new WebhookHandlerError('handler_failed', HANDLER_FAILED_MESSAGE, { cause: error });
+}
+
+/** What the user's code threw behind `refusal`, when it is a `handler_failed`; `undefined` for any other. */
+export function thrownBehind(refusal: WebhookError | undefined): unknown {
+  return refusal instanceof WebhookHandlerError && refusal.code === 'handler_failed' ? refusal.cause : undefined;
+}
+
+/**
+ * What a failed job is failed with, where the operator alone reads it (a queue's failed job, its span): what
+ * the handler threw, when it threw an `Error`, so that its message and stack are the job's; else the
+ * refusal a receiver would have answered.
+ */
+export function jobFailure(refusal: WebhookHandlerError): Error {
+  const thrown = thrownBehind(refusal);
+  return thrown instanceof Error ? thrown : refusal;
 }
 
 /** The most paths one answer names: enough to fix a schema, bounded whatever the event holds. */

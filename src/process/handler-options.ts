@@ -1,8 +1,7 @@
 /** Checks the handler options once, at creation, into a snapshot the caller can no longer change. */
 import { isRecord } from '../base/record.js';
-import { CONSOLE_LINES, errorFields, quoted, writeLog, type WebhookLogCode, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
+import { CONSOLE_LINES, errorFields, quoted, thrownFields, thrownText, writeLog, type WebhookLogCode, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
 import { checkCallback, checkPolicy } from '../base/option-checks.js';
-import { kindOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookHandlerError } from '../core/errors.js';
 import { isEventTypeName } from '../core/event.js';
@@ -100,15 +99,16 @@ export function checkOnHandlerError(onHandlerError: unknown, byDefault: HandlerE
 
 /**
  * The default `onHandlerError`: one warning to `logger` naming the event,
- * its type and what failed, and then `consequence` (who retries it). Never
- * the error's message, which may quote the event; a schema's failing paths
- * are named.
+ * its type and what failed, and then `consequence` (who retries it). What
+ * the handler threw is the user's own: its class and message are in the
+ * sentence and the fields, and the error itself under `err`, for its stack.
+ * A schema's failing paths are named, never the values.
  */
 export function handlerErrorLog(consequence: string, logger: WebhookLogger = CONSOLE_LINES): HandlerErrorCallback {
   return (error, event, delivery) => {
     const invalid = error instanceof WebhookHandlerError && error.code === 'invalid_event_data';
-    const what = invalid ? error.message : `the handler failed (${kindOf(error)})`;
-    const fields = deliveryLogFields(invalid ? 'invalid_event_data' : 'handler_failed', delivery, error);
+    const what = invalid ? error.message : `the handler failed (${thrownText(error)})`;
+    const fields = invalid ? deliveryLogFields('invalid_event_data', delivery, errorFields(error, false)) : deliveryLogFields('handler_failed', delivery, thrownFields(error));
     writeLog(logger, 'warn', fields, `event ${quoted(event.id)} of type ${quoted(event.type)}: ${what}; ${consequence}`);
   };
 }
@@ -120,9 +120,9 @@ export function receiverErrorLog(logger?: WebhookLogger): HandlerErrorCallback {
 
 const RECEIVER_LOG = receiverErrorLog();
 
-/** The fields of a line about `delivery`, for `code`, naming the error by its class alone: its message may quote the event. */
-export function deliveryLogFields(code: WebhookLogCode, delivery: WebhookDelivery, error: unknown): WebhookLogFields {
+/** The fields of a line about `delivery`, for `code`, with those that name its error. */
+export function deliveryLogFields(code: WebhookLogCode, delivery: WebhookDelivery, error: Omit<WebhookLogFields, 'code'>): WebhookLogFields {
   const { id, event, keyId, tenant } = delivery;
-  const named = { code, id, type: event.type, keyId, ...errorFields(error, false) };
+  const named = { code, id, type: event.type, keyId, ...error };
   return tenant === undefined ? named : { ...named, tenant };
 }

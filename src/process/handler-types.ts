@@ -72,7 +72,7 @@ export interface HandlerOptions<S extends EventSchemas = {}> {
   /**
    * Told when a handler failed or an event failed its schema; the answer is
    * the same either way.
-   * @default logs one line with console.error: the event's type and id, and the error's class or the failing paths
+   * @default logs one warning to `logger` (by default, console.error): the event's type and id, and what the handler threw (its class, message and stack) or the failing paths
    */
   readonly onHandlerError?: HandlerErrorCallback;
 }

@@ -4,7 +4,7 @@
  * meanwhile waits. Work that takes longer than the sender's 10 s then never
  * holds an answer.
  */
-import { CONSOLE_LINES, quoted, writeLog, type WebhookLogger } from '../base/logger.js';
+import { CONSOLE_LINES, errorFields, quoted, writeLog, type WebhookLogger } from '../base/logger.js';
 import { callSafely, kindOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookHandlerError } from '../core/errors.js';
@@ -56,7 +56,7 @@ export async function handOff(handoff: Handoff, delivery: WebhookDelivery, onHan
 /** The default `onHandlerError` with a handoff: one warning to `logger` naming the event, without the queue error's message, which may quote it. */
 export function handoffErrorLog(logger: WebhookLogger = CONSOLE_LINES): HandlerErrorCallback {
   return (error, event, delivery) => {
-    const fields = deliveryLogFields('handoff_failed', delivery, error);
+    const fields = deliveryLogFields('handoff_failed', delivery, errorFields(error, false));
     const message = `event ${quoted(event.id)} of type ${quoted(event.type)}: the queue did not record it (${kindOf(error)}); the sender will retry it`;
     writeLog(logger, 'warn', fields, message);
   };

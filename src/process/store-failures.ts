@@ -5,7 +5,7 @@
  * down; and the diagnostics channels. A failed secret lookup is told the same
  * way, to a callback of its own.
  */
-import { CONSOLE_LINES, errorFields, quoted, writeLog, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
+import { CONSOLE_LINES, errorFields, lineDue, quoted, writeLog, type QuietSpell, type WebhookLogFields, type WebhookLogger } from '../base/logger.js';
 import { reasonOf } from '../base/user-code.js';
 import type { StoreOperation } from '../stores/dedup-store.js';
 import { describeStoreError, storeErrorFields, storeFailureHint } from '../stores/store-failure-hint.js';
@@ -20,6 +20,10 @@ export interface StoreErrorContext {
   readonly operation: StoreOperation;
   /** The dedup key it was for: the delivery's `dedupKey`. */
   readonly key: string;
+  /** The delivery's `webhook-id` (every receiver and worker gives it). */
+  readonly id?: string;
+  /** The delivery's event type (every receiver and worker gives it). */
+  readonly type?: string;
   /** The delivery's tenant, where the receiver serves many. */
   readonly tenant?: string;
 }
@@ -78,7 +82,7 @@ export function storeErrorReporter<C extends FailureContext>(
 export const STORE_LOG_INTERVAL_MS = 5_000;
 
 /** Per store, however many receivers share it: until when its log stays quiet, and how many failures it left out. */
-const quietLogs = new WeakMap<object, { until: number; unlogged: number }>();
+const quietLogs = new WeakMap<object, QuietSpell>();
 
 /**
  * The default `dedup.onError` of a receiver or worker on `store`, and the
@@ -97,15 +101,9 @@ export function storeErrorLog(
   logger: WebhookLogger = CONSOLE_LINES,
 ): (error: unknown, context: FailureContext) => void {
   return (error, context) => {
-    const now = Date.now();
-    const quiet = quietLogs.get(store);
-    if (quiet !== undefined && now < quiet.until) {
-      quiet.unlogged++;
-      return;
-    }
-    const unlogged = quiet?.unlogged ?? 0;
+    const unlogged = lineDue(quietLogs, store, Date.now(), STORE_LOG_INTERVAL_MS);
+    if (unlogged === undefined) return;
     const more = unlogged > 0 ? ` (${unlogged} more store failures since the last line)` : '';
-    quietLogs.set(store, { until: now + STORE_LOG_INTERVAL_MS, unlogged: 0 });
     const { operation } = context;
     // The hints name the dedup store's own fixes (its table, migrateProcessedEvents()): never a resolver's.
     const hint = context.operation === 'lookup' ? undefined : storeFailureHint(error);
@@ -123,9 +121,12 @@ export function storeErrorLog(
 
 /** The fields naming what a store failure was for. */
 function contextFields(context: FailureContext): Omit<WebhookLogFields, 'code'> {
-  const { operation, tenant } = context;
-  const named = context.operation === 'lookup' ? { operation, id: context.id } : { operation, key: context.key };
-  return tenant === undefined ? named : { ...named, tenant };
+  if (context.operation === 'lookup') {
+    const { operation, id, tenant } = context;
+    return tenant === undefined ? { operation, id } : { operation, id, tenant };
+  }
+  const { operation, key, id, type, tenant } = context;
+  return { operation, key, ...(id !== undefined && { id }), ...(type !== undefined && { type }), ...(tenant !== undefined && { tenant }) };
 }
 
 /** What failed, in words: a lookup without a tenant is one whose `tenants.of` threw, and names no tenant. */

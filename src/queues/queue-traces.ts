@@ -18,7 +18,7 @@ import {
   type JobTrace,
   type QueueSystem,
 } from '../process/diagnostics.js';
-import type { Dispatcher, HandlerOutcome } from '../process/dispatcher.js';
+import { thrownBehind, type Dispatcher, type HandlerOutcome } from '../process/dispatcher.js';
 import { queuedDelivery, type QueuedDelivery } from './queued-delivery.js';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -88,6 +88,7 @@ function traceHandler(job: JobTrace, dispatcher: Dispatcher): Promise<HandlerOut
   return handlerRuns!.tracePromise(async () => {
     const outcome = await runWithinTrace(run, () => dispatcher.dispatch(job.delivery));
     run.failed = outcome.kind === 'failed';
+    if (outcome.kind === 'failed' && outcome.error.code === 'handler_failed') run.thrown = thrownBehind(outcome.error);
     return outcome;
   }, run);
 }

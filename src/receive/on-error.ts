@@ -32,12 +32,18 @@ export function checkOnErrorOptions(options: OnErrorOptions & { readonly onError
  * Runs `answer`, which calls the user's `onError` and resolves once it has
  * answered. Resolves to `{ value }` if it did within `timeoutMs`; otherwise,
  * when it threw, rejected or ran out of time, to `undefined`, after one line
- * to `logger`, and the entry sends the default answer. Never rejects,
- * and a failure after the deadline is caught and reported too.
+ * to `logger` with the fields `about` (the request's id, the event's type),
+ * and the entry sends the default answer. Never rejects, and a failure after
+ * the deadline is caught and reported too.
  */
-export async function runOnError<T>(answer: () => PromiseLike<T>, timeoutMs: number, logger: WebhookLogger = CONSOLE_LINES): Promise<{ readonly value: T } | undefined> {
+export async function runOnError<T>(
+  answer: () => PromiseLike<T>,
+  timeoutMs: number,
+  logger: WebhookLogger = CONSOLE_LINES,
+  about: Pick<WebhookLogFields, 'id' | 'type'> = {},
+): Promise<{ readonly value: T } | undefined> {
   const report = (what: string, fields: Omit<WebhookLogFields, 'code'>): undefined => {
-    writeLog(logger, 'error', { code: 'on_error_failed', ...fields }, `onError ${what}; a request it left unanswered gets the default answer`);
+    writeLog(logger, 'error', { code: 'on_error_failed', ...about, ...fields }, `onError ${what}; a request it left unanswered gets the default answer`);
     return undefined;
   };
   const outcome = (async () => ({ value: await answer() }))().catch((error: unknown) => report(`failed (${reasonOf(error)})`, errorFields(error, true)));

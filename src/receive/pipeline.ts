@@ -8,18 +8,21 @@
  * given.
  */
 import { DeadlineQueue, withinDeadline } from '../base/deadlines.js';
-import { errorFields, writeLog } from '../base/logger.js';
+import { errorFields, quoted, writeLog } from '../base/logger.js';
 import { checkPolicy } from '../base/option-checks.js';
 import { isThenable, reasonOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookError } from '../core/errors.js';
+import { readHeader } from '../core/headers.js';
 import { formatOutcome, OUTCOME_HEADER } from '../core/outcome-header.js';
 import type { WebhookPayload } from '../core/payload.js';
 import { deliveryTraces, handlerRuns, runWithinTrace, type DeliveryOutcome, type DeliveryTrace, type HandlerTrace } from '../process/diagnostics.js';
+import { thrownBehind } from '../process/dispatcher.js';
 import type { EventSchemas, HandlerErrorCallback, HandlerOptions } from '../process/handler-types.js';
 import { bodyRefusal, SenderGoneError } from './body-limits.js';
 import { checkOnErrorOptions, runOnError, type OnErrorOptions } from './on-error.js';
 import type { Platform } from './platform.js';
+import { refusalLog } from './refusal-log.js';
 import { createReceiver, type ReceiverOptions, type SecretOrTenants } from './receiver.js';
 import type { DecidedResponse } from './responses.js';
 import { whatRuns, type EntryRunner, type Outcome } from './what-runs.js';
@@ -83,19 +86,25 @@ export function createPipeline<R, A>(
   const settleWaits = new DeadlineQueue(SETTLE_WAIT_MS);
   const outcomeHeader = checkPolicy('outcomeHeader', options.outcomeHeader, ['off', 'on'] as const) === 'on';
   const { entry } = platform;
+  const logRefusal = refusalLog(logger, now);
+
+  /** The request's `webhook-id` header, as sent. */
+  const idOf = (request: R): string | undefined => readHeader(platform.headers(request), 'webhook-id', ', ');
 
   /** Answers what was decided here: by the user's `onError` for a refusal, if it answers in time, else as decided. */
-  const answer = (request: R, decided: DecidedResponse): A | Promise<A> => {
+  const answer = (request: R, decided: DecidedResponse, delivery?: WebhookDelivery): A | Promise<A> => {
     const { error, headers } = decided;
     if (error === undefined || platform.onError === undefined) return platform.send(request, decided);
-    return runOnError(() => platform.onError!(request, error, headers), onErrorTimeoutMs, logger).then((custom) =>
+    const about = delivery === undefined ? idFields(idOf(request)) : { id: delivery.id, type: delivery.event.type };
+    return runOnError(() => platform.onError!(request, error, headers), onErrorTimeoutMs, logger, about).then((custom) =>
       custom === undefined ? platform.send(request, decided) : custom.value,
     );
   };
 
-  /** Answers a refusal (or the claim's duplicate), finishing the trace where there is one. */
+  /** Answers a refusal (or the claim's duplicate), finishing the trace where there is one. A refusal of the request's own is logged. */
   const refuse = (request: R, trace: Trace | undefined, decided: DecidedResponse, delivery?: WebhookDelivery): A | Promise<A | undefined> => {
-    const answering = answer(request, outcomeHeader ? described(decided, refusalOutcome(decided), delivery) : decided);
+    if (decided.error !== undefined) logRefusal(decided.error, () => idOf(request));
+    const answering = answer(request, outcomeHeader ? described(decided, refusalOutcome(decided), delivery) : decided, delivery);
     return trace === undefined ? answering : finish(request, trace, answering, refusalOutcome(decided));
   };
 
@@ -104,8 +113,11 @@ export function createPipeline<R, A>(
     const answered = await answering;
     trace.status = platform.statusOf(request, answered);
     trace.outcome = outcome;
-    const skewMs = receiver.skewMsOf(platform.headers(request));
+    const headers = platform.headers(request);
+    const skewMs = receiver.skewMsOf(headers);
     if (skewMs !== undefined) trace.skewMs = skewMs;
+    const id = readHeader(headers, 'webhook-id', ', ');
+    if (id !== undefined) trace.id = id;
     return answered;
   };
 
@@ -148,14 +160,14 @@ export function createPipeline<R, A>(
     if (claim !== undefined) {
       const settling = claim(status >= 200 && status < 300);
       if (settling !== undefined) {
-        keepAlive(request, settling);
+        keepAlive(request, settling, delivery);
         if (outcome.kind !== 'routed') await withinDeadline(settleWaits, settling, () => undefined);
       }
     }
 
     // 6. Answer, unless the route did.
     const decided = outcome.kind === 'decided' && outcomeHeader ? described(outcome.response, outcome.outcome, delivery, handlerMs) : undefined;
-    const answering = outcome.kind === 'routed' ? undefined : outcome.kind === 'answered' ? outcome.answer : answer(request, decided ?? outcome.response);
+    const answering = outcome.kind === 'routed' ? undefined : outcome.kind === 'answered' ? outcome.answer : answer(request, decided ?? outcome.response, delivery);
     if (trace === undefined) return answering;
     return finish(request, trace, answering, outcomeOf(outcome, status));
   }
@@ -174,16 +186,18 @@ export function createPipeline<R, A>(
       const outcome = await runWithinTrace(run, () => runs.run(request, delivery));
       run.status = statusOf(outcome);
       run.failed = run.status >= 500;
+      if (outcome.kind === 'decided' && outcome.outcome === 'handler_failed') run.thrown = thrownBehind(outcome.response.error);
       return outcome;
     }, run);
   }
 
   /** Hands the settling to the platform; a platform that throws for it changes no answer, and the settle runs on regardless. */
-  function keepAlive(request: R, settling: Promise<void>): void {
+  function keepAlive(request: R, settling: Promise<void>, { id, event }: WebhookDelivery): void {
     try {
       platform.keepAlive?.(request, settling);
     } catch (error) {
-      writeLog(logger, 'error', { code: 'wait_until_failed', ...errorFields(error, true) }, `the platform's waitUntil threw (${reasonOf(error)}); the claim is settled without it`);
+      const fields = { code: 'wait_until_failed', id, type: event.type, ...errorFields(error, true) } as const;
+      writeLog(logger, 'error', fields, `the platform's waitUntil threw (${reasonOf(error)}); the claim of event ${quoted(id)} is settled without it`);
     }
   }
 
@@ -195,6 +209,11 @@ export function createPipeline<R, A>(
     // The handler channel's context points to its delivery's trace: one is made while someone listens there alone.
     return handle(request, handlerRuns?.hasSubscribers ? { entry } : undefined);
   };
+}
+
+/** The fields naming a request's id, where it has one. */
+function idFields(id: string | undefined): { readonly id?: string } {
+  return id === undefined ? {} : { id };
 }
 
 /** The status the user's code led to. */

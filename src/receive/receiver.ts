@@ -72,9 +72,9 @@ export interface DedupOptions {
    */
   readonly whenUnavailable?: DedupUnavailablePolicy;
   /**
-   * Told about every failure of the store, with the operation and the dedup
-   * key: a `begin` that failed (the request is answered 503
-   * `dedup_unavailable`, whose `cause` is the same error), and a `complete`
+   * Told about every failure of the store, with the operation, the dedup
+   * key and the delivery's id and type: a `begin` that failed (the request
+   * is answered 503 `dedup_unavailable`, whose `cause` is the same error), and a `complete`
    * or `release` after the code ran, or a `renew` while it runs, that still
    * failed when the lease was about to end. Awaited; what it throws is
    * logged and changes nothing.
@@ -103,10 +103,12 @@ export interface ReceiverOptions extends VerifyOptions {
   /**
    * Where the lines about what went wrong go (a failing store or secret
    * lookup, a handler that threw, a queue that did not record an event, an
-   * `onError` that failed), each with fields to filter on
+   * `onError` that failed, a refused request: at most one line per refusal
+   * code a minute, counting those left out), each with fields to filter on
    * (`WebhookLogFields`: code, operation, id, type, tenant, keyId, the
-   * error's class and, but for a handler's, its message), never a secret, a
-   * signature or a body. A pino logger serves as it is.
+   * error's class and, but for a queue's, its message; what a handler threw
+   * itself under `err`, for its stack), never a secret, a signature or a
+   * body. A pino logger serves as it is.
    * @default one sentence per line on `console.error`
    */
   readonly logger?: WebhookLogger;
@@ -255,8 +257,8 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
       }
     };
     // A claim answered at once is answered at once; otherwise a reaction, not an async function awaiting it.
-    return ({ dedupKey, tenant }: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {
-      const attempt = claimKey(settings, dedupKey, tenant);
+    return (delivery: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {
+      const attempt = claimKey(settings, delivery);
       return whenSettled(attempt, outcomeOf);
     };
   }

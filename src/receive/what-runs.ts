@@ -46,7 +46,7 @@ export interface HandoffMode extends WithoutHandlers {
   readonly handoff: Handoff;
   /**
    * Told when the queue did not record a delivery, with the queue's error.
-   * @default logs one line with console.error: the event's type and id, and the error's class
+   * @default logs one warning to `logger` (by default, console.error): the event's type and id, and the error's class
    */
   readonly onHandlerError?: HandlerErrorCallback;
 }
@@ -66,7 +66,7 @@ export interface SingleHandlerMode extends WithoutHandlers {
   /**
    * Told when the handler threw or rejected, or returned something that is
    * no answer (the request is answered 500 `handler_failed`).
-   * @default logs one line with console.error: the event's type and id, and the error's class
+   * @default logs one warning to `logger` (by default, console.error): the event's type and id, and what the handler threw (its class, message and stack)
    */
   readonly onHandlerError?: HandlerErrorCallback;
 }

@@ -166,7 +166,7 @@ describe('fetch adapter', () => {
       });
       expect((await handler(requestOf(signedRequest()))).status).toBe(500);
       expect(log).toHaveBeenCalledTimes(1);
-      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(RangeError\)/);
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(RangeError: out of range\)/);
     } finally {
       log.mockRestore();
     }
@@ -292,7 +292,7 @@ describe('fetch adapter', () => {
     const handler = verifyWebhook({ ...options, dedup: { store: dedup, onError: (...args) => void heard.push(args) }, onError }, () => undefined);
     const response = await handler(requestOf(signedRequest()));
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
-    expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1') }]]);
+    expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1'), id: 'evt_1', type: 'call.missed' }]]);
     expect(causes).toEqual([down]);
   });
 
@@ -331,7 +331,7 @@ describe('fetch adapter', () => {
     };
     const response = await verifyWebhook({ ...options, dedup: { store: dedup } }, () => undefined)(requestOf(signedRequest()), {}, ctx);
     expect(response.status).toBe(204);
-    expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (the request context is gone); the claim is settled without it"]]);
+    expect(log.mock.calls).toEqual([[`svc-webhooks: the platform's waitUntil threw (the request context is gone); the claim of event "evt_1" is settled without it`]]);
     await vi.waitFor(() => expect(dedup.stateOf(keyOf('evt_1'))).toBe('done'));
     log.mockRestore();
   });
@@ -341,7 +341,7 @@ describe('fetch adapter', () => {
     const handler = verifyWebhook({ ...options, onError: (() => ({ status: 418 })) as never }, () => undefined);
     const response = await handler(requestOf(signedRequest({ secret: SECRET.replace('w', 'W') })));
     expect(response.status).toBe(400);
-    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it must answer a Response); a request it left unanswered gets the default answer']]);
+    expect(log.mock.calls.at(-1)).toEqual(['svc-webhooks: onError failed (it must answer a Response); a request it left unanswered gets the default answer']);
     log.mockRestore();
   });
 

@@ -141,15 +141,14 @@ describe('lambda adapter', () => {
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
   });
 
-  it('logs one line for a throwing handler by default, without the error message reaching the sender', async () => {
+  it("logs one line for a throwing handler by default, the handler's own error in it, never in the answer to the sender", async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
       const handler = verifyWebhook(options, () => Promise.reject(new Error('db password=hunter2 refused')));
       const result = await handler(lambdaEvent('function-url', signedRequest()), lambdaContext);
       expect(result.body).not.toContain('hunter2');
       expect(log).toHaveBeenCalledTimes(1);
-      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(Error\)/);
-      expect(log.mock.calls[0]!.join(' ')).not.toContain('hunter2');
+      expect(log.mock.calls[0]!.join(' ')).toMatch(/^svc-webhooks: event "evt_1" of type "call.missed": the handler failed \(Error: db password=hunter2 refused\)/);
     } finally {
       log.mockRestore();
     }
@@ -228,7 +227,7 @@ describe('lambda adapter', () => {
     const handler = verifyWebhook({ ...options, onError: (() => ({ status: 418 })) as never }, () => undefined);
     const result = await handler(lambdaEvent('http-api', signedRequest({ secret: SECRET.replace('w', 'W') })), lambdaContext);
     expect([result.statusCode, JSON.parse(result.body!).error.code]).toEqual([400, 'invalid_signature']);
-    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it must answer { statusCode, ... }); a request it left unanswered gets the default answer']]);
+    expect(log.mock.calls.at(-1)).toEqual(['svc-webhooks: onError failed (it must answer { statusCode, ... }); a request it left unanswered gets the default answer']);
     log.mockRestore();
   });
 

@@ -38,6 +38,8 @@ export interface TestJob {
   readonly data: unknown;
   readonly returnvalue: unknown;
   readonly failedReason: string;
+  /** The stack of the error each failed attempt threw, oldest first. */
+  readonly stacktrace: string[];
   readonly attemptsMade: number;
   /** The delay of its last move to the delayed set, in ms. */
   readonly delay: number;

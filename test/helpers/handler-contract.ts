@@ -93,12 +93,15 @@ export function handlerContract(serve: ServeHandlers): void {
     },
   );
 
-  it("logs one line without the error's message when the handler throws and there is no onHandlerError", async () => {
+  it("logs one line with the error's message and stack when the handler throws and there is no onHandlerError; the answer holds neither", async () => {
     await start({ on: { 'call.missed': broken } });
-    expect((await post()).status).toBe(500);
+    const response = await post();
+    expect(response.status).toBe(500);
+    expect(await response.text()).not.toContain(SECRET_VALUE);
     expect(log).toHaveBeenCalledOnce();
-    expect(log.mock.calls[0]!.join(' ')).toContain('evt_1');
-    expect(log.mock.calls[0]!.join(' ')).not.toContain(SECRET_VALUE);
+    const [sentence, frame] = String(log.mock.calls[0]![0]).split('\n');
+    expect(sentence).toBe(`svc-webhooks: event "evt_1" of type "call.missed": the handler failed (Error: cannot reach ${SECRET_VALUE}); the sender will retry it`);
+    expect(frame).toMatch(/^ {4}at broken \(.*handler-contract\.ts:\d+:\d+\)$/);
   });
 
   it('answers 204 to an unknown type and to a known type without a handler, running no handler', async () => {

@@ -146,12 +146,19 @@ describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, 
     expect(delivery?.attributes).toMatchObject({ 'webhook.outcome': outcome, 'webhook.entry': entry, 'http.response.status_code': status });
     expect(delivery?.name).toBe(verified ? `webhook receive ${delivery?.attributes['webhook.event.type']}` : 'webhook receive');
     expect(delivery?.status.code).toBe(status >= 500 ? 2 : 0);
+    // Found by the event's id, a refused request's too (its webhook-id as sent); the metrics have none, one value per event.
+    expect(delivery?.attributes['webhook.id']).toBe(eventId);
+    expect((await points('webhook.deliveries')).filter((point) => 'webhook.id' in point.attributes)).toEqual([]);
     const handler = spans.getFinishedSpans().find((span) => span.name.startsWith('webhook handle'));
     if (outcome === 'processed' || outcome === 'handler_failed') {
       expect(handler?.parentSpanContext?.spanId).toBe(delivery?.spanContext().spanId);
+      expect(handler?.attributes).toMatchObject({ 'webhook.id': eventId, 'webhook.event.type': delivery?.attributes['webhook.event.type'] });
     } else {
       expect(handler).toBeUndefined();
     }
+    // The handler's error, as thrown, on its span.
+    const exceptions = outcome === 'handler_failed' ? [expect.objectContaining({ name: 'exception', attributes: expect.objectContaining({ 'exception.type': 'Error', 'exception.message': 'handler down' }) })] : [];
+    expect(handler?.events ?? []).toEqual(exceptions);
   });
 
   it('counts a duplicate and a delivery in progress', async () => {

@@ -211,15 +211,20 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
       'messaging.system': engine.system,
       'messaging.destination.name': engine.queue,
       'messaging.operation.type': 'send',
+      'webhook.id': 'evt_traced',
       'webhook.event.type': 'call.missed',
       'webhook.enqueue.outcome': 'queued',
     });
+    // Every span of the delivery is found by the event's id.
+    for (const span of [receive, receiverHandle, workerHandle]) expect(span?.attributes).toMatchObject({ 'webhook.id': 'evt_traced', 'webhook.event.type': 'call.missed' });
     expect(process?.kind).toBe(SpanKind.CONSUMER);
     expect(process?.attributes).toMatchObject({
       'messaging.system': engine.system,
       'messaging.destination.name': engine.queue,
       'messaging.operation.type': 'process',
       'messaging.message.id': jobId,
+      'webhook.id': 'evt_traced',
+      'webhook.event.type': 'call.missed',
       'webhook.job.outcome': 'processed',
     });
     expect(process?.status.code).toBe(SpanStatusCode.UNSET);
@@ -229,14 +234,20 @@ describe.each([...bullmqEngines, ...pgBossEngines])('instrumentWebhooks across $
     expect(baggage).toEqual([undefined]);
   });
 
-  it('marks the process span and the worker handler span failed when the handler throws', async () => {
-    await engine.startWorker(() => Promise.reject(new Error('handler down')));
+  it('marks the process span and the worker handler span failed when the handler throws, the handler span with the exception as thrown', async () => {
+    const broken = new RangeError('CRM rejected message sms_boom');
+    await engine.startWorker(() => Promise.reject(broken));
     expect(await deliverUnder(tracer.startSpan('POST /webhooks'), 'evt_failing')).toBe(202);
     const byName = await finishedWith(`process ${engine.queue}`);
-    expect(byName.get(`process ${engine.queue}`)?.status.code).toBe(SpanStatusCode.ERROR);
-    expect(byName.get(`process ${engine.queue}`)?.attributes['webhook.job.outcome']).toBe('failed');
+    const process = byName.get(`process ${engine.queue}`);
+    expect(process?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(process?.attributes['webhook.job.outcome']).toBe('failed');
     const workerHandle = spans.getFinishedSpans().find((span) => span.name === 'webhook handle call.missed' && span.attributes['webhook.entry'] === engine.system);
     expect(workerHandle?.status.code).toBe(SpanStatusCode.ERROR);
+    const thrown = { 'exception.type': 'RangeError', 'exception.message': 'CRM rejected message sms_boom', 'exception.stacktrace': broken.stack };
+    expect(workerHandle?.events).toEqual([expect.objectContaining({ name: 'exception', attributes: thrown })]);
+    // BullMQ's job rejects with what the handler threw; pg-boss's batch fails the job itself and resolves.
+    expect(process?.events).toEqual(engine.system === 'bullmq' ? [expect.objectContaining({ name: 'exception', attributes: thrown })] : []);
   });
 
   it("names the job in the send span, and says when pg-boss's record found the event queued before", async () => {

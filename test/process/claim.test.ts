@@ -10,7 +10,7 @@ import { checkClaimOptions, claimKey, claimSettings, type Settle } from '../../s
 import { STORE_CHANNEL, type StoreMessage } from '../../src/process/diagnostics.js';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { verifyAndClaim } from '../helpers/receiver-steps.js';
-import { keyOf, now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
+import { deliveryOf, keyOf, now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 afterEach(() => {
   vi.restoreAllMocks();
@@ -346,12 +346,14 @@ describe('holding a claim through a receiver', () => {
     });
   });
 
-  describe("what dedup.onError is told: the operation, the key, and the tenant when there is one", () => {
-    /** Claims `key` for `tenant` on `store`; answers the contexts onStoreError was given and the attempt. */
+  describe("what dedup.onError is told: the operation, the key, the delivery's id and type, and the tenant when there is one", () => {
+    /** Claims the delivery of `evt_<tenant>` for `tenant` on `store`; answers the contexts dedup.onError was given, what names the delivery, and the attempt. */
     function claimOn(tenant: string | undefined) {
       const contexts: unknown[] = [];
       const settings = claimSettings(store, checkClaimOptions({ leaseMs: LEASE_MS }, LEASE_MS), async (_error, context) => void contexts.push(context));
-      return { contexts, key: `key_${tenant}`, attempt: claimKey(settings, `key_${tenant}`, tenant) };
+      const delivery = deliveryOf({ id: `evt_${tenant}`, type: 'message.received', tenant });
+      const named = { key: delivery.dedupKey, id: delivery.id, type: 'message.received' };
+      return { contexts, named, attempt: claimKey(settings, delivery) };
     }
 
     it.each([
@@ -360,21 +362,21 @@ describe('holding a claim through a receiver', () => {
     ] as const)('names %s, with and without a tenant', async (operation, taken) => {
       store.failures[operation] = Number.POSITIVE_INFINITY;
       for (const tenant of ['acme', undefined]) {
-        const { contexts, key, attempt } = claimOn(tenant);
+        const { contexts, named, attempt } = claimOn(tenant);
         const claimed = await attempt;
         if (claimed.state !== 'claimed') throw new Error('expected a claim');
         await settledAfter(claimed.settle(taken));
-        expect(contexts).toStrictEqual([tenant === undefined ? { operation, key } : { operation, key, tenant }]);
+        expect(contexts).toStrictEqual([tenant === undefined ? { operation, ...named } : { operation, ...named, tenant }]);
       }
     });
 
     it('names begin, with and without a tenant, and a begin that answered no known state', async () => {
       store.begin = () => Promise.resolve({ state: 'claimed' } as never);
       for (const tenant of ['acme', undefined]) {
-        const { contexts, key, attempt } = claimOn(tenant);
+        const { contexts, named, attempt } = claimOn(tenant);
         const answer = await attempt;
         expect(answer).toEqual({ state: 'unavailable', error: new WebhookOptionsError("svc-webhooks: the dedup store's begin answered no known state") });
-        expect(contexts).toStrictEqual([tenant === undefined ? { operation: 'begin', key } : { operation: 'begin', key, tenant }]);
+        expect(contexts).toStrictEqual([tenant === undefined ? { operation: 'begin', ...named } : { operation: 'begin', ...named, tenant }]);
       }
     });
   });

@@ -8,6 +8,7 @@
  */
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import type { DedupStore } from '../../src/index.js';
 import { tooLarge } from '../../src/core/payload.js';
 import {
@@ -99,18 +100,28 @@ describe('the delivery tracing channel', () => {
     expect(events.map(([name]) => name)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
     expect(events[0]![1]).toEqual({ entry: 'lambda' });
     const delivery = deliveryOf({ timestamp: NOW_SECONDS - 42 });
-    expect(events[3]![1]).toEqual({ entry: 'lambda', delivery, status: 204, outcome: 'processed', skewMs: 42_000, result: expect.anything() });
+    expect(events[3]![1]).toEqual({ entry: 'lambda', delivery, status: 204, outcome: 'processed', skewMs: 42_000, id: 'evt_1', result: expect.anything() });
     expect(new Set(contexts).size).toBe(1);
   });
 
-  it('tells the skew of a refused request whose timestamp parsed, and never its unverified delivery', async () => {
+  it('tells the skew and the webhook-id as sent of a refused request, and never its unverified delivery', async () => {
     const traces = answeredTraces();
-    await deliver({ on: {} }, { secret: OLD_SECRET, timestamp: NOW_SECONDS + 7 });
-    await deliver({ on: {} }, { timestamp: NOW_SECONDS - 400 });
-    expect(traces.map(({ status, outcome, skewMs, delivery }) => ({ status, outcome, skewMs, delivery }))).toEqual([
-      { status: 400, outcome: 'invalid_signature', skewMs: -7_000, delivery: undefined },
-      { status: 400, outcome: 'timestamp_too_old', skewMs: 400_000, delivery: undefined },
+    await deliver({ on: {} }, { id: 'evt_forged', secret: OLD_SECRET, timestamp: NOW_SECONDS + 7 });
+    await deliver({ on: {} }, { id: 'evt_stale', timestamp: NOW_SECONDS - 400 });
+    expect(traces.map(({ status, outcome, skewMs, id, delivery }) => ({ status, outcome, skewMs, id, delivery }))).toEqual([
+      { status: 400, outcome: 'invalid_signature', skewMs: -7_000, id: 'evt_forged', delivery: undefined },
+      { status: 400, outcome: 'timestamp_too_old', skewMs: 400_000, id: 'evt_stale', delivery: undefined },
     ]);
+  });
+
+  it('tells no id for a request without a webhook-id', async () => {
+    const traces = answeredTraces();
+    const receive = createPipeline<TestRequest, WebhookResponse>({ secret: SECRET, now, dedup: false, on: {} }, platform);
+    const { body, headers } = signedRequest();
+    const { 'webhook-id': _id, ...unnamed } = headers;
+    await receive({ body, headers: unnamed });
+    expect(traces).toMatchObject([{ status: 400, outcome: 'missing_header' }]);
+    expect('id' in traces[0]!).toBe(false);
   });
 
   it('tells no skew for a timestamp that does not parse', async () => {
@@ -179,7 +190,7 @@ describe('the delivery tracing channel', () => {
   it('tells a body refusal by its code, with no delivery', async () => {
     const traces = answeredTraces();
     await deliver({ on: {} }, {}, undefined, Promise.reject(tooLarge(10)));
-    expect(traces).toEqual([{ entry: 'lambda', status: 413, outcome: 'payload_too_large', skewMs: 0, result: expect.anything() }]);
+    expect(traces).toEqual([{ entry: 'lambda', status: 413, outcome: 'payload_too_large', skewMs: 0, id: 'evt_1', result: expect.anything() }]);
   });
 
   it('builds nothing while nobody listens: not a context, and the clock of the skew is not read', async () => {
@@ -202,13 +213,30 @@ describe('the handler tracing channel', () => {
       expect(events.map(([name]) => name)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
       expect(events[0]![1]).toEqual({ entry: 'lambda', delivery: deliveryOf(), trace: delivered.contexts[0] });
       expect((contexts[3] as HandlerTrace).status).toBe(204);
+      expect(contexts[3]).not.toHaveProperty('thrown');
       events.length = 0;
       await deliver({}, {}, 500);
       expect(events.map(([name]) => name)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
-      expect(events[3]![1]).toMatchObject({ status: 500 });
+      expect(events[3]![1]).toMatchObject({ status: 500, failed: true });
+      expect(events[3]![1]).not.toHaveProperty('thrown');
     } finally {
       handlerChannel.unsubscribe(handlers);
       deliveryChannel.unsubscribe(delivered.handlers);
+    }
+  });
+
+  it('tells what a handler threw, as it threw it, at asyncEnd: never for a schema failure', async () => {
+    const { events, handlers } = recorder();
+    handlerChannel.subscribe(handlers);
+    try {
+      const broken = new RangeError('CRM rejected message sms_boom');
+      await deliver({ on: { 'call.missed': () => Promise.reject(broken) }, onHandlerError: () => {} });
+      expect(events[3]![1]).toMatchObject({ status: 500, failed: true, thrown: broken });
+      await deliver({ on: { 'call.missed': () => undefined }, schemas: { 'call.missed': z.object({ type: z.literal('call.answered') }) }, onHandlerError: () => {} });
+      expect(events[7]![1]).toMatchObject({ status: 422 });
+      expect(events[7]![1]).not.toHaveProperty('thrown');
+    } finally {
+      handlerChannel.unsubscribe(handlers);
     }
   });
 

@@ -1,7 +1,8 @@
 /**
  * The handler options, checked once at creation: the whole TypeError each
  * mistake in them (or in dispatch's arguments) gets, and the default
- * onHandlerError's one log line, which never quotes what a handler threw.
+ * onHandlerError's one log line, which gives what a handler threw whole: its
+ * class, its message, and itself under `err`, whose stack the console shows.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -187,49 +188,68 @@ describe('checkOnHandlerError', () => {
 });
 
 describe('the default onHandlerError', () => {
-  const loggedFor = (error: unknown): unknown[][] => {
+  /** The console lines the default writes for `error`, each cut to its sentence: the stack's frames follow it. */
+  const loggedFor = (error: unknown): string[] => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    log.mockClear();
     checkOnHandlerError(undefined)(error, event, delivery);
-    return log.mock.calls;
+    return log.mock.calls.map(([line]) => String(line).split('\n')[0]!);
   };
   const line = (what: string): string => `svc-webhooks: event "evt_9" of type "call.missed": ${what}; the sender will retry it`;
 
-  it("names an Error's class, never its message", () => {
-    expect(loggedFor(new TypeError('secret detail'))).toEqual([[line('the handler failed (TypeError)')]]);
+  it("names an Error's class and message, and shows its stack's frames below, the user's own first", () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const thrown = ((): Error => new TypeError('CRM rejected message sms_boom'))();
+    checkOnHandlerError(undefined)(thrown, event, delivery);
+    const [sentence, ...frames] = String(log.mock.calls[0]?.[0]).split('\n');
+    expect(sentence).toBe(line('the handler failed (TypeError: CRM rejected message sms_boom)'));
+    expect(frames[0]).toMatch(/^ {4}at .*handler-options\.test\.ts:\d+:\d+\)?$/);
+    expect(log).toHaveBeenCalledTimes(1);
   });
 
   it.each([
-    ['string', 'secret detail'],
-    ['undefined', undefined],
-  ])('names the type of a thrown value that is no Error: %s', (type, thrown) => {
-    expect(loggedFor(thrown)).toEqual([[line(`the handler failed (${type})`)]]);
+    ['a string', 'CRM down', 'string: CRM down'],
+    ['undefined', undefined, 'undefined'],
+    ['null', null, 'object'],
+    ['an Error without a message', new RangeError(), 'RangeError'],
+  ])('names a thrown value that is %s by its type, and its text where it has one', (_name, thrown, what) => {
+    expect(loggedFor(thrown)).toEqual([line(`the handler failed (${what})`)]);
+  });
+
+  it("escapes the message in the sentence and cuts it past 1,000 characters: the whole is in the fields", () => {
+    expect(loggedFor(new Error('line one\r\nsvc-webhooks: forged\u001b[2J'))).toEqual([line('the handler failed (Error: line one\\r\\nsvc-webhooks: forged\\x1b[2J)')]);
+    expect(loggedFor(new Error('x'.repeat(5000)))).toEqual([line(`the handler failed (Error: ${'x'.repeat(1000)}…)`)]);
   });
 
   it("quotes a schema failure's message, which names paths only", () => {
     const invalid = new WebhookHandlerError('invalid_event_data', 'the event failed the schema for its type at $.data.id');
-    expect(loggedFor(invalid)).toEqual([[line('the event failed the schema for its type at $.data.id')]]);
+    expect(loggedFor(invalid)).toEqual([line('the event failed the schema for its type at $.data.id')]);
   });
 
-  it('names any other refusal by its class, as an Error', () => {
-    const other = new WebhookHandlerError('handler_failed', 'secret detail');
-    expect(loggedFor(other)).toEqual([[line('the handler failed (WebhookHandlerError)')]]);
+  it('names any other refusal as the Error it is', () => {
+    const other = new WebhookHandlerError('handler_failed', 'the handler gave up');
+    expect(loggedFor(other)).toEqual([line('the handler failed (WebhookHandlerError: the handler gave up)')]);
   });
 
-  it('gives a logger the fields of each line: the code, the event, the key, the tenant only where there is one, the class', () => {
+  it('gives a logger the fields of each line: the code, the event, the key, the tenant only where there is one, the error whole', () => {
     const { logger, lines } = recordingLogger();
     const logged = handlerErrorLog('the sender will retry it', logger);
-    logged(new TypeError('secret detail'), event, delivery);
+    const thrown = new TypeError('CRM rejected message sms_boom');
+    logged(thrown, event, delivery);
+    logged('CRM down', event, delivery);
     logged(new WebhookHandlerError('invalid_event_data', 'the event failed the schema for its type at $.data.id'), event, { ...delivery, tenant: 'acme' });
-    // Strictly: a record names a tenant only where there is one.
+    // Strictly: a record names a tenant, or an error under err, only where there is one.
     expect(lines.map(([level, fields]) => [level, fields])).toStrictEqual([
-      ['warn', { code: 'handler_failed', id: 'evt_9', type: 'call.missed', keyId: '0', errorClass: 'TypeError' }],
+      ['warn', { code: 'handler_failed', id: 'evt_9', type: 'call.missed', keyId: '0', errorClass: 'TypeError', errorMessage: 'CRM rejected message sms_boom', err: thrown }],
+      ['warn', { code: 'handler_failed', id: 'evt_9', type: 'call.missed', keyId: '0', errorClass: 'string', errorMessage: 'CRM down' }],
       ['warn', { code: 'invalid_event_data', id: 'evt_9', type: 'call.missed', keyId: '0', errorClass: 'WebhookHandlerError', tenant: 'acme' }],
     ]);
+    expect(lines[0]![1].err).toBe(thrown);
   });
 
   it("says in a worker's words who retries the event", () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     handlerErrorLog('BullMQ retries its job as its attempts allow')(new RangeError('x'), event, delivery);
-    expect(log.mock.calls).toEqual([['svc-webhooks: event "evt_9" of type "call.missed": the handler failed (RangeError); BullMQ retries its job as its attempts allow']]);
+    expect(String(log.mock.calls[0]?.[0]).split('\n')[0]).toBe('svc-webhooks: event "evt_9" of type "call.missed": the handler failed (RangeError: x); BullMQ retries its job as its attempts allow');
   });
 });

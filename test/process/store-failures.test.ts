@@ -100,19 +100,19 @@ describe('storeErrorLog', () => {
     expect(lines(log)[3]).not.toMatch(/more store failures/);
   });
 
-  it("gives a logger the fields of each line: the code, what failed, the tenant, the error, and the failures left out", async () => {
+  it("gives a logger the fields of each line: the code, what failed, the delivery's id and type, the tenant, the error, and the failures left out", async () => {
     const { logger, lines: written } = recordingLogger();
     const store = {};
     const logged = storeErrorLog(store, undefined, logger);
-    logged(new Error('down'), { operation: 'begin', key: 'k:evt_1', tenant: 'acme' });
+    logged(new Error('down'), { operation: 'begin', key: 'k:evt_1', id: 'evt_1', type: 'call.missed', tenant: 'acme' });
     logged(new Error('down'), { operation: 'begin', key: 'k:evt_2' });
     await vi.advanceTimersByTimeAsync(5_000);
     logged(Object.assign(new Error('gone'), { code: 'ECONNREFUSED' }), { operation: 'complete', key: 'k:evt_3' });
     storeErrorLog({}, undefined, logger)(new TypeError('no row'), { operation: 'lookup', id: 'evt_4', tenant: 'acme' });
     storeErrorLog({}, undefined, logger)(new TypeError('no params'), { operation: 'lookup', id: 'evt_5' });
-    // Strictly: a record names a tenant only where there is one.
+    // Strictly: a record names an id, a type or a tenant only where there is one.
     expect(written.map(([level, fields]) => [level, fields])).toStrictEqual([
-      ['warn', { code: 'store_failed', operation: 'begin', key: 'k:evt_1', tenant: 'acme', errorClass: 'Error', errorMessage: 'down' }],
+      ['warn', { code: 'store_failed', operation: 'begin', key: 'k:evt_1', id: 'evt_1', type: 'call.missed', tenant: 'acme', errorClass: 'Error', errorMessage: 'down' }],
       ['error', { code: 'store_failed', operation: 'complete', key: 'k:evt_3', errorClass: 'Error', errorCode: 'ECONNREFUSED', errorMessage: 'gone', unlogged: 1 }],
       ['warn', { code: 'secret_unavailable', operation: 'lookup', id: 'evt_4', tenant: 'acme', errorClass: 'TypeError', errorMessage: 'no row' }],
       ['warn', { code: 'secret_unavailable', operation: 'lookup', id: 'evt_5', errorClass: 'TypeError', errorMessage: 'no params' }],

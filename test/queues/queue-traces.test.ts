@@ -4,8 +4,8 @@
  * (the carrier its subscribers fill reaches the job's data; the job's id
  * and the outcome at `asyncEnd`), `runQueuedJob` on `svc-webhooks:job` and
  * the handler's run on `svc-webhooks:handler` (the job's carrier, string
- * headers alone; the outcome; the contexts subscribers give with
- * `runWithin`), and nothing of it while nobody listens.
+ * headers alone; the outcome; what a failing handler threw; the contexts
+ * subscribers give with `runWithin`), and nothing of it while nobody listens.
  */
 import { tracingChannel } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -97,11 +97,12 @@ describe('queueDelivery', () => {
 
 describe('runQueuedJob', () => {
   const handled: string[] = [];
+  const broken = new Error('handler down');
   const dispatcher = createDispatcher({
     on: {
       'call.missed': (_event, { id }) => void handled.push(id),
       'message.received': () => {
-        throw new Error('handler down');
+        throw broken;
       },
     },
     onHandlerError: () => undefined,
@@ -158,7 +159,7 @@ describe('runQueuedJob', () => {
     expect(jobs.map((job) => job.carrier)).toEqual([{}]);
   });
 
-  it("runs the handler on the handler channel, its trace the job's, within the subscriber's runWithin, and says whether it failed", async () => {
+  it("runs the handler on the handler channel, its trace the job's, within the subscriber's runWithin, and says whether it failed, with what it threw", async () => {
     const within: string[] = [];
     const failed: unknown[] = [];
     const runs = listen<HandlerTrace>(HANDLER_CHANNEL, {
@@ -168,7 +169,7 @@ describe('runQueuedJob', () => {
           return code();
         };
       },
-      asyncEnd: (run) => void failed.push(run.failed),
+      asyncEnd: (run) => void failed.push([run.failed, run.thrown]),
     });
     const failing = deliveryOf({ id: 'evt_failing', type: 'message.received' });
     // Nobody on the job channel: the handler's run still names a JobTrace.
@@ -178,9 +179,24 @@ describe('runQueuedJob', () => {
     ];
     expect(outcomes.map((outcome) => outcome.kind)).toEqual(['handled', 'failed']);
     expect(within).toEqual(['call.missed', 'message.received']);
-    expect(failed).toEqual([false, true]);
+    expect(failed).toEqual([
+      [false, undefined],
+      [true, broken],
+    ]);
+    expect(runs[0]).not.toHaveProperty('thrown');
     expect(runs[0]).toMatchObject({ entry: 'bullmq', delivery, trace: { system: 'bullmq', queue: 'webhooks', jobId: 'job-4', delivery, carrier: {} } });
     expect(handled).toEqual(['evt_traced']);
+  });
+
+  it('tells no thrown value for a job refused without a handler throwing', async () => {
+    const ended: HandlerTrace[] = [];
+    listen<HandlerTrace>(HANDLER_CHANNEL, { asyncEnd: (run) => void ended.push({ ...run }) });
+    const rejecting = createDispatcher({ on: {}, unknownEvents: 'reject', onHandlerError: () => undefined });
+    const unknown = deliveryOf({ id: 'evt_unknown', type: 'call.transcribed.v9' });
+    expect(await runQueuedJob('bullmq', 'webhooks', 'job-7', { delivery: unknown }, (run) => run.dispatch(rejecting))).toMatchObject({ kind: 'failed' });
+    expect(ended).toHaveLength(1);
+    expect(ended[0]).toMatchObject({ failed: true });
+    expect(ended[0]).not.toHaveProperty('thrown');
   });
 
   it('runs the handler directly when a handler subscriber gives no runWithin', async () => {

@@ -92,16 +92,22 @@ describe('dispatch', () => {
     expect(reports).toEqual([[new Error('db password hunter2 for obj_evt_1'), event, deliveryOfEvent(event)]]);
   });
 
-  it('logs one line by default, naming the event but not quoting the error', async () => {
+  it('logs one line by default, naming the event and what the handler threw, which the answer never quotes', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
-    await dispatch(eventOf('message.received', 'evt_7'), {
+    const thrown = new RangeError('text "call me at 555-0100" too long');
+    const result = await dispatch(eventOf('message.received', 'evt_7'), {
       'message.received': () => {
-        throw new RangeError('text "call me at 555-0100" too long');
+        throw thrown;
       },
     });
     expect(log).toHaveBeenCalledTimes(1);
     const [line] = log.mock.calls[0]!;
-    expect(line).toBe('svc-webhooks: event "evt_7" of type "message.received": the handler failed (RangeError); the sender will retry it');
+    expect(String(line).split('\n')[0]).toBe(
+      'svc-webhooks: event "evt_7" of type "message.received": the handler failed (RangeError: text "call me at 555-0100" too long); the sender will retry it',
+    );
+    expect(result.body).toEqual({ error: { code: 'handler_failed', message: 'the handler for this event failed; retry later' } });
+    // What was thrown is the refusal's cause, for the operator: never in the body.
+    expect(result.error?.cause).toBe(thrown);
   });
 
   it.each(failingBothWays(new Error('reporter down')))('still answers 500 when onHandlerError %s', async (_name, onHandlerError) => {

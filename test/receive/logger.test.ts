@@ -1,16 +1,18 @@
 /**
  * The `logger` option over real HTTP on all five entries, with a real pino
- * logger writing JSON to a stream: a failing store, a throwing handler, a
- * queue that did not record an event and a failing `onError` each give one
- * line with its fields and nothing on `console.error`; with OpenTelemetry
- * active, a line written inside a delivery carries its trace and span ids
- * (by pino's `mixin`, from the active context); and no line holds the
- * secret, a signature or the body. winston, through the two-line logger
- * docs/observing.md gives, writes the same fields.
+ * logger writing JSON to a stream: a failing store, a throwing handler (its
+ * error whole, under pino's `err`), a queue that did not record an event, a
+ * failing `onError` and a refused request each give one line with its fields
+ * and nothing on `console.error`, and refusals of one code a line a minute;
+ * with OpenTelemetry active, a line written inside a delivery carries its
+ * trace and span ids (by pino's `mixin`, from the active context); and no
+ * line holds the secret, a signature or the body. winston, through the
+ * two-line logger docs/observing.md gives, writes the same fields.
  */
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Buffer } from 'node:buffer';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import winston from 'winston';
@@ -20,7 +22,7 @@ import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { instrumentWebhooks } from '../../adapters/otel.js';
 import type { EntryName, EventHandlers, WebhookLogger } from '../../src/index.js';
 import { serveExpressHandlers, serveFastifyHandlers, serveFetch, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
-import { now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { now, NOW_SECONDS, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 /** A pino logger writing JSON lines to memory; `mixin` adds the active span's ids, as pino's OpenTelemetry instrumentation does. */
@@ -69,10 +71,11 @@ const entries: Array<[EntryName, Serve]> = [
   ['lambda', (setup) => serveLambda('http-api', lambdaWebhook(optionsOf(setup) as never))],
 ];
 
-const HANDLER_ERROR = `handler down, quoting ${SECRET}`;
-const failingHandler = (): never => {
+const HANDLER_ERROR = 'CRM rejected message sms_boom';
+// Named, so that its frame is found in the stack.
+function failingHandler(): never {
   throw new TypeError(HANDLER_ERROR);
-};
+}
 
 describe.each(entries)('the logger option on the %s entry, over HTTP, with pino', (entry, serve) => {
   let consoleLines: ReturnType<typeof vi.spyOn>;
@@ -98,7 +101,6 @@ describe.each(entries)('the logger option on the %s entry, over HTTP, with pino'
     expect(text).not.toContain(SECRET.slice('whsec_'.length));
     expect(text).not.toContain(request.headers['webhook-signature']!.slice(3));
     expect(text).not.toContain(request.body);
-    expect(text).not.toContain('handler down');
   }
 
   it('writes a failing store as one warning with its operation, key and error, and nothing on console.error', async () => {
@@ -122,16 +124,54 @@ describe.each(entries)('the logger option on the %s entry, over HTTP, with pino'
     expectNoSecrets(text(), request);
   });
 
-  it("writes a throwing handler as one warning with the event's id, type and key id, its error's class and not its message", async () => {
+  it("writes a throwing handler as one warning with the event's id, type and key id, and its error whole: under err, its type, message and stack", async () => {
     const { logger, lines, text } = pinoLines();
     const request = signedRequest({ id: `evt_handler_${entry}`, type: 'call.missed' });
     expect(await post({ logger, dedup: false, on: { 'call.missed': failingHandler } }, request)).toBe(500);
     const [line, ...more] = lines();
     expect(more).toEqual([]);
-    expect(line).toMatchObject({ level: 40, code: 'handler_failed', id: `evt_handler_${entry}`, type: 'call.missed', keyId: '0', errorClass: 'TypeError' });
-    expect(line).not.toHaveProperty('errorMessage');
+    expect(line).toMatchObject({
+      level: 40,
+      code: 'handler_failed',
+      id: `evt_handler_${entry}`,
+      type: 'call.missed',
+      keyId: '0',
+      errorClass: 'TypeError',
+      errorMessage: HANDLER_ERROR,
+      err: { type: 'TypeError', message: HANDLER_ERROR, stack: expect.stringMatching(/^TypeError: CRM rejected message sms_boom\n\s+at failingHandler \(.*logger\.test\.ts:\d+:\d+\)/) },
+      msg: `event "evt_handler_${entry}" of type "call.missed": the handler failed (TypeError: ${HANDLER_ERROR}); the sender will retry it`,
+    });
     expect(consoleLines).not.toHaveBeenCalled();
     expectNoSecrets(text(), request);
+  });
+
+  it("writes refused requests as warnings with the refusal's code and the request's id, one line per code a minute", async () => {
+    const { logger, lines, text } = pinoLines();
+    const app = await serve({ logger, dedup: false });
+    const forged = (id: string): SignedRequest => signedRequest({ id, secret: `whsec_${Buffer.from('a-secret-rotated-the-wrong-way!!').toString('base64')}` });
+    const sent = [forged(`evt_forged_${entry}`), forged(`evt_forged_again_${entry}`), signedRequest({ id: `evt_stale_${entry}`, timestamp: NOW_SECONDS - 600 })];
+    try {
+      for (const { body, headers } of sent) {
+        const response = await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers });
+        expect(response.status).toBe(400);
+        await response.arrayBuffer();
+      }
+    } finally {
+      await app.close();
+    }
+    expect(lines()).toEqual([
+      expect.objectContaining({
+        level: 40,
+        code: 'invalid_signature',
+        id: `evt_forged_${entry}`,
+        errorClass: 'WebhookVerificationError',
+        errorMessage: 'no v1 signature in webhook-signature matches the secret',
+        msg: `the request with webhook-id "evt_forged_${entry}" was refused 400 invalid_signature (no v1 signature in webhook-signature matches the secret)`,
+      }),
+      expect.objectContaining({ level: 40, code: 'timestamp_too_old', id: `evt_stale_${entry}` }),
+    ]);
+    expect(consoleLines).not.toHaveBeenCalled();
+    for (const request of sent) expectNoSecrets(text(), request);
   });
 
   it('writes a queue that did not record the event as one warning, handoff_failed', async () => {
@@ -150,7 +190,10 @@ describe.each(entries)('the logger option on the %s entry, over HTTP, with pino'
     const request = signedRequest({ id: `evt_refused_${entry}` });
     const forged = { ...request, headers: { ...request.headers, 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` } };
     expect(await post({ logger, dedup: false, on: {}, onError }, forged)).toBe(400);
-    expect(lines()).toEqual([expect.objectContaining({ level: 50, code: 'on_error_failed', errorClass: 'RangeError', errorMessage: 'onError down' })]);
+    expect(lines()).toEqual([
+      expect.objectContaining({ level: 40, code: 'invalid_signature', id: `evt_refused_${entry}` }),
+      expect.objectContaining({ level: 50, code: 'on_error_failed', id: `evt_refused_${entry}`, errorClass: 'RangeError', errorMessage: 'onError down' }),
+    ]);
     expect(consoleLines).not.toHaveBeenCalled();
     expectNoSecrets(text(), forged);
   });
@@ -194,15 +237,18 @@ describe('the logger option with winston, through the two lines of docs/observin
       await app.close();
     }
     const lines = chunks.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    // winston's JSON has no serializer for an Error: `err` comes out empty, and errorMessage holds the message.
     expect(lines).toEqual([
       {
         level: 'warn',
-        message: 'event "evt_winston" of type "call.missed": the handler failed (TypeError); the sender will retry it',
+        message: `event "evt_winston" of type "call.missed": the handler failed (TypeError: ${HANDLER_ERROR}); the sender will retry it`,
         code: 'handler_failed',
         id: 'evt_winston',
         type: 'call.missed',
         keyId: '0',
         errorClass: 'TypeError',
+        errorMessage: HANDLER_ERROR,
+        err: {},
       },
     ]);
   });

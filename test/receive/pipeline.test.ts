@@ -1,18 +1,29 @@
 /**
  * createPipeline over a platform of our own: its checks at creation, the
- * order of its steps, and what becomes of a handler, an onError or a
- * platform callback that answers something that is no answer, or throws.
+ * order of its steps, what becomes of a handler, an onError or a
+ * platform callback that answers something that is no answer, or throws,
+ * and the log of refused requests: a line per code a minute at most.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { MemoryDedupStore, type EventSchemas, type HandlerOptions, type ReceiverOptions, type SingleEndpoint, type WebhookDelivery, type WebhookError } from '../../src/index.js';
+import {
+  MemoryDedupStore,
+  WebhookBodyError,
+  type EventSchemas,
+  type HandlerOptions,
+  type ReceiverOptions,
+  type SingleEndpoint,
+  type WebhookDelivery,
+  type WebhookError,
+} from '../../src/index.js';
 import { tooLarge } from '../../src/core/payload.js';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
 import type { Platform } from '../../src/receive/platform.js';
 import type { WebhookResponse } from '../../src/receive/responses.js';
 import type { EntryRunner, Route } from '../../src/receive/what-runs.js';
-import { deliveryOf, keyOf, OLD_SECRET, now, SECRET, signedRequest, type RequestSpec, type SignedRequest } from '../helpers/signed-request.js';
+import { deliveryOf, keyOf, NOW_SECONDS, OLD_SECRET, now, SECRET, signedRequest, type RequestSpec, type SignedRequest } from '../helpers/signed-request.js';
+import { REFUSAL_LOG_INTERVAL_MS } from '../../src/receive/refusal-log.js';
 import { decidedAnswers } from '../helpers/decided-answers.js';
 import { recordingLogger } from '../helpers/recording-logger.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
@@ -198,7 +209,25 @@ describe('createPipeline: refusals and onError', () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: false }, platform(() => 'no answer'), single(() => undefined));
     expect(await receive(request({ secret: OLD_SECRET }))).toMatchObject({ status: 400, body: { error: { code: 'invalid_signature' } } });
-    expect(log.mock.calls).toEqual([['svc-webhooks: onError failed (it answered no Answer); a request it left unanswered gets the default answer']]);
+    expect(log.mock.calls.at(-1)).toEqual(['svc-webhooks: onError failed (it answered no Answer); a request it left unanswered gets the default answer']);
+  });
+
+  it("names the request's id on onError's line, and the event's type once verified", async () => {
+    const { logger, lines } = recordingLogger();
+    const onError = platform(() => 'no answer');
+    const store = new TestDedupStore();
+    await store.begin(keyOf('evt_held'));
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, dedup: { store }, logger }, onError, single(() => undefined));
+    await receive(request({ id: 'evt_forged', secret: OLD_SECRET }));
+    await receive(request({ id: 'evt_held', type: 'message.received' }));
+    const unsigned = request();
+    delete unsigned.headers['webhook-id'];
+    await receive(unsigned);
+    expect(lines.filter(([, { code }]) => code === 'on_error_failed').map(([, fields]) => fields)).toStrictEqual([
+      { code: 'on_error_failed', id: 'evt_forged', errorClass: 'TypeError', errorMessage: 'it answered no Answer' },
+      { code: 'on_error_failed', id: 'evt_held', type: 'message.received', errorClass: 'TypeError', errorMessage: 'it answered no Answer' },
+      { code: 'on_error_failed', errorClass: 'TypeError', errorMessage: 'it answered no Answer' },
+    ]);
   });
 
   it("answers a refusal with onError's answer, adding the refusal's headers it lacks and keeping its own", async () => {
@@ -209,11 +238,13 @@ describe('createPipeline: refusals and onError', () => {
     expect(await receive(request())).toEqual(new Answer(409, { 'retry-after': '30', 'x-own': 'yes' }));
   });
 
-  it('gives a refusal the default answer and logs nothing when there is no onError', async () => {
+  it('gives a refusal the default answer, and logs the refusal alone, when there is no onError', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     const receive = entry({}, () => undefined);
     expect(await receive(request({ timestamp: 1 }))).toMatchObject({ status: 400 });
-    expect(log).not.toHaveBeenCalled();
+    expect(log.mock.calls).toEqual([
+      [`svc-webhooks: the request with webhook-id "evt_1" was refused 400 timestamp_too_old (webhook-timestamp is ${NOW_SECONDS - 1} s in the past; the tolerance is 300 s)`],
+    ]);
   });
 
   it('answers a refusal the body reading ended in, closing the connection on a body left unread', async () => {
@@ -236,6 +267,116 @@ describe('createPipeline: refusals and onError', () => {
     }
     // A platform without senderGone hears of the sender gone as a rejection of its own.
     await expect(entry({}, () => undefined)(request({}, Promise.reject(new SenderGoneError())))).rejects.toBeInstanceOf(SenderGoneError);
+  });
+});
+
+describe('createPipeline: the log of refusals', () => {
+  /** A receiver with `logger` on a clock the test moves, and the lines it was given. */
+  function logged(options: Partial<PipelineOptions & SingleEndpoint> = {}, on = platform()) {
+    const clock = { ms: now() };
+    const { logger, lines } = recordingLogger();
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now: () => clock.ms, dedup: false, logger, ...options }, on, single(() => undefined));
+    return { receive, lines, clock };
+  }
+  const forged = (id: string): TestRequest => request({ id, secret: OLD_SECRET });
+
+  it("writes a refusal of the request's own as a warning: its code, the request's id as sent, the refusal's class and message", async () => {
+    const { receive, lines } = logged();
+    expect(await receive(forged('evt_forged'))).toMatchObject({ status: 400 });
+    expect(lines).toStrictEqual([
+      [
+        'warn',
+        { code: 'invalid_signature', id: 'evt_forged', errorClass: 'WebhookVerificationError', errorMessage: 'no v1 signature in webhook-signature matches the secret' },
+        'the request with webhook-id "evt_forged" was refused 400 invalid_signature (no v1 signature in webhook-signature matches the secret)',
+      ],
+    ]);
+  });
+
+  it('writes one line per code a minute by the receiver\'s clock, the next one counting the refusals left out', async () => {
+    const { receive, lines, clock } = logged();
+    for (let index = 0; index < 5; index++) await receive(forged(`evt_${index}`));
+    await receive(request({ id: 'evt_stale', timestamp: NOW_SECONDS - 600 }));
+    clock.ms += REFUSAL_LOG_INTERVAL_MS - 1;
+    await receive(forged('evt_5'));
+    expect(lines.map(([, { code, id, unlogged }]) => [code, id, unlogged])).toEqual([
+      ['invalid_signature', 'evt_0', undefined],
+      ['timestamp_too_old', 'evt_stale', undefined],
+    ]);
+    clock.ms += 1;
+    await receive(forged('evt_6'));
+    await receive(forged('evt_7'));
+    expect(lines.slice(2)).toStrictEqual([
+      [
+        'warn',
+        { code: 'invalid_signature', id: 'evt_6', errorClass: 'WebhookVerificationError', errorMessage: 'no v1 signature in webhook-signature matches the secret', unlogged: 5 },
+        'the request with webhook-id "evt_6" was refused 400 invalid_signature (no v1 signature in webhook-signature matches the secret); 5 more refused invalid_signature since the last line',
+      ],
+    ]);
+  });
+
+  it('keeps the spells of each receiver apart', async () => {
+    const first = logged();
+    const second = logged();
+    await first.receive(forged('evt_a'));
+    await second.receive(forged('evt_b'));
+    expect([...first.lines, ...second.lines].map(([, { id }]) => id)).toEqual(['evt_a', 'evt_b']);
+  });
+
+  it('writes a request without a webhook-id without one, and its body refusals, a setup mistake (a 5xx) as an error', async () => {
+    const parsed = new WebhookBodyError('body_already_parsed', 'something read the body before verification');
+    const { receive, lines } = logged({}, platform(undefined, { body: (incoming) => (incoming.headers['x-parsed'] === undefined ? incoming.body : Promise.reject(parsed)) }));
+    const unnamed = request();
+    delete unnamed.headers['webhook-id'];
+    await receive(unnamed);
+    await receive(request({}, Promise.reject(tooLarge(10))));
+    await receive({ ...request({ id: 'evt_parsed' }), headers: { ...request({ id: 'evt_parsed' }).headers, 'x-parsed': '1' } });
+    expect(lines.map(([level, fields, message]) => [level, fields.code, fields.id, message])).toEqual([
+      ['warn', 'missing_header', undefined, 'a request without a webhook-id was refused 400 missing_header (the webhook-id header is missing or empty)'],
+      ['warn', 'payload_too_large', 'evt_1', 'the request with webhook-id "evt_1" was refused 413 payload_too_large (the body is larger than 10 bytes)'],
+      ['error', 'body_already_parsed', 'evt_parsed', 'the request with webhook-id "evt_parsed" was refused 500 body_already_parsed (something read the body before verification)'],
+    ]);
+  });
+
+  it("writes no refusal line for what is no fault of the request's, or has a line of its own: a duplicate, one in progress, a failing store", async () => {
+    const store = new TestDedupStore();
+    const { receive, lines } = logged({ dedup: { store, onError: () => undefined } });
+    await receive(request({ id: 'evt_done' }));
+    expect(await receive(request({ id: 'evt_done' }))).toMatchObject({ status: 200 });
+    await store.begin(keyOf('evt_held'));
+    expect(await receive(request({ id: 'evt_held' }))).toMatchObject({ status: 409 });
+    store.failing = true;
+    expect(await receive(request({ id: 'evt_down' }))).toMatchObject({ status: 503 });
+    expect(lines).toEqual([]);
+  });
+
+  it("writes an unknown tenant's refusal; a failed secret lookup has its own line alone", async () => {
+    const tenants = {
+      of: (incoming: TestRequest) => incoming.headers['x-tenant'],
+      secret: (tenant: string) => (tenant === 'down' ? Promise.reject(new Error('secrets down')) : undefined),
+    };
+    const { receive, lines } = logged({ secret: undefined, tenants } as never);
+    const to = (tenant: string, id: string): TestRequest => {
+      const sent = request({ id });
+      return { ...sent, headers: { ...sent.headers, 'x-tenant': tenant } };
+    };
+    expect(await receive(to('nobody', 'evt_nobody'))).toMatchObject({ status: 404 });
+    expect(await receive(to('down', 'evt_down'))).toMatchObject({ status: 503 });
+    expect(lines.map(([level, { code, id }]) => [level, code, id])).toEqual([
+      ['warn', 'unknown_tenant', 'evt_nobody'],
+      ['warn', 'secret_unavailable', 'evt_down'],
+    ]);
+  });
+
+  it('escapes and cuts a hostile id in the console line; the line holds no secret, signature or body', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const hostile = `evt\u001b[2J\r\nsvc-webhooks: forged${'x'.repeat(8000)}`;
+    const sent = forged(hostile);
+    await entry({}, () => undefined)(sent);
+    const [line] = log.mock.calls.map(([text]) => String(text));
+    expect(line).toMatch(/^svc-webhooks: the request with webhook-id "evt\\u001b\[2J\\r\\nsvc-webhooks: forgedx+… was refused 400 invalid_signature/);
+    expect(line!.length).toBeLessThan(400);
+    expect(line).not.toContain('\n');
+    for (const kept of [SECRET.slice('whsec_'.length), OLD_SECRET.slice('whsec_'.length), sent.headers['webhook-signature']!.slice(3), String(sent.body)]) expect(line).not.toContain(kept);
   });
 });
 
@@ -287,15 +428,19 @@ describe('createPipeline: the claim', () => {
     });
     const receive = entry({ dedup: { store: store } }, () => undefined, on);
     expect(await receive(request())).toEqual(new Answer(204, {}, undefined));
-    expect(log.mock.calls).toEqual([["svc-webhooks: the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"]]);
+    expect(log.mock.calls).toEqual([[`svc-webhooks: the platform's waitUntil threw (waitUntil is gone); the claim of event "evt_1" is settled without it`]]);
     expect(await receive(request())).toMatchObject({ status: 200 });
 
     // A logger of the entry's gets the line's fields.
     const { logger, lines } = recordingLogger();
     const logged = entry({ dedup: { store: new TestDedupStore() }, logger }, () => undefined, on);
-    expect(await logged(request())).toEqual(new Answer(204, {}, undefined));
+    expect(await logged(request({ id: 'evt_kept', type: 'message.received' }))).toEqual(new Answer(204, {}, undefined));
     expect(lines).toStrictEqual([
-      ['error', { code: 'wait_until_failed', errorClass: 'Error', errorMessage: 'waitUntil is gone' }, "the platform's waitUntil threw (waitUntil is gone); the claim is settled without it"],
+      [
+        'error',
+        { code: 'wait_until_failed', id: 'evt_kept', type: 'message.received', errorClass: 'Error', errorMessage: 'waitUntil is gone' },
+        `the platform's waitUntil threw (waitUntil is gone); the claim of event "evt_kept" is settled without it`,
+      ],
     ]);
   });
 

@@ -131,7 +131,7 @@ describe('createReceiver', () => {
       const down = Object.assign(new Error('relation "processed_webhooks" does not exist'), { code: '42P01' });
       const heard: unknown[][] = [];
       const reception = await deliver({ dedup: { store: storeWith({ begin: () => Promise.reject(down) }), onError: (...args) => void heard.push(args) } });
-      expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1') }]]);
+      expect(heard).toEqual([[down, { operation: 'begin', key: keyOf('evt_1'), id: 'evt_1', type: 'call.missed' }]]);
       expect(reception).toMatchObject({ action: 'respond', response: { status: 503, headers: { 'retry-after': '5' } } });
       const response = reception.action === 'respond' ? reception.response : undefined;
       expect(response?.error).toMatchObject({ code: 'dedup_unavailable' });

@@ -6,7 +6,7 @@
  */
 import type { Job } from 'bullmq';
 import { claimKey, type ClaimSettings } from '../../process/claim.js';
-import type { Dispatcher } from '../../process/dispatcher.js';
+import { jobFailure, type Dispatcher } from '../../process/dispatcher.js';
 import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
@@ -18,11 +18,13 @@ export type BullMQJobResult = 'processed' | 'duplicate';
 export type Postpone = (job: Job<QueuedDelivery, BullMQJobResult>, token: string | undefined) => Promise<never>;
 
 /**
- * The processor of the worker's jobs. A job whose handler failed (it threw,
- * or the event failed its schema, or `unknownEvents: 'reject'` refused its
- * type) rejects with the `WebhookHandlerError` a receiver would have
- * answered, its claim released: BullMQ's `attempts` and `backoff` decide
- * what follows.
+ * The processor of the worker's jobs. A job whose handler failed, its claim
+ * released, rejects with what the handler threw, when it threw an `Error`
+ * (BullMQ keeps its message as the job's `failedReason`, its stack as the
+ * job's `stacktrace`); else (the event failed its schema, `unknownEvents:
+ * 'reject'` refused its type, the handler threw no `Error`) with the
+ * `WebhookHandlerError` a receiver would have answered. BullMQ's `attempts`
+ * and `backoff` decide what follows.
  */
 export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, postpone: Postpone) {
   return async (job: Job<QueuedDelivery, BullMQJobResult>, token?: string): Promise<BullMQJobResult> => {
@@ -30,7 +32,7 @@ export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, post
     if (!isQueuedDelivery(job.data)) throw new WebhookOptionsError('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
     return runQueuedJob('bullmq', job.queueName, job.id ?? '', job.data, async (run) => {
       const { delivery } = job.data;
-      const attempt = await claimKey(claims, delivery.dedupKey, delivery.tenant);
+      const attempt = await claimKey(claims, delivery);
       if (attempt.state === 'done') {
         run.ended('duplicate');
         return 'duplicate';
@@ -43,7 +45,7 @@ export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, post
       const outcome = await run.dispatch(dispatcher);
       await attempt.settle(outcome.kind !== 'failed');
       run.ended(outcome.kind === 'failed' ? 'failed' : 'processed');
-      if (outcome.kind === 'failed') throw outcome.error;
+      if (outcome.kind === 'failed') throw jobFailure(outcome.error);
       return 'processed';
     });
   };

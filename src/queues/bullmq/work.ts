@@ -115,9 +115,10 @@ const MOVED = {
  * whether its job is re-run after stalling, the event is queued again after
  * its job was removed, or two workers take copies. A handler that throws
  * (or an event that fails its schema) fails the job, which BullMQ retries as
- * its `attempts` and `backoff` allow; a job out of attempts stays in the
- * failed set with its event, to retry by hand. Rejects with `WebhookOptionsError` for
- * bad options, before any worker starts.
+ * its `attempts` and `backoff` allow, with what the handler threw as the
+ * job's `failedReason` and `stacktrace` when it is an `Error`; a job out of
+ * attempts stays in the failed set with its event, to retry by hand. Rejects
+ * with `WebhookOptionsError` for bad options, before any worker starts.
  */
 export async function work<S extends EventSchemas = {}>(queueName: string, options: BullMQWorkerOptions<S>): Promise<BullMQWorker> {
   if (typeof queueName !== 'string' || queueName === '') throw new WebhookOptionsError('svc-webhooks: work needs the name of the queue');

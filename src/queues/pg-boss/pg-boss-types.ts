@@ -1,5 +1,5 @@
 /**
- * The part of pg-boss this entry uses, as structural types: the three
+ * The part of pg-boss this entry uses, as structural types: the four
  * methods it calls and the options it passes on, as pg-boss 10, 11 and 12
  * all take them. pg-boss's own types differ between those majors (10 and 11
  * are a CommonJS `export =` class, 12 an ES module with a named `PgBoss`
@@ -105,4 +105,10 @@ export interface PgBossInstance {
   work(name: string, options: PgBossWorkOptions, handler: (jobs: PgBossJob[]) => Promise<void>): Promise<string>;
   /** Completes the active jobs of `ids`. */
   complete(name: string, ids: string[]): Promise<unknown>;
+  /**
+   * Fails the job `id`, keeping `data` (an error, serialized) as its output; pg-boss retries it as the queue
+   * allows. Every major has it; without it, the failed jobs of a batch are failed by pg-boss together, with
+   * the first one's error.
+   */
+  fail?(name: string, id: string, data: object): Promise<unknown>;
 }

@@ -2,7 +2,8 @@
  * `work` on a real Redis, on both BullMQ majors: the typed handler
  * of each queued event runs once under the dedup store's lease, whatever
  * re-runs or copies its job; a handler that fails is left to BullMQ's
- * attempts, and a job out of them keeps its event for a retry by hand.
+ * attempts, its error the job's failedReason and stacktrace, and a job out
+ * of them keeps its event for a retry by hand.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -142,7 +143,10 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     await handoffWithAttempts.hand(deliveryOf());
 
     const failed = await settled(queue, jobOf('evt_1'));
-    expect([await failed.getState(), failed.attemptsMade, failed.failedReason]).toEqual(['failed', 2, 'the handler for this event failed; retry later']);
+    expect([await failed.getState(), failed.attemptsMade, failed.failedReason]).toEqual(['failed', 2, 'the transcript service is down']);
+    // The handler's own stack, each attempt's, this spec's frames in it.
+    expect(failed.stacktrace).toEqual([broken.stack, broken.stack]);
+    expect(broken.stack).toMatch(/work\.test\.ts:\d+:\d+/);
     expect(failed.data).toEqual({ delivery: deliveryOf() });
     expect(heard).toEqual([
       [broken, 'evt_1', deliveryOf()],
@@ -169,6 +173,40 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     expect(seen).toEqual(['evt_1']);
     const bad = await settled(queue, jobOf('bad_1'));
     expect([await bad.getState(), bad.failedReason]).toEqual(['failed', 'the event failed the schema for its type at $.id']);
+  });
+
+  it("fails the job without further attempts when the handler throws BullMQ's UnrecoverableError, as any processor may", async () => {
+    const { queue, start } = setUp(major);
+    let calls = 0;
+    await start({
+      dedup: { store: new TestDedupStore() },
+      onHandlerError: () => {},
+      on: {
+        'call.missed': () => {
+          calls += 1;
+          // BullMQ knows it by its name.
+          throw Object.assign(new Error('the customer is gone'), { name: 'UnrecoverableError' });
+        },
+      },
+    });
+    await enqueue(queue, { job: { attempts: 3 } }).hand(deliveryOf());
+    const failed = await settled(queue, jobOf('evt_1'));
+    expect([await failed.getState(), failed.attemptsMade, failed.failedReason, calls]).toEqual(['failed', 1, 'the customer is gone', 1]);
+  });
+
+  it('fails the job of a handler that threw no Error with the refusal a receiver would have answered', async () => {
+    const { queue, start, handoff } = setUp(major);
+    await start({
+      dedup: { store: new TestDedupStore() },
+      onHandlerError: () => {},
+      on: {
+        'call.missed': () => {
+          throw 'the transcript service is down';
+        },
+      },
+    });
+    await handoff.hand(deliveryOf());
+    expect((await settled(queue, jobOf('evt_1'))).failedReason).toBe('the handler for this event failed; retry later');
   });
 
   it("fails the job of an unknown type under unknownEvents: 'reject', and completes it under the default", async () => {
@@ -198,7 +236,7 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
     // Only the run that processed it counts as an attempt: the waits before it took none.
     const job = await settled(queue, jobOf('evt_1'));
     expect([job.returnvalue, job.attemptsMade, calls]).toEqual(['processed', 1, 1]);
-    expect(heard[0]).toEqual(['the test store is down', { operation: 'begin', key: keyOf('evt_1') }]);
+    expect(heard[0]).toEqual(['the test store is down', { operation: 'begin', key: keyOf('evt_1'), id: 'evt_1', type: 'call.missed' }]);
   });
 
   it('puts a job whose event another worker holds back in the delayed set for a quarter of the lease, without using an attempt, and runs it once the event is free', async () => {
@@ -230,29 +268,30 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
       const dedup = new TestDedupStore();
       dedup.failing = true;
       const { logger, lines } = recordingLogger();
+      const broken = new Error('the transcript service is down');
       await start({
         dedup: { store: dedup, leaseMs: 400 },
         logger,
         on: {
           'call.missed': () => {
-            throw new Error('the transcript service is down');
+            throw broken;
           },
         },
       });
       await handoff.hand(deliveryOf());
       await vi.waitFor(() => expect(lines).toHaveLength(1));
       dedup.failing = false;
-      expect((await settled(queue, jobOf('evt_1'))).failedReason).toBe('the handler for this event failed; retry later');
+      expect((await settled(queue, jobOf('evt_1'))).failedReason).toBe('the transcript service is down');
       expect(lines).toEqual([
         [
           'warn',
-          { code: 'store_failed', operation: 'begin', key: keyOf('evt_1'), errorClass: 'Error', errorMessage: 'the test store is down' },
+          { code: 'store_failed', operation: 'begin', key: keyOf('evt_1'), id: 'evt_1', type: 'call.missed', errorClass: 'Error', errorMessage: 'the test store is down' },
           `the dedup store failed to begin event ${JSON.stringify(keyOf('evt_1'))} (Error: the test store is down); the job waits in the delayed set and is tried again.`,
         ],
         [
           'warn',
-          { code: 'handler_failed', id: 'evt_1', type: 'call.missed', keyId: '0', errorClass: 'Error' },
-          'event "evt_1" of type "call.missed": the handler failed (Error); BullMQ retries its job as its attempts allow',
+          { code: 'handler_failed', id: 'evt_1', type: 'call.missed', keyId: '0', errorClass: 'Error', errorMessage: 'the transcript service is down', err: broken },
+          'event "evt_1" of type "call.missed": the handler failed (Error: the transcript service is down); BullMQ retries its job as its attempts allow',
         ],
       ]);
       expect(errors).not.toHaveBeenCalled();
@@ -279,11 +318,13 @@ describe.each(BULLMQ_MAJORS)('work on $name', (major) => {
       const ours = () => errors.mock.calls.map(([line]) => String(line)).filter((line) => line.startsWith('svc-webhooks:'));
       await vi.waitFor(() => expect(ours()).toHaveLength(1));
       dedup.failing = false;
-      expect((await settled(queue, jobOf('evt_1'))).failedReason).toBe('the handler for this event failed; retry later');
-      expect(ours()).toEqual([
+      expect((await settled(queue, jobOf('evt_1'))).failedReason).toBe('the transcript service is down');
+      // Each line's sentence; the handler's is followed by its stack's frames, this spec's first.
+      expect(ours().map((line) => line.split('\n')[0])).toEqual([
         `svc-webhooks: the dedup store failed to begin event ${JSON.stringify(keyOf('evt_1'))} (Error: the test store is down); the job waits in the delayed set and is tried again.`,
-        'svc-webhooks: event "evt_1" of type "call.missed": the handler failed (Error); BullMQ retries its job as its attempts allow',
+        'svc-webhooks: event "evt_1" of type "call.missed": the handler failed (Error: the transcript service is down); BullMQ retries its job as its attempts allow',
       ]);
+      expect(ours()[1]!.split('\n')[1]).toMatch(/^ {4}at .*work\.test\.ts:\d+:\d+\)?$/);
     } finally {
       errors.mockRestore();
     }

@@ -2,7 +2,7 @@
  * work on the shared Postgres, on each pg-boss major under test: jobs queued
  * by enqueue, run by the typed handlers of on with the receiver's delivery, a
  * batch at once; what pg-boss then holds of each job: completed, retried, or
- * failed with its event.
+ * failed with its event, its output what its handler threw.
  */
 import type pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -145,13 +145,13 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       expect(heard).toEqual([['the transcript service is down', failing]]);
     });
 
-    it("fails a batch's failed jobs with one error that counts them and names each code once, its handled jobs completed", async () => {
+    it("fails each of a batch's failed jobs with its own error, what its handler threw or the refusal, its handled jobs completed", async () => {
       const queue = await newQueue();
       const deliveries = [
         deliveryIn(`evt_0_${queue}`),
         deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' }),
         deliveryIn(`evt_2_${queue}`, 'something.new'),
-        deliveryIn(`evt_3_${queue}`, 'call.missed', { keyId: 'k2' }),
+        deliveryIn(`evt_3_${queue}`, 'call.missed', { keyId: 'k3' }),
       ];
       await queueDeliveries(queue, deliveries);
       await startWorker(queue, {
@@ -159,20 +159,53 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         onHandlerError: () => {},
         on: {
           'call.missed': (_event, delivery) => {
-            if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
+            if (delivery.keyId !== '0') throw new RangeError(`the transcript service is down for ${delivery.keyId}`);
           },
         },
         worker: { batchSize: 4 },
       });
       const jobs = await settled(queue);
       expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed', 'failed', 'failed']);
-      // pg-boss hands a batch over in no set order: the codes come in the order of the batch's first job of each.
-      const [output, ...others] = jobs.slice(1).map((job) => job.output as { name: string; message: string });
-      expect(output).toMatchObject({
-        name: 'JobsFailedError',
-        message: expect.stringMatching(/^svc-webhooks: 3 of 4 jobs failed \((handler_failed, unknown_event_type|unknown_event_type, handler_failed)\)$/),
-      });
-      expect(others).toEqual([output, output]);
+      expect(jobs.map((job) => job.output)).toEqual([
+        null,
+        expect.objectContaining({ name: 'RangeError', message: 'the transcript service is down for k2', stack: expect.stringMatching(/work\.test\.ts:\d+:\d+/) }),
+        expect.objectContaining({ name: 'WebhookHandlerError', code: 'unknown_event_type', message: 'this receiver refuses event types it does not know' }),
+        expect.objectContaining({ name: 'RangeError', message: 'the transcript service is down for k3' }),
+      ]);
+    });
+
+    it("completes a batch's handled jobs when pg-boss refuses to fail a failed one, which pg-boss then fails itself", async () => {
+      const queue = await newQueue();
+      await queueDeliveries(queue, [deliveryIn(`evt_0_${queue}`), deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' })]);
+      const refused = new Error('the database refused the fail');
+      const refusing = { send: boss.send.bind(boss), work: boss.work.bind(boss), complete: boss.complete.bind(boss), fail: () => Promise.reject(refused) };
+      const on = {
+        'call.missed': (_event: unknown, delivery: WebhookDelivery) => {
+          if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
+        },
+      };
+      workers.push({ queue, id: await work(refusing, queue, { on, onHandlerError: () => {}, worker: { batchSize: 2, pollingIntervalSeconds: 0.5 } }) });
+      const jobs = await settled(queue);
+      expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed']);
+      expect(jobs[1]!.output).toMatchObject({ message: 'the database refused the fail' });
+    });
+
+    it("fails a batch's failed jobs together, with the first one's error, on an instance without fail", async () => {
+      const queue = await newQueue();
+      await queueDeliveries(queue, [deliveryIn(`evt_0_${queue}`), deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' }), deliveryIn(`evt_2_${queue}`, 'call.missed', { keyId: 'k2' })]);
+      const withoutFail = { send: boss.send.bind(boss), work: boss.work.bind(boss), complete: boss.complete.bind(boss) };
+      const on = {
+        'call.missed': (_event: unknown, delivery: WebhookDelivery) => {
+          if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
+        },
+      };
+      workers.push({ queue, id: await work(withoutFail, queue, { on, onHandlerError: () => {}, worker: { batchSize: 3, pollingIntervalSeconds: 0.5 } }) });
+      const jobs = await settled(queue);
+      expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed', 'failed']);
+      expect(jobs.slice(1).map((job) => job.output)).toEqual([
+        expect.objectContaining({ message: 'the transcript service is down' }),
+        expect.objectContaining({ message: 'the transcript service is down' }),
+      ]);
     });
 
     it("logs what a handler threw on console.error when no onHandlerError is given, saying pg-boss retries its job", async () => {
@@ -189,15 +222,18 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
           },
         });
         expect((await settled(queue)).map((job) => job.state)).toEqual(['failed']);
-        expect(errors.mock.calls).toEqual([
-          [`svc-webhooks: event ${JSON.stringify(delivery.event.id)} of type "call.missed": the handler failed (TypeError); pg-boss retries its job as the queue's retryLimit allows`],
-        ]);
+        const [sentence, frame] = String(errors.mock.calls[0]?.[0]).split('\n');
+        expect(errors).toHaveBeenCalledTimes(1);
+        expect(sentence).toBe(
+          `svc-webhooks: event ${JSON.stringify(delivery.event.id)} of type "call.missed": the handler failed (TypeError: the transcript service is down); pg-boss retries its job as the queue's retryLimit allows`,
+        );
+        expect(frame).toMatch(/^ {4}at .*work\.test\.ts:\d+:\d+\)?$/);
       } finally {
         errors.mockRestore();
       }
     });
 
-    it('keeps a job out of retries in the failed state, its event intact, its output the error code and never what the handler threw', async () => {
+    it('keeps a job out of retries in the failed state, its event intact, its output what the handler threw', async () => {
       const queue = await newQueue(1);
       const delivery = deliveryIn(`evt_${queue}`, 'call.missed', { keyId: 'k1' });
       const { event } = delivery;
@@ -208,17 +244,14 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         on: {
           'call.missed': () => {
             calls += 1;
-            throw new Error(`secret sk_live_123 and ${JSON.stringify(event)}`);
+            throw new Error(`the CRM refused ${event.id}`);
           },
         },
       });
       const [job] = await settled(queue, ['failed']);
       expect(calls).toBe(2);
       expect(job!.data).toEqual({ delivery: deliveryOf({ id: event.id, keyId: 'k1' }) });
-      const output = JSON.stringify(job!.output);
-      expect(output).toContain('handler_failed');
-      expect(output).not.toContain('sk_live_123');
-      expect(output).not.toContain(event.id);
+      expect(job!.output).toMatchObject({ name: 'Error', message: `the CRM refused ${event.id}`, stack: expect.stringMatching(/^Error: the CRM refused .*\n\s+at .*work\.test\.ts:\d+:\d+/) });
       // It can be retried by hand once the cause is fixed.
       await boss.retry(queue, job!.id);
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -266,11 +299,12 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
       try {
         const { logger, lines } = recordingLogger();
+        const broken = new TypeError('the transcript service is down');
         await startWorker(queue, {
           logger,
           on: {
             'call.missed': () => {
-              throw new TypeError('the transcript service is down');
+              throw broken;
             },
           },
         });
@@ -279,8 +313,8 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
           ['error', { code: 'invalid_job', jobId }, `the pg-boss job ${jobId} holds no queued delivery (it was not sent by enqueue); it is failed`],
           [
             'warn',
-            { code: 'handler_failed', id: delivery.event.id, type: 'call.missed', keyId: 'k1', errorClass: 'TypeError' },
-            `event ${JSON.stringify(delivery.event.id)} of type "call.missed": the handler failed (TypeError); pg-boss retries its job as the queue's retryLimit allows`,
+            { code: 'handler_failed', id: delivery.event.id, type: 'call.missed', keyId: 'k1', errorClass: 'TypeError', errorMessage: 'the transcript service is down', err: broken },
+            `event ${JSON.stringify(delivery.event.id)} of type "call.missed": the handler failed (TypeError: the transcript service is down); pg-boss retries its job as the queue's retryLimit allows`,
           ],
         ]);
         expect(errors).not.toHaveBeenCalled();
@@ -316,7 +350,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         const [job] = await settled(queue);
         expect(job!.state).toBe('failed');
         expect(calls).toEqual([]);
-        expect(JSON.stringify(job!.output)).toContain('not_a_queued_delivery');
+        expect(job!.output).toMatchObject({ name: 'WebhookOptionsError', message: 'svc-webhooks: this job was not sent by enqueue(): its data is not { delivery } of one event' });
         expect(errors.mock.calls).toEqual([
           [`svc-webhooks: the pg-boss job ${jobId} holds no queued delivery (it was not sent by enqueue); it is failed`],
         ]);
