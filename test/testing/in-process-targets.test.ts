@@ -183,6 +183,21 @@ describe('simulateDelivery to a Lambda handler', () => {
     expect(seen[0]![0]).not.toBe(seen[1]![0]);
   });
 
+  it('sends each attempt base64-encoded when asked, as a source does a body that is no text', async () => {
+    const seen: Array<[boolean, string]> = [];
+    const target: Target = {
+      format: 'alb',
+      base64: true,
+      lambda: async (event) => {
+        seen.push([event.isBase64Encoded, Buffer.from(event.body!, 'base64').toString('utf8')]);
+        return { statusCode: 204 };
+      },
+    };
+    const event = testEvent('call.missed');
+    await simulateDelivery(target, event, { secret: SECRET });
+    expect(seen).toEqual([[true, JSON.stringify(event)]]);
+  });
+
   it('reaches the tenant of the path parameters given', async () => {
     const tenants: Array<string | undefined> = [];
     const handler = lambdaWebhook(
