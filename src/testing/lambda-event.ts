@@ -204,6 +204,9 @@ export interface LambdaAlbEvent {
   isBase64Encoded: boolean;
 }
 
+/** Options of `signedLambdaEvent()`: those of `signedHeaders()`, and how the event carries the request. */
+export interface SignedLambdaEventOptions extends SignedHeadersOptions, LambdaEventOptions {}
+
 /** How a Lambda event carries a request: which source sends it, and how. */
 export interface LambdaEventOptions {
   /**
@@ -233,16 +236,6 @@ export interface LambdaEventOptions {
   readonly pathParameters?: Readonly<Record<string, string>>;
 }
 
-/** Options of `signedLambdaEvent()`: those of `signedHeaders()`, and how the event carries the request. */
-export interface SignedLambdaEventOptions extends SignedHeadersOptions, LambdaEventOptions {}
-
-/** The options of a REST event. */
-type RestOptions = SignedLambdaEventOptions & { readonly format: 'rest' };
-/** The options of an ALB event. */
-type AlbOptions = SignedLambdaEventOptions & { readonly format: 'alb' | 'alb-multi-value' };
-/** The options of an HTTP API or Function URL event. */
-type HttpApiOptions = SignedLambdaEventOptions & { readonly format?: 'http' | 'function-url' };
-
 /**
  * The Lambda event an API Gateway REST API hands a function for a POST of
  * `event` (sent as compact JSON) or of `body` as it is, signed as the
@@ -257,7 +250,7 @@ type HttpApiOptions = SignedLambdaEventOptions & { readonly format?: 'http' | 'f
  * const result = await handler(event, testLambdaContext()); // { statusCode: 204, ... }
  * ```
  */
-export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: RestOptions): LambdaRestEvent;
+export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: SignedLambdaEventOptions & { readonly format: 'rest' }): LambdaRestEvent;
 /**
  * The Lambda event an Application Load Balancer hands a function for a POST
  * of `event` (sent as compact JSON) or of `body` as it is, signed as the
@@ -271,7 +264,7 @@ export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: R
  * event.multiValueHeaders?.['webhook-id']; // [the event's id]
  * ```
  */
-export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: AlbOptions): LambdaAlbEvent;
+export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: SignedLambdaEventOptions & { readonly format: 'alb' | 'alb-multi-value' }): LambdaAlbEvent;
 /**
  * The Lambda event an API Gateway HTTP API (or, with `format:
  * 'function-url'`, a Function URL) hands a function for a POST of `event`
@@ -291,7 +284,7 @@ export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: A
  * await handler({ ...tampered, body: tampered.body!.replace('call_', 'call_X') }, testLambdaContext());
  * ```
  */
-export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: HttpApiOptions): LambdaHttpApiEvent;
+export function signedLambdaEvent(eventOrBody: WebhookEvent | string, options: SignedLambdaEventOptions & { readonly format?: 'http' | 'function-url' }): LambdaHttpApiEvent;
 /**
  * The Lambda event of `options.format` for a POST of `event` (sent as
  * compact JSON) or of `body` as it is, signed as the service signs it.
