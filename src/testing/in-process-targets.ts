@@ -26,12 +26,13 @@ import {
  * A Lambda handler called in this process, `(event, context) =>
  * Promise<result>` (a handler of `svc-webhooks/lambda` or your own), and the
  * source whose events it takes: each attempt reaches it as that source's
- * event, with a fresh `testLambdaContext()`, and its result is answered as
- * that source answers it. A handler that throws, or a result the source
- * cannot send, is answered 502, as API Gateway and ALBs answer a failed
- * invocation; an HTTP API or Function URL answers a result without a
- * `statusCode` 200, with the result as its JSON body. A handler that
- * returns no Promise answers through its third argument, the callback.
+ * event, with a fresh `testLambdaContext()` on the delivery's `now`, and
+ * its result is answered as that source answers it. A handler that throws,
+ * or a result the source cannot send, is answered 502, as API Gateway and
+ * ALBs answer a failed invocation; an HTTP API or Function URL answers a
+ * result without a `statusCode` 200, with the result as its JSON body. A
+ * handler that returns no Promise answers through its third argument, the
+ * callback.
  */
 export type LambdaDeliveryTarget = LambdaEventOptions &
   (

@@ -333,18 +333,23 @@ export function lambdaEventOf(
   const { format = 'http', base64 = false, path = '/webhooks', pathParameters } = options;
   const sent: Record<string, string> = { ...SOURCE_HEADERS[format] };
   for (const [name, value] of Object.entries({ ...headers, 'content-length': String(Buffer.byteLength(body)) })) sent[name.toLowerCase()] = value;
-  const carried = base64 ? Buffer.from(body).toString('base64') : body;
-  const at = { ms: nowMs, text: requestTime(nowMs) };
-  const parameters = pathParameters === undefined ? undefined : { ...pathParameters };
+  const carried: Carried = {
+    path,
+    body: base64 ? Buffer.from(body).toString('base64') : body,
+    isBase64Encoded: base64,
+    atMs: nowMs,
+    at: requestTime(nowMs),
+    ...(pathParameters !== undefined && { pathParameters: { ...pathParameters } }),
+  };
   switch (format) {
     case 'rest':
-      return restEvent(path, byName(sent, titleCase), carried, base64, at, parameters);
+      return restEvent(byName(sent, titleCase), carried);
     case 'http':
     case 'function-url':
-      return httpApiEvent(format, path, sent, carried, base64, at, parameters);
+      return httpApiEvent(format, sent, carried);
     case 'alb':
     case 'alb-multi-value':
-      return albEvent(format, path, sent, carried, base64);
+      return albEvent(format, sent, carried);
   }
 }
 
@@ -391,19 +396,19 @@ function requestTime(ms: number): string {
   return `${day}/${month}/${year}:${time} +0000`;
 }
 
-interface Received {
-  readonly ms: number;
-  readonly text: string;
+/** What every source's event carries of the request besides its headers. */
+interface Carried {
+  readonly path: string;
+  /** As the event holds it: base64 when `isBase64Encoded`. */
+  readonly body: string;
+  readonly isBase64Encoded: boolean;
+  /** When it came in, in milliseconds and as a source writes it. */
+  readonly atMs: number;
+  readonly at: string;
+  readonly pathParameters?: Record<string, string>;
 }
 
-function restEvent(
-  path: string,
-  headers: Record<string, string>,
-  body: string,
-  isBase64Encoded: boolean,
-  at: Received,
-  pathParameters: Record<string, string> | undefined,
-): LambdaRestEvent {
+function restEvent(headers: Record<string, string>, { path, body, isBase64Encoded, atMs, at, pathParameters }: Carried): LambdaRestEvent {
   return {
     resource: path,
     path,
@@ -419,13 +424,13 @@ function restEvent(
       resourcePath: path,
       httpMethod: 'POST',
       extendedRequestId: randomBytes(11).toString('base64'),
-      requestTime: at.text,
+      requestTime: at,
       path: `/prod${path}`,
       accountId: '123456789012',
       protocol: 'HTTP/1.1',
       stage: 'prod',
       domainPrefix: 'a1b2c3d4e5',
-      requestTimeEpoch: at.ms,
+      requestTimeEpoch: atMs,
       requestId: randomUUID(),
       authorizer: null,
       identity: {
@@ -453,15 +458,7 @@ function restEvent(
   };
 }
 
-function httpApiEvent(
-  format: 'http' | 'function-url',
-  path: string,
-  headers: Record<string, string>,
-  body: string,
-  isBase64Encoded: boolean,
-  at: Received,
-  pathParameters: Record<string, string> | undefined,
-): LambdaHttpApiEvent {
+function httpApiEvent(format: 'http' | 'function-url', headers: Record<string, string>, { path, body, isBase64Encoded, atMs, at, pathParameters }: Carried): LambdaHttpApiEvent {
   const functionUrl = format === 'function-url';
   const domainPrefix = functionUrl ? 'abcdefghijklmnopqrstuvwxyz012345' : 'r3pmxmplak';
   const routeKey = functionUrl ? '$default' : `POST ${path}`;
@@ -481,15 +478,15 @@ function httpApiEvent(
       requestId: functionUrl ? randomUUID() : randomBytes(11).toString('base64'),
       routeKey,
       stage: '$default',
-      time: at.text,
-      timeEpoch: at.ms,
+      time: at,
+      timeEpoch: atMs,
     },
     body,
     isBase64Encoded,
   };
 }
 
-function albEvent(format: 'alb' | 'alb-multi-value', path: string, headers: Record<string, string>, body: string, isBase64Encoded: boolean): LambdaAlbEvent {
+function albEvent(format: 'alb' | 'alb-multi-value', headers: Record<string, string>, { path, body, isBase64Encoded }: Carried): LambdaAlbEvent {
   const multiValue = format === 'alb-multi-value';
   return {
     requestContext: { elb: { targetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/webhooks/6d0ecf831eec9f09' } },
