@@ -3,12 +3,19 @@
  * with the surface of `@azure/functions`' `HttpRequest` (which wraps a Fetch
  * Request, as this does), built without loading that package.
  */
-import { Buffer } from 'node:buffer';
+import { Buffer, type Blob as NodeBlob } from 'node:buffer';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import type { URLSearchParams as NodeURLSearchParams } from 'node:url';
 import type { WebhookEvent } from '../core/event.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 import { bodyOf, signedHeaders, type SignedHeadersOptions } from './signed-request.js';
 
-/** An HTTP request as Azure Functions hands it over, with the members of `@azure/functions`' `HttpRequest`. */
+/**
+ * An HTTP request as Azure Functions hands it over, with the members of
+ * `@azure/functions`' `HttpRequest`: its stream, Blob and query are typed
+ * as Node's, as that package types them, so that a project whose types
+ * include the DOM's can pass it where an `HttpRequest` is taken.
+ */
 export interface TestAzureRequest {
   /** `POST`. */
   readonly method: string;
@@ -17,19 +24,19 @@ export interface TestAzureRequest {
   /** Its headers, `content-length` included. */
   readonly headers: Headers;
   /** The URL's query. */
-  readonly query: URLSearchParams;
+  readonly query: NodeURLSearchParams;
   /** The route's parameters (`{ tenant: 'acme' }` for a route `webhooks/{tenant}`). */
   readonly params: Record<string, string>;
   /** `null`: no App Service or Static Web Apps user. */
   readonly user: null;
   /** The body's stream, until it is read. */
-  readonly body: ReadableStream<Uint8Array> | null;
+  readonly body: NodeReadableStream<Uint8Array> | null;
   /** Whether the body was read. */
   readonly bodyUsed: boolean;
   /** Reads the body as bytes. */
   readonly arrayBuffer: () => Promise<ArrayBuffer>;
   /** Reads the body as a Blob. */
-  readonly blob: () => Promise<Blob>;
+  readonly blob: () => Promise<NodeBlob>;
   /** Reads the body as form data. */
   readonly formData: () => Promise<FormData>;
   /** Reads the body as JSON. */
