@@ -392,7 +392,7 @@ function listed(headers: Readonly<Record<string, string>>): Record<string, strin
 
 /** A source's time of a request: `14/Nov/2023:22:13:20 +0000`. */
 function requestTime(ms: number): string {
-  const [, day, month, year, time] = /^\w+, (\d\d) (\w+) (\d+) ([\d:]+) GMT$/.exec(new Date(ms).toUTCString())!;
+  const [, day, month, year, time] = /(\d\d) (\w+) (\d+) ([\d:]+) GMT/.exec(new Date(ms).toUTCString())!;
   return `${day}/${month}/${year}:${time} +0000`;
 }
 
@@ -447,7 +447,7 @@ function restEvent(headers: Record<string, string>, { path, body, isBase64Encode
         cognitoAuthenticationType: null,
         cognitoAuthenticationProvider: null,
         userArn: null,
-        userAgent: headers['User-Agent'] ?? null,
+        userAgent: headers['User-Agent']!,
         user: null,
       },
       domainName: 'a1b2c3d4e5.execute-api.us-east-1.amazonaws.com',
@@ -474,7 +474,7 @@ function httpApiEvent(format: 'http' | 'function-url', headers: Record<string, s
       apiId: domainPrefix,
       domainName: functionUrl ? `${domainPrefix}.lambda-url.us-east-1.on.aws` : `${domainPrefix}.execute-api.us-east-1.amazonaws.com`,
       domainPrefix,
-      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: SOURCE_IP, userAgent: headers['user-agent'] ?? '' },
+      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: SOURCE_IP, userAgent: headers['user-agent']! },
       requestId: functionUrl ? randomUUID() : randomBytes(11).toString('base64'),
       routeKey,
       stage: '$default',

@@ -43,10 +43,11 @@ describe('testAzureContext', () => {
     expect(context.invocationId).toMatch(/^[0-9a-f-]{36}$/);
     expect(testAzureContext().invocationId).not.toBe(context.invocationId);
     expect(testAzureContext({ invocationId: 'inv-1', functionName: 'hooks' })).toMatchObject({ invocationId: 'inv-1', functionName: 'hooks' });
-    expect(context).toMatchObject({ functionName: 'webhooks', options: { trigger: { type: 'httpTrigger' }, extraInputs: [], extraOutputs: [] } });
+    expect(context).toMatchObject({ functionName: 'webhooks', options: { trigger: { type: 'httpTrigger', name: 'httpTrigger1' }, extraInputs: [], extraOutputs: [] } });
   });
 
-  it('refuses a log handler that is no function', () => {
+  it('refuses options that are no object, and a log handler that is no function', () => {
+    expect(() => testAzureContext('inv-1' as never)).toThrow(new WebhookOptionsError('svc-webhooks: testAzureContext options must be an object'));
     expect(() => testAzureContext({ logHandler: 'console' as never })).toThrow(new WebhookOptionsError('svc-webhooks: logHandler must be a function'));
   });
 });

@@ -43,10 +43,13 @@ describe('signedAzureRequest', () => {
 
   it('goes to Azure\'s route under /api by default, with no params, and reads its body as JSON or bytes', async () => {
     const request = signed();
-    expect([request.url, request.params, request.body !== null]).toEqual(['https://receiver.test/api/webhooks', {}, true]);
+    expect([request.url, request.params]).toEqual(['https://receiver.test/api/webhooks', {}]);
+    expect(request.body).toBeInstanceOf(ReadableStream);
     expect(await request.clone().json()).toEqual(JSON.parse(body));
     expect(Buffer.from(await request.clone().arrayBuffer()).toString()).toBe(body);
-    expect(await (await request.blob()).text()).toBe(body);
+    expect(await (await request.clone().blob()).text()).toBe(body);
+    // A JSON body is no form, as for Azure's own class.
+    await expect(request.formData()).rejects.toThrow(TypeError);
   });
 
   it('signs an event given as an object as its compact JSON, under its id', async () => {
@@ -58,6 +61,7 @@ describe('signedAzureRequest', () => {
   it.each([
     [{ url: '/api/webhooks' }, 'svc-webhooks: url must be an absolute URL'],
     [{ params: 'acme' }, 'svc-webhooks: params must be an object'],
+    [{ params: null }, 'svc-webhooks: params must be an object'],
   ])('refuses %j', (options, message) => {
     expect(() => signedAzureRequest(body, { secret: SECRET, ...options } as never)).toThrow(new WebhookOptionsError(message));
   });

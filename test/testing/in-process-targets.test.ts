@@ -14,7 +14,7 @@ import { verifyWebhook as fetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 import type { WebhookEvent } from '../../src/index.js';
-import { azureAnswer, lambdaAnswer } from '../../src/testing/in-process-targets.js';
+import { asDeliveryTarget, azureAnswer, lambdaAnswer } from '../../src/testing/in-process-targets.js';
 import { simulateDelivery, testEvent, type LambdaEventFormat } from '../../src/testing/index.js';
 
 const SECRET = `whsec_${Buffer.from('in-process-targets-secret-000000').toString('base64')}`;
@@ -142,25 +142,34 @@ describe('simulateDelivery to a Lambda handler', () => {
     const throwing = { lambda: async () => Promise.reject(new Error('boom')), format } as Target;
     const result = await simulateDelivery(throwing, testEvent('call.missed'), { secret: SECRET, maxAttempts: 1 });
     expect(result.attempts.map(({ status }) => status)).toEqual([502]);
+    // What API Gateway sends for it.
+    const answer = await (asDeliveryTarget(throwing, Date.now) as (request: Request) => Promise<Response>)(new Request('http://receiver.test/', { method: 'POST', body: '{}' }));
+    expect([answer.status, await answer.json()]).toEqual([502, { message: 'Internal server error' }]);
   });
 
-  it('answers 200 for a result without a statusCode from an HTTP API or a Function URL, and 502 from a REST API or an ALB', async () => {
+  it('answers 200 for a result without a statusCode from an HTTP API (the default) or a Function URL, and 502 from a REST API or an ALB', async () => {
     const statuses = [];
-    for (const format of FORMATS) {
+    for (const format of [undefined, ...FORMATS]) {
       const target = { lambda: async () => ({ received: true }), format } as Target;
       statuses.push((await simulateDelivery(target, testEvent('call.missed'), { secret: SECRET, maxAttempts: 1 })).attempts[0]!.status);
     }
-    expect(statuses).toEqual([502, 200, 200, 502, 502]);
+    expect(statuses).toEqual([200, 502, 200, 200, 502, 502]);
   });
 
   it('takes the result of a handler that returns no Promise from its callback', async () => {
-    const answers = [new Error('boom'), null];
+    const answers = [new Error('boom'), null, undefined];
     const result = await simulateDelivery(
       { lambda: (_event, _context, callback) => void setTimeout(() => callback(answers.shift(), { statusCode: 204 })) },
       testEvent('call.missed'),
       { secret: SECRET, maxAttempts: 2, sleep: noWait },
     );
     expect(result.attempts.map(({ status }) => status)).toEqual([502, 204]);
+    const again = await simulateDelivery(
+      { lambda: (_event, _context, callback) => callback(answers.shift(), { statusCode: 202 }) },
+      testEvent('call.missed'),
+      { secret: SECRET, maxAttempts: 1 },
+    );
+    expect(again.attempts.map(({ status }) => status)).toEqual([202]);
   });
 
   it('calls the handler with a fresh context for each attempt, on the clock of the delivery, and the event of the format', async () => {
@@ -230,13 +239,28 @@ describe('lambdaAnswer', () => {
     expect([answer.status, Object.fromEntries(answer.headers), await answer.text()]).toEqual([201, headers, 'queued']);
   });
 
+  it('infers, for an HTTP API or Function URL result without a statusCode, 200 and the result as its JSON body, a string as it is', async () => {
+    const answers = [lambdaAnswer({ received: true }, 'http'), lambdaAnswer('accepted', 'function-url'), lambdaAnswer(undefined, 'http')];
+    expect(await Promise.all(answers.map(async (answer) => [answer.status, answer.headers.get('content-type'), await answer.text()]))).toEqual([
+      [200, 'application/json', '{"received":true}'],
+      [200, 'application/json', 'accepted'],
+      [200, 'application/json', ''],
+    ]);
+  });
+
+  it('takes statuses from 200 to 599, a result without a body or headers, and ignores what is no header', async () => {
+    expect([200, 599].map((statusCode) => lambdaAnswer({ statusCode }, 'alb').status)).toEqual([200, 599]);
+    const answer = lambdaAnswer({ statusCode: 200, body: null, headers: 'x-one', multiValueHeaders: { 'x-many': 'a' } }, 'rest');
+    expect([answer.status, [...answer.headers], await answer.text()]).toEqual([200, [], '']);
+  });
+
   it('sends no body with a status that has none, and a body as it is unless isBase64Encoded is true', async () => {
     expect(await lambdaAnswer({ statusCode: 204, body: 'ignored' }, 'rest').text()).toBe('');
     expect(await lambdaAnswer({ statusCode: 200, body: 'cXVldWVk', isBase64Encoded: 'true' }, 'http').text()).toBe('cXVldWVk');
   });
 
   it.each([
-    ['a status below 200', { statusCode: 101 }],
+    ['a status below 200', { statusCode: 199 }],
     ['a status past 599', { statusCode: 600 }],
     ['a status that is a string', { statusCode: '200' }],
     ['a body that is no string', { statusCode: 200, body: { queued: true } }],
@@ -281,7 +305,8 @@ describe('simulateDelivery to an Azure handler', () => {
 
 describe('azureAnswer', () => {
   it('answers nothing 204, a status absent 200, and jsonBody as JSON with its content type unless one is given', async () => {
-    expect(azureAnswer(undefined).status).toBe(204);
+    expect([azureAnswer(undefined).status, azureAnswer(null).status]).toEqual([204, 204]);
+    expect(() => azureAnswer('done')).toThrow(new TypeError('the HTTP answer must be an object'));
     const json = azureAnswer({ jsonBody: { queued: true } });
     expect([json.status, json.headers.get('content-type'), await json.text()]).toEqual([200, 'application/json', '{"queued":true}']);
     const typed = azureAnswer({ status: 202, headers: [['Content-Type', 'application/vnd.queued+json']], jsonBody: 1 });
@@ -296,6 +321,11 @@ describe('azureAnswer', () => {
 });
 
 describe('simulateDelivery targets', () => {
+  it('takes a URL and a Fetch handler as they are', () => {
+    const handler = (): Response => new Response(null, { status: 204 });
+    expect([asDeliveryTarget('http://127.0.0.1:3000/webhooks', Date.now), asDeliveryTarget(handler, Date.now)]).toEqual(['http://127.0.0.1:3000/webhooks', handler]);
+  });
+
   it.each<[unknown, string]>([
     [{ lambda: 'handler' }, 'svc-webhooks: lambda must be a function'],
     [{ lambda: () => undefined, format: 'soap' }, "svc-webhooks: format must be 'rest' or 'http' or 'function-url' or 'alb' or 'alb-multi-value'"],
@@ -304,6 +334,7 @@ describe('simulateDelivery targets', () => {
     [{ azure: () => undefined, url: 'api/webhooks' }, 'svc-webhooks: url must be an absolute URL'],
     [{ fetch: () => undefined }, 'svc-webhooks: simulateDelivery delivers to a URL, a Fetch handler, { lambda: handler } or { azure: handler }'],
     [42, 'svc-webhooks: simulateDelivery delivers to a URL, a Fetch handler, { lambda: handler } or { azure: handler }'],
+    [null, 'svc-webhooks: simulateDelivery delivers to a URL, a Fetch handler, { lambda: handler } or { azure: handler }'],
   ])('refuses the target %j before sending anything', async (target, message) => {
     await expect(simulateDelivery(target as never, testEvent('webhook.test'), { secret: SECRET })).rejects.toThrow(new WebhookOptionsError(message));
   });

@@ -39,6 +39,7 @@ describe('testLambdaContext', () => {
   it.each([
     [{ timeoutMs: 0 }, 'svc-webhooks: timeoutMs must be a whole number of milliseconds from 1 to 9007199254740991'],
     [{ now: 5 }, 'svc-webhooks: now must be a function'],
+    [5, 'svc-webhooks: testLambdaContext options must be an object'],
   ])('refuses %j', (options, message) => {
     expect(() => testLambdaContext(options as never)).toThrow(new WebhookOptionsError(message));
   });

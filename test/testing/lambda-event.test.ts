@@ -96,7 +96,9 @@ describe('signedLambdaEvent', () => {
     [{ format: 'soap' }, "svc-webhooks: format must be 'rest' or 'http' or 'function-url' or 'alb' or 'alb-multi-value'"],
     [{ format: 'alb', pathParameters: { tenant: 'acme' } }, 'svc-webhooks: pathParameters: a load balancer has no routes, so its events have none'],
     [{ format: 'function-url', pathParameters: { tenant: 'acme' } }, 'svc-webhooks: pathParameters: a Function URL has no routes, so its events have none'],
+    [{ format: 'alb-multi-value', pathParameters: { tenant: 'acme' } }, 'svc-webhooks: pathParameters: a load balancer has no routes, so its events have none'],
     [{ path: 'webhooks' }, "svc-webhooks: path must be a string starting with '/'"],
+    [{ path: 5 }, "svc-webhooks: path must be a string starting with '/'"],
   ])('refuses %j', (options, message) => {
     expect(() => signedLambdaEvent(body, { secret: SECRET, ...options } as never)).toThrow(new WebhookOptionsError(message));
   });
