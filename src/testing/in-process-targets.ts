@@ -127,7 +127,7 @@ export function lambdaAnswer(result: unknown, format: LambdaEventFormat): Respon
     return new Response(typeof result === 'string' ? result : (JSON.stringify(result) ?? ''), { headers: { 'content-type': 'application/json' } });
   }
   const { statusCode, headers, multiValueHeaders, body, isBase64Encoded, cookies } = (result ?? {}) as Readonly<Record<string, unknown>>;
-  if (!isStatus(statusCode) || (body !== undefined && body !== null && typeof body !== 'string')) return FAILED_INVOCATION();
+  if (!Number.isInteger(statusCode) || (body !== undefined && body !== null && typeof body !== 'string')) return FAILED_INVOCATION();
   try {
     const sent = new Headers();
     if (format !== 'alb-multi-value') for (const [name, value] of entriesOf(headers)) sent.append(name, String(value));
@@ -135,16 +135,12 @@ export function lambdaAnswer(result: unknown, format: LambdaEventFormat): Respon
       for (const [name, values] of entriesOf(multiValueHeaders)) for (const value of Array.isArray(values) ? values : []) sent.append(name, String(value));
     }
     if (payload2 && Array.isArray(cookies)) for (const cookie of cookies) sent.append('set-cookie', String(cookie));
-    const bytes = NULL_BODY.has(statusCode) || !body ? null : isBase64Encoded === true ? Buffer.from(body, 'base64') : body;
-    return new Response(bytes, { status: statusCode, headers: sent });
+    const bytes = NULL_BODY.has(statusCode as number) || !body ? null : isBase64Encoded === true ? Buffer.from(body, 'base64') : body;
+    return new Response(bytes, { status: statusCode as number, headers: sent });
   } catch {
-    // A header name or value HTTP cannot carry.
+    // A header name or value HTTP cannot carry, or a status outside 200 to 599.
     return FAILED_INVOCATION();
   }
-}
-
-function isStatus(value: unknown): value is number {
-  return Number.isInteger(value) && (value as number) >= 200 && (value as number) <= 599;
 }
 
 function entriesOf(record: unknown): Array<[string, unknown]> {

@@ -178,16 +178,16 @@ describe('simulateDelivery to a Lambda handler', () => {
     const target: Target = {
       format: 'rest',
       lambda: async (event, context) => {
-        seen.push([context.awsRequestId, context.getRemainingTimeInMillis(), event.multiValueHeaders['Webhook-Id']![0]!]);
         clock += 1_000;
+        seen.push([context.awsRequestId, context.getRemainingTimeInMillis(), event.multiValueHeaders['Webhook-Id']![0]!]);
         return { statusCode: seen.length === 1 ? 500 : 204, body: '' };
       },
     };
     const event = testEvent('call.missed');
     await simulateDelivery(target, event, { secret: SECRET, now: () => clock, sleep: noWait });
     expect(seen.map(([, remaining, id]) => [remaining, id])).toEqual([
-      [3_000, event.id],
-      [3_000, event.id],
+      [2_000, event.id],
+      [2_000, event.id],
     ]);
     expect(seen[0]![0]).not.toBe(seen[1]![0]);
   });
@@ -240,11 +240,12 @@ describe('lambdaAnswer', () => {
   });
 
   it('infers, for an HTTP API or Function URL result without a statusCode, 200 and the result as its JSON body, a string as it is', async () => {
-    const answers = [lambdaAnswer({ received: true }, 'http'), lambdaAnswer('accepted', 'function-url'), lambdaAnswer(undefined, 'http')];
+    const answers = [lambdaAnswer({ received: true }, 'http'), lambdaAnswer('accepted', 'function-url'), lambdaAnswer(undefined, 'http'), lambdaAnswer(null, 'http')];
     expect(await Promise.all(answers.map(async (answer) => [answer.status, answer.headers.get('content-type'), await answer.text()]))).toEqual([
       [200, 'application/json', '{"received":true}'],
       [200, 'application/json', 'accepted'],
       [200, 'application/json', ''],
+      [200, 'application/json', 'null'],
     ]);
   });
 
@@ -252,6 +253,7 @@ describe('lambdaAnswer', () => {
     expect([200, 599].map((statusCode) => lambdaAnswer({ statusCode }, 'alb').status)).toEqual([200, 599]);
     const answer = lambdaAnswer({ statusCode: 200, body: null, headers: 'x-one', multiValueHeaders: { 'x-many': 'a' } }, 'rest');
     expect([answer.status, [...answer.headers], await answer.text()]).toEqual([200, [], '']);
+    expect([...lambdaAnswer({ statusCode: 200, headers: null, multiValueHeaders: null }, 'rest').headers]).toEqual([]);
   });
 
   it('sends no body with a status that has none, and a body as it is unless isBase64Encoded is true', async () => {
