@@ -38,8 +38,13 @@ export function signedHeaders(body: string, options: SignedHeadersOptions): Reco
 
 /** A POST of `event` (sent as compact JSON) or of `body` as it is, signed as the service signs it. */
 export function signedRequest(eventOrBody: WebhookEvent | string, options: SignedRequestOptions): Request {
-  const body = typeof eventOrBody === 'string' ? eventOrBody : JSON.stringify(eventOrBody);
+  const body = bodyOf(eventOrBody);
   return new Request(options.url ?? 'http://receiver.test/webhooks', { method: 'POST', body, headers: signedHeaders(body, options) });
+}
+
+/** What a request carries: `event` as compact JSON, or `body` as it is. */
+export function bodyOf(eventOrBody: WebhookEvent | string): string {
+  return typeof eventOrBody === 'string' ? eventOrBody : JSON.stringify(eventOrBody);
 }
 
 function idOf(body: string): string | undefined {

@@ -10,6 +10,7 @@ import { checkCallback } from '../base/option-checks.js';
 import { deliver, delivered, SERVICE_TIMING, type DeliveryTarget } from './delivery.js';
 import { signedHeaders } from './signed-request.js';
 import { WebhookOptionsError } from '../base/options-error.js';
+import { asDeliveryTarget, type AzureDeliveryTarget, type LambdaDeliveryTarget } from './in-process-targets.js';
 
 /** Options of `simulateDelivery()`. */
 export interface SimulateDeliveryOptions {
@@ -71,18 +72,91 @@ export interface SimulatedDelivery {
   readonly attempts: readonly SimulatedAttempt[];
 }
 
-/** Delivers `event` to `target` (a URL, or a Fetch handler in this process) the way the service does. */
-export async function simulateDelivery(target: DeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery> {
+/**
+ * Delivers `event` to `target`, a URL or a Fetch handler in this process
+ * (`(request) => Promise<Response>`, Hono's `app.request`, a Worker's
+ * fetch), the way the service does.
+ * @example
+ * ```ts
+ * import { verifyWebhook } from 'svc-webhooks/fetch';
+ * import { simulateDelivery, testEvent } from 'svc-webhooks/testing';
+ *
+ * const secret = 'whsec_c2VjcmV0LWZvci10ZXN0cw==';
+ * const receiver = verifyWebhook({ secret }, async (event) => console.log(event.id));
+ * // Two copies at once: the handler runs once, both copies end in a 2xx.
+ * const { delivered } = await simulateDelivery(receiver, testEvent('call.missed'), { secret, copies: 2, sleep: async () => {} });
+ * ```
+ */
+export function simulateDelivery(target: DeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery>;
+/**
+ * Delivers `event` to a Lambda handler in this process the way the service
+ * does, each attempt the event of `target.format`'s source
+ * ({@link LambdaDeliveryTarget}).
+ * @example
+ * ```ts
+ * import { verifyWebhook } from 'svc-webhooks/lambda';
+ * import { simulateDelivery, testEvent } from 'svc-webhooks/testing';
+ *
+ * const secret = 'whsec_c2VjcmV0LWZvci10ZXN0cw==';
+ * const handler = verifyWebhook({ secret }, async (event) => console.log(event.id));
+ * // Two copies at once, as REST API events: the handler runs once, both copies end in a 2xx.
+ * const { delivered } = await simulateDelivery({ lambda: handler, format: 'rest' }, testEvent('call.missed'), { secret, copies: 2, sleep: async () => {} });
+ * ```
+ */
+export function simulateDelivery(target: LambdaDeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery>;
+/**
+ * Delivers `event` to an Azure Functions HTTP handler in this process the
+ * way the service does ({@link AzureDeliveryTarget}).
+ * @example
+ * ```ts
+ * import { verifyWebhook } from 'svc-webhooks/azure';
+ * import { simulateDelivery, testEvent } from 'svc-webhooks/testing';
+ *
+ * const secret = 'whsec_c2VjcmV0LWZvci10ZXN0cw==';
+ * const handler = verifyWebhook({ secret }, async (event) => console.log(event.id));
+ * const { attempts } = await simulateDelivery({ azure: handler }, testEvent('call.missed'), { secret, maxAttempts: 3 });
+ * ```
+ */
+export function simulateDelivery(target: AzureDeliveryTarget, event: WebhookEvent, options: SimulateDeliveryOptions): Promise<SimulatedDelivery>;
+/**
+ * Delivers `event` to any of those targets the way the service does: for a
+ * test run against each.
+ * @example
+ * ```ts
+ * import { verifyWebhook as lambdaWebhook } from 'svc-webhooks/lambda';
+ * import { verifyWebhook as azureWebhook } from 'svc-webhooks/azure';
+ * import { simulateDelivery, testEvent, type AzureDeliveryTarget, type LambdaDeliveryTarget } from 'svc-webhooks/testing';
+ *
+ * const secret = 'whsec_c2VjcmV0LWZvci10ZXN0cw==';
+ * const targets: Array<LambdaDeliveryTarget | AzureDeliveryTarget> = [
+ *   { lambda: lambdaWebhook({ secret }, () => {}), format: 'alb' },
+ *   { azure: azureWebhook({ secret }, () => {}) },
+ * ];
+ * for (const target of targets) await simulateDelivery(target, testEvent('call.missed'), { secret });
+ * ```
+ */
+export function simulateDelivery(
+  target: DeliveryTarget | LambdaDeliveryTarget | AzureDeliveryTarget,
+  event: WebhookEvent,
+  options: SimulateDeliveryOptions,
+): Promise<SimulatedDelivery>;
+/** Throws `WebhookOptionsError` for counts that are no whole numbers, a clock that is no function, or a target that is none of those. */
+export async function simulateDelivery(
+  target: DeliveryTarget | LambdaDeliveryTarget | AzureDeliveryTarget,
+  event: WebhookEvent,
+  options: SimulateDeliveryOptions,
+): Promise<SimulatedDelivery> {
   const { secret, copies = 1, maxAttempts = 5, answerWindowMs = SERVICE_TIMING.answerWindowMs, now = Date.now, sleep = SERVICE_TIMING.pause } = options;
   if (!Number.isSafeInteger(copies) || copies < 1) throw new WebhookOptionsError('svc-webhooks: copies must be a whole number of at least 1');
   if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new WebhookOptionsError('svc-webhooks: maxAttempts must be a whole number of at least 1');
   checkCallback('now', now);
+  const url = asDeliveryTarget(target, now);
   const body = JSON.stringify(event);
   const attempts: SimulatedAttempt[] = [];
   const outcomes = await Promise.all(
     Array.from({ length: copies }, (_, i) =>
       deliver({
-        url: target,
+        url,
         body,
         // Signed again for each attempt, at the receiver's time when it is sent, always with the event's id.
         headers: () => signedHeaders(body, { secret, id: event.id, timestamp: Math.floor(now() / 1000) }),

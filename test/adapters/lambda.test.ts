@@ -27,7 +27,7 @@ function lambdaHarness(source: LambdaSource, { base64 = false } = {}) {
   return async (spec: HarnessSpec) => {
     const handler = webhookFunction(spec);
     return {
-      post: async (request: Parameters<typeof lambdaEvent>[1]) => httpResponseOf(await handler(lambdaEvent(source, request, { base64 }), lambdaContext)),
+      post: async (request: Parameters<typeof lambdaEvent>[1]) => httpResponseOf(source, await handler(lambdaEvent(source, request, { base64 }), lambdaContext)),
       close: async () => {},
     };
   };

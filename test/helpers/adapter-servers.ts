@@ -100,7 +100,7 @@ export function serveLambda(
   const server = createServer(async (req, res) => {
     const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
     const event = routed(lambdaEvent(source, { body: await bodyOf(req), headers }), req.url ?? '/');
-    const response = httpResponseOf(await webhook(event, lambdaContext));
+    const response = httpResponseOf(source, await webhook(event, lambdaContext));
     res.writeHead(response.status, Object.fromEntries(response.headers)).end(Buffer.from(await response.arrayBuffer()));
   });
   return serveNode(server);
