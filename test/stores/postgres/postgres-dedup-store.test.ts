@@ -26,9 +26,11 @@ function harness(connection: () => PostgresConnection): () => Promise<DedupHarne
   return async () => ({ store: await migratedStore(connection()), advance: sleep });
 }
 
-describeDedupContract('PostgresDedupStore via pg', harness(() => suite.pool));
-describeDedupContract('PostgresDedupStore via postgres.js', harness(() => suite.sql));
-describeDedupContract('PostgresDedupStore via a query function', harness(() => (text, params) => suite.pool.query(text, params)));
+// Each step a round trip to the server: a short lease of 500 ms, so that a loaded machine's steps fit in it.
+const TIMING = { shortMs: 500, pastShortMs: 800 };
+describeDedupContract('PostgresDedupStore via pg', harness(() => suite.pool), TIMING);
+describeDedupContract('PostgresDedupStore via postgres.js', harness(() => suite.sql), TIMING);
+describeDedupContract('PostgresDedupStore via a query function', harness(() => (text, params) => suite.pool.query(text, params)), TIMING);
 
 describe('PostgresDedupStore: renew', () => {
   it('extends a live lease, so it outlives its first expiry and still completes', async () => {
