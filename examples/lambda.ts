@@ -9,7 +9,7 @@
  * environment. The Lambda freezes once the handler returns, so the dedup
  * claim is settled before it does.
  */
-import { MemoryDedupStore } from '../src/index.js';
+import { MemoryDedupStore } from 'svc-webhooks';
 import { verifyWebhook } from 'svc-webhooks/lambda';
 
 const secret = process.env.WEBHOOK_SECRET ?? 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLWxvY2FsLXRyaWFscw==';
