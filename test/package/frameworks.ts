@@ -1,24 +1,47 @@
 /**
- * Builds and serves the examples of the frameworks that compile a receiver
- * into a server of their own, on the packed tarball, as a user would: the
- * Next.js example (examples/nextjs, `next build` type-checks and compiles
- * it, `next start` serves it) and the Nitro one (examples/nitro, h3 1 under
- * Nitro 2 as Nuxt runs it: `nitropack build`, tsc against the types it
- * generated, then its .output server). A
- * temporary copy of each installs its dependencies and the tarball, and is
- * sent a signed event, a tampered one and an unsigned one. Prints how long
- * each step took.
+ * Builds and runs, on the packed tarball, as a user would, the apps whose
+ * receiver a build step of their own compiles: the Next.js example
+ * (examples/nextjs, `next build` type-checks and compiles it, `next start`
+ * serves it), the Nitro 2 one (examples/nitro, h3 1 as Nuxt runs it:
+ * `nitropack build`, tsc against the types it generated, then its .output
+ * server), the Nitro 3 one (examples/nitro3, the h3 2 release candidate
+ * Nitro 3 brings: `nitro build`, tsc, its .output server) and a Lambda
+ * function (examples/lambda.ts in an empty project, bundled by the esbuild
+ * command of its header). A temporary copy of each installs its dependencies
+ * and the tarball, all side by side; then each is built and run in turn. A
+ * server is sent a signed event, the same again, a tampered one and an
+ * unsigned one, and is started again with its secret empty, which must stop
+ * the start (a Nitro plugin, or Next.js's instrumentation hook, creates the
+ * route's entry then). The bundled Lambda handler is invoked with the same
+ * events as an HTTP API (payload 2.0) and a REST API pass them. Prints how
+ * long each step took. Arguments name the apps to run (next, nitro, nitro3,
+ * lambda); none runs them all.
  */
-import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { sign } from '../../src/index.js';
+import { freePort } from '../helpers/free-port.js';
+import { lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { PACKAGE_ROOT, packTarball } from './pack.js';
 
 const SECRET = 'whsec_bmV4dGpzLWV4YW1wbGUtY2ktc2VjcmV0LTAxMjM0NQ==';
 const READY_TIMEOUT_MS = 60_000;
+
+type Checks = Array<[string, boolean]>;
+
+/** One app: its project, what it installs beside the tarball, and what runs once it is installed. */
+interface App {
+  readonly name: string;
+  /** Lays out the project in the empty directory `project`. */
+  readonly layOut: (project: string) => void;
+  /** Installed beside the tarball, as `npm install` takes them. */
+  readonly packages: readonly string[];
+  /** Builds and runs the installed project, and pushes what it checked to `checks`. */
+  readonly run: (project: string, checks: Checks) => Promise<void>;
+}
 
 interface Framework {
   readonly name: string;
@@ -35,6 +58,35 @@ interface Framework {
   /** The webhook route's path. */
   readonly path: string;
   readonly env: Readonly<Record<string, string>>;
+  /** The variable holding the secret: started with it empty, the app must stop, since it creates its entry as it starts. */
+  readonly secretVariable: string;
+  /** Checks of the installed dependencies. */
+  readonly installed?: (project: string) => Checks;
+}
+
+/** `name`'s version in the project's node_modules, under `parent` when given; undefined where it is not installed. */
+function installedVersion(project: string, name: string, parent?: string): string | undefined {
+  const manifest = join(project, 'node_modules', ...(parent === undefined ? [] : [parent, 'node_modules']), name, 'package.json');
+  return existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version : undefined;
+}
+
+/**
+ * A Nitro app, examples/`name`, built by the Nitro CLI at `cli`, type-checked
+ * after the build (Nitro 2's against the types the build generated for its
+ * auto-imports), served from .output with the secret in its runtime config.
+ */
+function nitroApp(name: string, cli: string): Framework {
+  return {
+    name,
+    example: name,
+    outputs: /[/\\](node_modules|\.nitro|\.output)$/,
+    build: [cli, 'build'],
+    typecheck: ['node_modules/typescript/bin/tsc', '--noEmit', '-p', '.'],
+    start: () => ['.output/server/index.mjs'],
+    path: '/webhooks',
+    env: { NITRO_WEBHOOK_SECRET: SECRET, HOST: '127.0.0.1' },
+    secretVariable: 'NITRO_WEBHOOK_SECRET',
+  };
 }
 
 const FRAMEWORKS: readonly Framework[] = [
@@ -46,19 +98,23 @@ const FRAMEWORKS: readonly Framework[] = [
     start: (port) => ['node_modules/next/dist/bin/next', 'start', '--port', String(port), '--hostname', '127.0.0.1'],
     path: '/api/webhooks',
     env: { NEXT_TELEMETRY_DISABLED: '1', WEBHOOK_SECRET: SECRET },
+    secretVariable: 'WEBHOOK_SECRET',
   },
+  nitroApp('nitro', 'node_modules/nitropack/dist/cli/index.mjs'),
   {
-    name: 'nitro',
-    example: 'nitro',
-    outputs: /[/\\](node_modules|\.nitro|\.output)$/,
-    build: ['node_modules/nitropack/dist/cli/index.mjs', 'build'],
-    // Against the types the build generated for the auto-imports, and h3 1's own.
-    typecheck: ['node_modules/typescript/bin/tsc', '--noEmit', '-p', '.'],
-    start: () => ['.output/server/index.mjs'],
-    path: '/webhooks',
-    env: { NITRO_WEBHOOK_SECRET: SECRET, HOST: '127.0.0.1' },
+    ...nitroApp('nitro3', 'node_modules/nitro/dist/cli/index.mjs'),
+    // Nested under nitro, h3 is out of reach of svc-webhooks/h3's types, which then take any event at all.
+    installed: (project) => {
+      const top = installedVersion(project, 'h3');
+      const nested = installedVersion(project, 'h3', 'nitro');
+      return [[`nitro3: Nitro's h3 is installed where svc-webhooks/h3's types find it (node_modules/h3: ${top ?? 'none'}, under nitro: ${nested ?? 'none'})`, top !== undefined && nested === undefined]];
+    },
   },
 ];
+
+/** The apps to run: those named in the arguments, or all. */
+const chosen = process.argv.slice(2);
+const runs = (name: string): boolean => chosen.length === 0 || chosen.includes(name);
 
 const started = Date.now();
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
@@ -69,14 +125,9 @@ function step<T>(name: string, run: () => T): T {
   return result;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
+/** Runs `args` in `project`, its output shown. */
+function runIn(project: string, env: NodeJS.ProcessEnv, args: readonly string[]): void {
+  execFileSync(args[0]!, args.slice(1), { cwd: project, env, stdio: ['ignore', 'inherit', 'inherit'] });
 }
 
 async function waitUntilReady(url: string, exited: () => boolean): Promise<void> {
@@ -93,66 +144,207 @@ async function waitUntilReady(url: string, exited: () => boolean): Promise<void>
   }
 }
 
-/** Builds and serves `framework`'s example in a temporary copy with `tarball` installed, and pushes what it checked to `checks`. */
-async function tryFramework(framework: Framework, tarball: string, checks: Array<[string, boolean]>): Promise<void> {
+/** A signed call.missed event of a new id, the same event tampered with, and the headers of neither. */
+function deliveryOf(name: string): { id: string; body: string; headers: Record<string, string>; tampered: string } {
+  const id = `evt_${name}_${Date.now()}`;
+  const body = JSON.stringify({ id, type: 'call.missed', data: { object: { id: 'call_1' } } });
+  const headers = { ...sign(body, { id, timestamp: new Date(), secret: SECRET }), 'content-type': 'application/json' };
+  return { id, body, headers, tampered: body.replace('call_1', 'call_2') };
+}
+
+const errorCodeOf = (text: string): unknown => (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+const isDuplicate = (text: string): boolean => (JSON.parse(text) as { duplicate?: unknown }).duplicate === true;
+const runsOf = (log: string, id: string): number => log.split('\n').filter((line) => line.includes(`received call.missed ${id}`)).length;
+
+/** Checks the four answers of `label` in the order sent: signed, the same again, tampered, unsigned. */
+function checkAnswers(label: string, [signed, again, tampered, unsigned]: ReadonlyArray<readonly [number, string]>, checks: Checks): void {
+  checks.push([`${label}: a signed event is answered 204 (got ${signed![0]})`, signed![0] === 204]);
+  checks.push([`${label}: the same event again is answered 200 duplicate (got ${again![0]} ${again![1]})`, again![0] === 200 && isDuplicate(again![1])]);
+  checks.push([`${label}: a tampered event is answered 400 invalid_signature (got ${tampered![0]} ${tampered![1]})`, tampered![0] === 400 && errorCodeOf(tampered![1]) === 'invalid_signature']);
+  checks.push([`${label}: an unsigned event is answered 400 missing_header (got ${unsigned![0]})`, unsigned![0] === 400 && errorCodeOf(unsigned![1]) === 'missing_header']);
+}
+
+/** Starts `framework`'s server, its errors shown when `showErrors`; answers its URL, its exit code once it exited, what it printed and a way to stop it. */
+async function startServer(framework: Framework, project: string, env: NodeJS.ProcessEnv, showErrors: boolean) {
+  const port = await freePort();
+  const server = spawn(process.execPath, framework.start(port), { cwd: project, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const state = { log: '', exitCode: undefined as number | null | undefined };
+  server.stdout.on('data', (chunk: Buffer) => (state.log += chunk));
+  server.stderr.on('data', (chunk: Buffer) => {
+    state.log += chunk;
+    if (showErrors) process.stderr.write(chunk);
+  });
+  const exited = new Promise<void>((resolve) => server.on('exit', (code) => resolve(void (state.exitCode = code))));
+  const stop = async (): Promise<void> => {
+    if (state.exitCode === undefined) server.kill();
+    await exited;
+  };
+  return { url: `http://127.0.0.1:${port}${framework.path}`, state, exited, stop };
+}
+
+/** Serves the built project, sends it the deliveries and pushes what it checked to `checks`. */
+async function serve(framework: Framework, project: string, env: NodeJS.ProcessEnv, checks: Checks): Promise<void> {
   const { name } = framework;
-  const project = mkdtempSync(join(tmpdir(), `svc-webhooks-${name}-`));
-  const env = { ...process.env, PORT: '', ...framework.env };
+  const since = Date.now();
+  const server = await startServer(framework, project, env, true);
   try {
-    cpSync(join(PACKAGE_ROOT, 'examples', framework.example), project, { recursive: true, filter: (source) => !framework.outputs.test(source) });
-    const run = (args: readonly string[]): void => {
-      execFileSync(args[0]!, args.slice(1), { cwd: project, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    await waitUntilReady(server.url, () => server.state.exitCode !== undefined);
+    console.log(`${name} start: ${seconds(since)}`);
+    const { id, body, headers, tampered } = deliveryOf(name);
+    const post = async (payload: string, sent: Record<string, string>): Promise<readonly [number, string]> => {
+      const response = await fetch(server.url, { method: 'POST', body: payload, headers: sent });
+      return [response.status, await response.text()];
     };
-    // The example's own dependencies, with this package from the tarball in place of the registry.
-    step(`${name}: npm install`, () => run(['npm', 'install', '--no-audit', '--no-fund', tarball]));
-    step(`${name} build`, () => run([process.execPath, ...framework.build]));
-    if (framework.typecheck !== undefined) step(`${name}: tsc`, () => run([process.execPath, ...framework.typecheck!]));
-
-    const port = await freePort();
-    const since = Date.now();
-    const server = spawn(process.execPath, framework.start(port), { cwd: project, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let log = '';
-    let exited = false;
-    server.stdout.on('data', (chunk: Buffer) => (log += chunk));
-    server.on('exit', () => (exited = true));
-    try {
-      const url = `http://127.0.0.1:${port}${framework.path}`;
-      await waitUntilReady(url, () => exited);
-      console.log(`${name} start: ${seconds(since)}`);
-
-      const id = `evt_${name}_${Date.now()}`;
-      const body = JSON.stringify({ id, type: 'call.missed', data: { object: { id: 'call_1' } } });
-      const headers = { ...sign(body, { id, timestamp: new Date(), secret: SECRET }), 'content-type': 'application/json' };
-      const post = async (payload: string, sent: Record<string, string>): Promise<[number, string]> => {
-        const response = await fetch(url, { method: 'POST', body: payload, headers: sent });
-        return [response.status, await response.text()];
-      };
-      const codeOf = (text: string): unknown => (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
-
-      const [signedStatus] = await post(body, headers);
-      checks.push([`${name}: a signed event is answered 204 (got ${signedStatus})`, signedStatus === 204]);
-      const [tamperedStatus, tampered] = await post(body.replace('call_1', 'call_2'), headers);
-      checks.push([`${name}: a tampered event is answered 400 invalid_signature (got ${tamperedStatus} ${tampered})`, tamperedStatus === 400 && codeOf(tampered) === 'invalid_signature']);
-      const [unsignedStatus, unsigned] = await post(body, { 'content-type': 'application/json' });
-      checks.push([`${name}: an unsigned event is answered 400 missing_header (got ${unsignedStatus})`, unsignedStatus === 400 && codeOf(unsigned) === 'missing_header']);
-      const received = log.split('\n').filter((line) => line.includes(`received call.missed ${id}`)).length;
-      checks.push([`${name}: the handler ran once (ran ${received} times)`, received === 1]);
-    } finally {
-      server.kill();
-    }
+    const answers = [await post(body, headers), await post(body, headers), await post(tampered, headers), await post(body, { 'content-type': 'application/json' })];
+    checkAnswers(name, answers, checks);
+    const received = runsOf(server.state.log, id);
+    checks.push([`${name}: the handler ran once (ran ${received} times)`, received === 1]);
   } finally {
-    rmSync(project, { recursive: true, force: true });
+    await server.stop();
   }
 }
 
-const { tarball } = step('pack', () => packTarball());
-const checks: Array<[string, boolean]> = [];
-for (const framework of FRAMEWORKS) {
+/** Starts the built project with its secret empty: the start must stop with the WebhookOptionsError that says so. */
+async function startWithEmptySecret(framework: Framework, project: string, env: NodeJS.ProcessEnv, checks: Checks): Promise<void> {
+  const variable = framework.secretVariable;
+  const server = await startServer(framework, project, { ...env, [variable]: '' }, false);
+  let served = false;
   try {
-    await tryFramework(framework, tarball, checks);
-  } catch (error) {
-    checks.push([`${framework.name}: built and served (${String(error)})`, false]);
+    await waitUntilReady(server.url, () => server.state.exitCode !== undefined);
+    served = true;
+  } catch {
+    // It exited, as it should, or never came up: the exit code and the log tell which.
+  } finally {
+    await server.stop();
   }
+  const { exitCode, log } = server.state;
+  // Node prints the error as `WebhookOptionsError: …`, Next.js's console as `Error [WebhookOptionsError]: …`.
+  const told = /WebhookOptionsError\]?: svc-webhooks: the secret is empty/.test(log);
+  checks.push([
+    `${framework.name}: with ${variable} empty the start stops with a WebhookOptionsError (${served ? 'it served' : `exit code ${exitCode}${told ? '' : `, log: ${log.slice(0, 300)}`}`})`,
+    !served && exitCode !== 0 && told,
+  ]);
+}
+
+/** `framework`'s example, copied without what a build left, installed with its own dependencies (this package from the tarball), built and served. */
+function frameworkApp(framework: Framework): App {
+  const { name } = framework;
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '', ...framework.env };
+  return {
+    name,
+    layOut: (project) => cpSync(join(PACKAGE_ROOT, 'examples', framework.example), project, { recursive: true, filter: (source) => !framework.outputs.test(source) }),
+    packages: [],
+    run: async (project, checks) => {
+      checks.push(...(framework.installed?.(project) ?? []));
+      step(`${name} build`, () => runIn(project, env, [process.execPath, ...framework.build]));
+      if (framework.typecheck !== undefined) {
+        // A type error fails this check alone: the build does not type-check, so the app is served all the same.
+        const typed = step(`${name}: tsc`, () => {
+          try {
+            runIn(project, env, [process.execPath, ...framework.typecheck!]);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        checks.push([`${name}: the app type-checks`, typed]);
+      }
+      await serve(framework, project, env, checks);
+      await startWithEmptySecret(framework, project, env, checks);
+    },
+  };
+}
+
+/** Invokes the bundled handler with the events in events.json and prints its answers, `[statusCode, body]` each, as JSON. */
+const LAMBDA_DRIVER = `
+import { readFileSync } from 'node:fs';
+import { handler } from './dist-lambda/index.mjs';
+const context = { ...JSON.parse(process.env.LAMBDA_CONTEXT), getRemainingTimeInMillis: () => 30000 };
+const answers = [];
+for (const event of JSON.parse(readFileSync('events.json', 'utf8'))) {
+  const { statusCode, body } = await handler(event, context);
+  answers.push([statusCode, body]);
+}
+console.log(JSON.stringify(answers));
+`;
+
+const LAMBDA_APIS: ReadonlyArray<readonly [LambdaSource, string]> = [
+  ['http-api', 'an HTTP API (payload 2.0)'],
+  ['api-gateway-rest', 'a REST API'],
+];
+
+/**
+ * A Lambda function: examples/lambda.ts in an empty project with the tarball
+ * and esbuild, bundled with the command of its header, and the bundle invoked
+ * with each source's deliveries, as Lambda would.
+ */
+const LAMBDA: App = {
+  name: 'lambda',
+  layOut: (project) => {
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'lambda-app', private: true, type: 'module' }));
+    mkdirSync(join(project, 'examples'));
+    copyFileSync(join(PACKAGE_ROOT, 'examples/lambda.ts'), join(project, 'examples/lambda.ts'));
+  },
+  packages: ['esbuild@0.28'],
+  run: async (project, checks) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, WEBHOOK_SECRET: SECRET, LAMBDA_CONTEXT: JSON.stringify(lambdaContext) };
+    const command = /^ \* +(npx esbuild .+)$/m.exec(readFileSync(join(project, 'examples/lambda.ts'), 'utf8'))?.[1];
+    if (command === undefined) throw new Error('examples/lambda.ts names no esbuild command in its header');
+    step('lambda: esbuild', () => runIn(project, env, command.split(' ')));
+
+    const deliveries = LAMBDA_APIS.map(([source]) => ({ source, ...deliveryOf(`lambda_${source.replaceAll('-', '_')}`) }));
+    const events = deliveries.flatMap(({ source, body, headers, tampered }) =>
+      [{ body, headers }, { body, headers }, { body: tampered, headers }, { body, headers: { 'content-type': 'application/json' } }].map((request) => lambdaEvent(source, request)),
+    );
+    writeFileSync(join(project, 'events.json'), JSON.stringify(events));
+    writeFileSync(join(project, 'invoke.mjs'), LAMBDA_DRIVER);
+    const output = step('lambda: invoke', () => execFileSync(process.execPath, ['invoke.mjs'], { cwd: project, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+    const answers = JSON.parse(output.trim().split('\n').at(-1)!) as Array<[number, string]>;
+    deliveries.forEach(({ source, id }, index) => {
+      const label = `lambda, ${LAMBDA_APIS.find(([name]) => name === source)![1]}`;
+      checkAnswers(label, answers.slice(index * 4, index * 4 + 4), checks);
+      const received = runsOf(output, id);
+      checks.push([`${label}: the handler ran once (ran ${received} times)`, received === 1]);
+    });
+  },
+};
+
+/** Runs `npm install` of `packages` in `project`; prints what npm said only if it failed. */
+async function install(app: App, project: string, packages: readonly string[]): Promise<void> {
+  const since = Date.now();
+  try {
+    await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', ...packages], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    console.error(`${app.name}: npm install failed\n${stdout}${stderr}`);
+    throw error;
+  }
+  console.log(`${app.name}: npm install: ${seconds(since)}`);
+}
+
+const { tarball } = step('pack', () => packTarball());
+const checks: Checks = [];
+const apps = [...FRAMEWORKS.map(frameworkApp), LAMBDA].filter(({ name }) => runs(name));
+const projects = apps.map(({ name }) => mkdtempSync(join(tmpdir(), `svc-webhooks-${name}-`)));
+try {
+  // Side by side, since an install waits on the network; then one app at a time, since builds and servers share the cores.
+  const installs = await Promise.allSettled(
+    apps.map(async (app, index) => {
+      app.layOut(projects[index]!);
+      await install(app, projects[index]!, [tarball, ...app.packages]);
+    }),
+  );
+  for (const [index, app] of apps.entries()) {
+    const installed = installs[index]!;
+    try {
+      if (installed.status === 'rejected') throw installed.reason;
+      await app.run(projects[index]!, checks);
+    } catch (error) {
+      checks.push([`${app.name}: installed, built and run (${String(error)})`, false]);
+    }
+  }
+} finally {
+  for (const project of projects) rmSync(project, { recursive: true, force: true });
 }
 for (const [name, ok] of checks) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}`);
 const failed = checks.filter(([, ok]) => !ok).length;

@@ -1,6 +1,8 @@
 /**
  * A Next.js App Router route handler: POST /api/webhooks. Set WEBHOOK_SECRET
  * to the endpoint's secret; without it a demo secret is used.
+ * instrumentation.ts imports this route as the server starts, so that a bad
+ * option (an empty WEBHOOK_SECRET) stops the start.
  */
 import { verifyWebhook } from 'svc-webhooks/fetch';
 
