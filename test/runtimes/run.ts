@@ -116,8 +116,13 @@ async function runWorkerd(scriptPath: string): Promise<Run> {
 
 /** The counts of a run, if it closed with its own runtime's summary line and exited cleanly. */
 function summary(run: Run): { passed: number; failed: number } | undefined {
-  const last = run.output.trimEnd().split('\n').at(-1) ?? '';
-  const match = SUMMARY.exec(last);
+  // The summary is the last line the set prints; the receivers' log lines (stderr) may come after it.
+  const match = run.output
+    .trimEnd()
+    .split('\n')
+    .reverse()
+    .map((line) => SUMMARY.exec(line))
+    .find((found) => found !== null) ?? null;
   if (!run.ok || match === null || match[1] !== run.runtime) return undefined;
   return { passed: Number(match[2]), failed: Number(match[3]) };
 }
