@@ -178,13 +178,18 @@ export const PACKAGE_FILES_URL = 'https://unpkg.com/svc-webhooks@1/';
 
 /** The files of the package that `markdown` (the README) links to by `PACKAGE_FILES_URL`, each once, with any `#anchor`. */
 export function packageLinks(markdown: string): Array<{ readonly path: string; readonly anchor?: string; readonly line: number }> {
-  return extractLinks('README.md', markdown)
-    .filter(({ target }) => target.startsWith(PACKAGE_FILES_URL))
-    .map(({ target, line }) => {
-      const rest = target.slice(PACKAGE_FILES_URL.length);
-      const hash = rest.indexOf('#');
-      return hash === -1 ? { path: rest, line } : { path: rest.slice(0, hash), anchor: rest.slice(hash + 1), line };
-    });
+  return extractLinks('README.md', markdown).flatMap(({ target, line }) => {
+    const link = packageLink(target);
+    return link === undefined ? [] : [{ ...link, line }];
+  });
+}
+
+/** The package file and `#anchor` a target names by `PACKAGE_FILES_URL`, or `undefined` for any other target. */
+function packageLink(target: string): { readonly path: string; readonly anchor?: string } | undefined {
+  if (!target.startsWith(PACKAGE_FILES_URL)) return undefined;
+  const rest = target.slice(PACKAGE_FILES_URL.length);
+  const hash = rest.indexOf('#');
+  return hash === -1 ? { path: rest } : { path: rest.slice(0, hash), anchor: rest.slice(hash + 1) };
 }
 
 /**
@@ -194,21 +199,26 @@ export function packageLinks(markdown: string): Array<{ readonly path: string; r
  * dead there.
  */
 export function checkReadmeLinks(markdown: string, repository: ReadonlySet<string>, read: (file: string) => string): LinkError[] {
+  // Each linked Markdown file's anchors, read once however many links name it.
+  const anchors = new Map<string, Set<string>>([['README.md', anchorsOf(markdown)]]);
+  const hasAnchor = (file: string, anchor: string): boolean => {
+    if (!anchors.has(file)) anchors.set(file, anchorsOf(read(file)));
+    return anchors.get(file)!.has(decoded(anchor) ?? anchor);
+  };
   const errors: LinkError[] = [];
-  const own = anchorsOf(markdown);
   for (const { line, target } of extractLinks('README.md', markdown)) {
     const at = `README.md:${line}`;
+    const link = packageLink(target);
     if (target.startsWith('#')) {
-      if (!own.has(decoded(target.slice(1)) ?? target)) errors.push({ at, message: `${target}: README.md has no heading with this anchor` });
+      if (!hasAnchor('README.md', target.slice(1))) errors.push({ at, message: `${target}: README.md has no heading with this anchor` });
+    } else if (link !== undefined) {
+      const { path, anchor } = link;
+      if (!repository.has(path)) errors.push({ at, message: `${PACKAGE_FILES_URL}${path}: no such file in the repository` });
+      else if (anchor !== undefined && path.endsWith('.md') && !hasAnchor(path, anchor)) {
+        errors.push({ at, message: `${PACKAGE_FILES_URL}${path}#${anchor}: ${path} has no heading with this anchor` });
+      }
     } else if (!SCHEME.test(target)) {
       errors.push({ at, message: `${target}: dead on the npm page, which has no repository to resolve it against: link ${PACKAGE_FILES_URL}${target.replace(/^\.?\//, '')}` });
-    }
-  }
-  for (const { path, anchor, line } of packageLinks(markdown)) {
-    const at = `README.md:${line}`;
-    if (!repository.has(path)) errors.push({ at, message: `${PACKAGE_FILES_URL}${path}: no such file in the repository` });
-    else if (anchor !== undefined && path.endsWith('.md') && !anchorsOf(read(path)).has(decoded(anchor) ?? anchor)) {
-      errors.push({ at, message: `${PACKAGE_FILES_URL}${path}#${anchor}: ${path} has no heading with this anchor` });
     }
   }
   return errors;
