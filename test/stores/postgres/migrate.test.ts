@@ -53,23 +53,29 @@ describe('migrateProcessedEvents', () => {
   it('waits for the lock every migration of this package takes, so two never create the same table at once', async () => {
     const table = suite.table('processed');
     const holder = new pg.Client({ connectionString: suite.url });
+    const migrator = new pg.Client({ connectionString: suite.url });
     await holder.connect();
+    await migrator.connect();
     try {
       // 'svc-webh' in ASCII: the key must stay the same across versions, or two of them could migrate at once.
       await holder.query('SELECT pg_advisory_lock(8319108479513978472)');
-      const migrated = migrateProcessedEvents(suite.pool, { table });
+      // The migration's own connection, so that a migration of another test file waiting on the same lock is not counted.
+      const pid: number = (await migrator.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      const migrated = migrateProcessedEvents(migrator, { table });
       await until(async () => {
         const { rows } = await suite.pool.query(
-          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND (classid::bigint << 32 | objid::bigint) = 8319108479513978472",
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1 AND (classid::bigint << 32 | objid::bigint) = 8319108479513978472",
+          [pid],
         );
         return rows[0].n === 1;
-      }, 4_000);
+      }, 10_000);
       expect(await indexesOf(table)).toEqual([]);
       await holder.query('SELECT pg_advisory_unlock(8319108479513978472)');
       await migrated;
       expect(await indexesOf(table)).toEqual([`${table}_pkey`, `${table}_processed_at_idx`]);
     } finally {
       await holder.end();
+      await migrator.end();
     }
   });
 
