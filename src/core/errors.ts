@@ -18,7 +18,7 @@ export type TenantErrorCode = 'unknown_tenant' | 'secret_unavailable';
 /** The codes of `WebhookBodyError`: reading the request and its body off the host. */
 export type BodyErrorCode = 'payload_too_large' | 'body_timeout' | 'body_already_parsed' | 'body_decoded' | 'not_http_request';
 /** The codes of `WebhookDedupError`: claiming the event in the dedup store. */
-export type DedupErrorCode = 'delivery_in_progress' | 'dedup_unavailable';
+export type DedupErrorCode = 'delivery_in_progress' | 'dedup_unavailable' | 'invalid_event_order';
 /** The codes of `WebhookHandlerError`: running the user's code, or handing the event off. */
 export type HandlerErrorCode = 'handler_failed' | 'invalid_event_data' | 'unknown_event_type' | 'handoff_failed';
 
@@ -112,6 +112,11 @@ export const ERROR_CODES: { readonly [C in WebhookErrorCode]: ErrorCodeInfo<Erro
     status: 503,
     errorClass: 'WebhookDedupError',
     when: 'Entries with dedup: the store failed, so the sender retries and nothing is lost; sent with `Retry-After`.',
+  },
+  invalid_event_order: {
+    status: 422,
+    errorClass: 'WebhookDedupError',
+    when: "Entries with `ordering`: its `key` or `version` threw, or answered what cannot order (a key that is no non-empty string, a version that is no finite number, valid `Date` or RFC 3339 time).",
   },
   handler_failed: {
     status: 500,

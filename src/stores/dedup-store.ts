@@ -7,7 +7,13 @@
  * renew moves the lease's end. A lease is held under a token, so a delivery
  * whose lease expired cannot renew, complete or release the claim of the
  * delivery that took over.
+ *
+ * A store that also orders events (`OrderingDedupStore`) holds, beside each
+ * key, the object each ordered event is about: the highest version of it
+ * processed, and a lease of its own, so that events of one object run one
+ * at a time.
  */
+import type { EventOrder } from '../core/event-order.js';
 
 /** The answer of `begin`. */
 export type BeginResult =
@@ -53,6 +59,62 @@ export interface DedupStore {
   renew(key: string, token: string, leaseMs: number): Promise<boolean>;
 }
 
+/** The answer of `beginInOrder`: `begin`'s, where a claim also tells whether its event is stale. */
+export type OrderedBeginResult =
+  | {
+      /** This delivery holds the lease on the event and on its object; process it, then complete or release. */
+      readonly state: 'claimed';
+      /** What this delivery's complete, release and renew name its leases by. */
+      readonly token: string;
+      /** Whether a higher version of the object was processed already. */
+      readonly stale: boolean;
+    }
+  | {
+      /** Another delivery holds a live lease on the event, or on another event of its object. */
+      readonly state: 'in_progress';
+    }
+  | {
+      /** The event was processed already. */
+      readonly state: 'done';
+    };
+
+/**
+ * A `DedupStore` that also puts events about one object in order: the
+ * receivers' and workers' `ordering` option needs one. `order` is the
+ * event's object (its key, scoped as dedup keys are) and version. Each
+ * method does, in one atomic step of the store, what its plain sibling does
+ * to `key` and the following to the object. A custom store written for
+ * 1.0 keeps working without them, and without `ordering`.
+ */
+export interface OrderingDedupStore extends DedupStore {
+  /**
+   * As `begin`, and answers `in_progress` while another event's live lease
+   * holds the object; a claim leases the object too, under the same token,
+   * and says whether a version above `order.version` was recorded. Equal
+   * versions are not stale.
+   */
+  beginInOrder(key: string, order: EventOrder, leaseMs: number): Promise<OrderedBeginResult>;
+  /**
+   * As `complete`, and in the same step records `order.version` as the
+   * object's, unless a higher one is (for `retentionMs`), and drops the
+   * object's lease if `token` holds it. Records nothing when `token` no
+   * longer holds the event.
+   */
+  completeInOrder(key: string, order: EventOrder, token: string, retentionMs: number): Promise<boolean>;
+  /** As `release`, and drops the object's lease if `token` holds it, recording no version. */
+  releaseInOrder(key: string, order: EventOrder, token: string): Promise<boolean>;
+  /** As `renew`, and moves the end of the object's lease with the event's. */
+  renewInOrder(key: string, order: EventOrder, token: string, leaseMs: number): Promise<boolean>;
+}
+
+/** The methods a store needs for `ordering`, besides those of a `DedupStore`. */
+const ORDERING_METHODS = ['beginInOrder', 'completeInOrder', 'releaseInOrder', 'renewInOrder'] as const;
+
+/** The methods of an `OrderingDedupStore` that `store` lacks: none for one that can order. */
+export function missingOrderingMethods(store: DedupStore): string[] {
+  return ORDERING_METHODS.filter((name) => typeof (store as Partial<OrderingDedupStore>)[name] !== 'function');
+}
+
 /** Whether `value` has the four methods of a `DedupStore`: a caller's object is checked once, at creation. */
 export function isDedupStore(value: unknown): value is DedupStore {
   const store = value as Partial<DedupStore> | null;
@@ -77,7 +139,14 @@ export interface AnswersAtOnce {
   begin(key: string, leaseMs: number): BeginResult;
   complete(key: string, token: string, retentionMs: number): boolean;
   release(key: string, token: string): boolean;
+  /** Those of an `OrderingDedupStore`, where the store has them. */
+  beginInOrder?(key: string, order: EventOrder, leaseMs: number): OrderedBeginResult;
+  completeInOrder?(key: string, order: EventOrder, token: string, retentionMs: number): boolean;
+  releaseInOrder?(key: string, order: EventOrder, token: string): boolean;
 }
+
+/** The methods a store's operations that answer at once stand for, by name. */
+type AtOnceMethods = { readonly [K in keyof AnswersAtOnce]-?: unknown };
 
 // Registered by a symbol of the global registry, so that a store made by one copy of the package (its
 // root entry, say) answers at once to the claims of another (the Fetch entry, bundled apart).
@@ -85,13 +154,16 @@ const AT_ONCE = Symbol.for('svc-webhooks.dedup-store.answers-at-once');
 
 /** The methods a store's operations stand for, and the operations. */
 interface Registered {
-  readonly methods: Pick<DedupStore, 'begin' | 'complete' | 'release'>;
+  readonly methods: Partial<AtOnceMethods>;
   readonly operations: AnswersAtOnce;
+  /** The names of the operations, listed once. */
+  readonly names: ReadonlyArray<keyof AtOnceMethods>;
 }
 
 /** Registers the operations of `store` that answer at once, for as long as its methods are `methods`, its class's own. */
 export function answerAtOnce(store: DedupStore, methods: Registered['methods'], operations: AnswersAtOnce): void {
-  Object.defineProperty(store, AT_ONCE, { value: { methods, operations } satisfies Registered });
+  const names = Object.keys(operations) as Array<keyof AtOnceMethods>;
+  Object.defineProperty(store, AT_ONCE, { value: { methods, operations, names } satisfies Registered });
 }
 
 /**
@@ -102,6 +174,7 @@ export function answerAtOnce(store: DedupStore, methods: Registered['methods'], 
 export function answersAtOnce(store: DedupStore): AnswersAtOnce | undefined {
   const registered = (store as { [AT_ONCE]?: Registered })[AT_ONCE];
   if (registered === undefined) return undefined;
-  const { methods } = registered;
-  return store.begin === methods.begin && store.complete === methods.complete && store.release === methods.release ? registered.operations : undefined;
+  const { methods, operations, names } = registered;
+  for (const name of names) if ((store as unknown as AtOnceMethods)[name] !== methods[name]) return undefined;
+  return operations;
 }

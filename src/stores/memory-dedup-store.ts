@@ -8,7 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../base/option-checks.js';
-import { answerAtOnce, type BeginResult, type DedupStore } from './dedup-store.js';
+import type { EventOrder } from '../core/event-order.js';
+import { answerAtOnce, type BeginResult, type OrderedBeginResult, type OrderingDedupStore } from './dedup-store.js';
 import { WebhookDedupError } from '../core/errors.js';
 import { KeyQueue } from './key-queue.js';
 import { WebhookOptionsError } from '../base/options-error.js';
@@ -48,15 +49,28 @@ function expiryOf(held: Lease | number): number {
   return typeof held === 'number' ? held : held.expiresAt;
 }
 
-const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
-const DONE: BeginResult = Object.freeze({ state: 'done' });
+/**
+ * What the store holds of an object whose events are ordered: the highest version processed, until
+ * `versionExpiresAt`, and the lease of the event that runs, if one does. Changed in place.
+ */
+interface ObjectRecord {
+  version: number | undefined;
+  versionExpiresAt: number;
+  token: string | undefined;
+  leaseExpiresAt: number;
+}
+
+const IN_PROGRESS = Object.freeze({ state: 'in_progress' } as const);
+const DONE = Object.freeze({ state: 'done' } as const);
 
 /**
  * The `DedupStore` of one process, in its memory, with no dependency: what
  * every entry uses when given no `dedup`. Bounded by `maxEntries`; its
  * leases and done keys do not survive a restart, nor reach another process.
+ * It orders events too (`OrderingDedupStore`), holding up to `maxEntries`
+ * objects besides.
  */
-export class MemoryDedupStore implements DedupStore {
+export class MemoryDedupStore implements OrderingDedupStore {
   readonly #maxEntries: number;
   readonly #now: () => number;
   /** Each key held: its lease, or the expiry of a done key, a number alone, as done keys are most of a full store. */
@@ -71,6 +85,8 @@ export class MemoryDedupStore implements DedupStore {
   );
   /** Done ids in order of completion: the first is the one to forget when full. */
   readonly #doneOrder = new KeyQueue((key, expiresAt) => this.#entries.get(key) === expiresAt, this.#entries);
+  /** The objects of ordered events, by their key, in order of first claim. */
+  readonly #objects = new Map<string, ObjectRecord>();
   readonly #sweepIntervalMs: number;
   #nextSweepAt = -Infinity;
   #tokenPrefix: string | undefined;
@@ -88,7 +104,14 @@ export class MemoryDedupStore implements DedupStore {
     this.#maxEntries = maxEntries;
     this.#now = now;
     this.#sweepIntervalMs = sweepIntervalMs;
-    answerAtOnce(this, MemoryDedupStore.prototype, { begin: this.#begin, complete: this.#complete, release: this.#release });
+    answerAtOnce(this, MemoryDedupStore.prototype, {
+      begin: this.#begin,
+      complete: this.#complete,
+      release: this.#release,
+      beginInOrder: this.#beginInOrder,
+      completeInOrder: this.#completeInOrder,
+      releaseInOrder: this.#releaseInOrder,
+    });
   }
 
   /** How many ids are held, leased or done, expired ones not yet swept included. */
@@ -118,6 +141,26 @@ export class MemoryDedupStore implements DedupStore {
     return settledWith(this.#renew, key, token, leaseMs);
   }
 
+  /** As `begin`, leasing the event's object too; see `OrderingDedupStore.beginInOrder`. */
+  beginInOrder(key: string, order: EventOrder, leaseMs: number): Promise<OrderedBeginResult> {
+    return settledWith(this.#beginInOrder, key, order, leaseMs);
+  }
+
+  /** As `complete`, recording the object's version; see `OrderingDedupStore.completeInOrder`. */
+  completeInOrder(key: string, order: EventOrder, token: string, retentionMs: number): Promise<boolean> {
+    return settledWith(this.#completeInOrder, key, order, token, retentionMs);
+  }
+
+  /** As `release`, dropping the object's lease; see `OrderingDedupStore.releaseInOrder`. */
+  releaseInOrder(key: string, order: EventOrder, token: string): Promise<boolean> {
+    return settledWith(this.#releaseInOrder, key, order, token);
+  }
+
+  /** As `renew`, with the object's lease; see `OrderingDedupStore.renewInOrder`. */
+  renewInOrder(key: string, order: EventOrder, token: string, leaseMs: number): Promise<boolean> {
+    return settledWith(this.#renewInOrder, key, order, token, leaseMs);
+  }
+
   /** Nothing to stop: the store holds no timer. Kept so that code closing the store on shutdown still runs. */
   close(): void {}
 
@@ -139,6 +182,70 @@ export class MemoryDedupStore implements DedupStore {
     this.#lease(key, { token, expiresAt: now + leaseMs });
     return { state: 'claimed', token };
   };
+
+  readonly #beginInOrder = (key: string, order: EventOrder, leaseMs: number): OrderedBeginResult => {
+    checkDuration('leaseMs', leaseMs);
+    const now = this.#now();
+    const held = this.#entries.get(key);
+    if (held !== undefined && expiryOf(held) > now) return typeof held === 'number' ? DONE : IN_PROGRESS;
+    const object = this.#objects.get(order.key);
+    if (object?.token !== undefined && object.leaseExpiresAt > now) return IN_PROGRESS;
+    const claimed = this.#begin(key, leaseMs);
+    if (claimed.state !== 'claimed') return claimed;
+    // Looked up again: the claim's sweep drops a record that holds neither a lease nor a live version.
+    const record = this.#objects.get(order.key) ?? this.#newObject(order.key, now);
+    record.token = claimed.token;
+    record.leaseExpiresAt = now + leaseMs;
+    const stale = record.version !== undefined && record.versionExpiresAt > now && record.version > order.version;
+    return { state: 'claimed', token: claimed.token, stale };
+  };
+
+  readonly #completeInOrder = (key: string, order: EventOrder, token: string, retentionMs: number): boolean => {
+    if (!this.#complete(key, token, retentionMs)) return false;
+    const now = this.#now();
+    // Recorded even where the object's lease ran out meanwhile, or the record was dropped: the event is done.
+    const record = this.#objects.get(order.key) ?? this.#newObject(order.key, now);
+    if (record.token === token) record.token = undefined;
+    if (record.version === undefined || record.versionExpiresAt <= now || record.version <= order.version) {
+      record.version = order.version;
+      record.versionExpiresAt = now + retentionMs;
+    }
+    return true;
+  };
+
+  readonly #releaseInOrder = (key: string, order: EventOrder, token: string): boolean => {
+    const released = this.#release(key, token);
+    const record = this.#objects.get(order.key);
+    if (record?.token === token) record.token = undefined;
+    return released;
+  };
+
+  readonly #renewInOrder = (key: string, order: EventOrder, token: string, leaseMs: number): boolean => {
+    if (!this.#renew(key, token, leaseMs)) return false;
+    const record = this.#objects.get(order.key);
+    if (record?.token === token) record.leaseExpiresAt = this.#now() + leaseMs;
+    return true;
+  };
+
+  /** A record for an object not held yet, made room for: an object whose lease ran out and whose version expired, or else the oldest without a live lease. */
+  #newObject(objectKey: string, now: number): ObjectRecord {
+    if (this.#objects.size >= this.#maxEntries) {
+      let oldest: string | undefined;
+      for (const [key, record] of this.#objects) {
+        if (record.token !== undefined && record.leaseExpiresAt > now) continue;
+        oldest ??= key;
+        if (record.version === undefined || record.versionExpiresAt <= now) {
+          oldest = key;
+          break;
+        }
+      }
+      if (oldest === undefined) throw new WebhookDedupError('dedup_unavailable', 'the memory dedup store is full of live leases; retry later');
+      this.#objects.delete(oldest);
+    }
+    const record: ObjectRecord = { version: undefined, versionExpiresAt: 0, token: undefined, leaseExpiresAt: 0 };
+    this.#objects.set(objectKey, record);
+    return record;
+  }
 
   readonly #complete = (key: string, token: string, retentionMs: number): boolean => {
     checkDuration('retentionMs', retentionMs);
@@ -211,6 +318,7 @@ export class MemoryDedupStore implements DedupStore {
     this.#nextSweepAt = now + this.#sweepIntervalMs;
     // Deleting the current entry while iterating a Map is safe.
     for (const [key, held] of this.#entries) if (expiryOf(held) <= now) this.#entries.delete(key);
+    for (const [key, record] of this.#objects) if (record.leaseExpiresAt <= now && record.versionExpiresAt <= now) this.#objects.delete(key);
     this.#leaseOrder.compact();
     this.#doneOrder.compact();
   }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { MemoryDedupStore, type MemoryDedupStoreOptions } from '../../src/stores/memory-dedup-store.js';
 import { claim, describeDedupContract } from '../helpers/dedup-store-contract.js';
+import { claimInOrder, describeOrderingContract } from '../helpers/ordering-store-contract.js';
 import { now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
 
 const open: MemoryDedupStore[] = [];
@@ -25,6 +26,32 @@ function manualStore(options: MemoryDedupStoreOptions = {}): { store: MemoryDedu
 }
 
 describeDedupContract('MemoryDedupStore', async () => manualStore());
+describeOrderingContract('MemoryDedupStore', async () => manualStore());
+
+describe('MemoryDedupStore: bounded memory of objects', () => {
+  it('forgets the oldest object without a live lease when full, and refuses when every object is leased', async () => {
+    const { store } = manualStore({ maxEntries: 2 });
+    const first = await claimInOrder(store, 'evt_1', { key: 's:a', version: 5 });
+    await store.completeInOrder('evt_1', { key: 's:a', version: 5 }, first.token, 60_000);
+    await claimInOrder(store, 'evt_2', { key: 's:b', version: 1 });
+    // 'a' is forgotten for 'c': a retry of an older event of 'a' is no longer told stale.
+    const third = await claimInOrder(store, 'evt_3', { key: 's:c', version: 1 });
+    expect(third.stale).toBe(false);
+    await expect(store.beginInOrder('evt_4', { key: 's:d', version: 1 }, 60_000)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+  });
+
+  it('sweeps an object whose lease ran out and whose version expired, and keeps one whose version lives', async () => {
+    const { store, advance } = manualStore({ maxEntries: 10, sweepIntervalMs: 1000 });
+    const kept = await claimInOrder(store, 'evt_1', { key: 's:kept', version: 5 });
+    await store.completeInOrder('evt_1', { key: 's:kept', version: 5 }, kept.token, 10_000);
+    const gone = await claimInOrder(store, 'evt_2', { key: 's:gone', version: 5 });
+    await store.completeInOrder('evt_2', { key: 's:gone', version: 5 }, gone.token, 2_000);
+    await advance(5_000);
+    await store.begin('evt_sweep', 60_000);
+    expect((await claimInOrder(store, 'evt_3', { key: 's:kept', version: 4 })).stale).toBe(true);
+    expect((await claimInOrder(store, 'evt_4', { key: 's:gone', version: 4 })).stale).toBe(false);
+  });
+});
 
 describe('MemoryDedupStore: bounded memory', () => {
   it('forgets the oldest done id first when full', async () => {
