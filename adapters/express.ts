@@ -20,7 +20,7 @@ import { sendOnExpress } from './answers.js';
 declare global {
   namespace Express {
     interface Request {
-      /** The verified delivery: its event, id, timestamp, keyId, tenant and dedupKey. Set only on routes behind `verifyWebhook`. */
+      /** The verified delivery: its event, id, timestamp, keyId, tenant, dedupKey and stale. Set only on routes behind `verifyWebhook`. */
       webhook: WebhookDelivery;
     }
   }

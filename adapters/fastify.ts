@@ -29,7 +29,7 @@ import { sendOnFastify } from './answers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified delivery: its event, id, timestamp, keyId, tenant and dedupKey. Set only in `verifyWebhook`'s scope. */
+    /** The verified delivery: its event, id, timestamp, keyId, tenant, dedupKey and stale. Set only in `verifyWebhook`'s scope. */
     webhook: WebhookDelivery;
   }
 }

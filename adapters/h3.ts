@@ -27,7 +27,7 @@ import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receiv
 
 declare module 'h3' {
   interface H3EventContext {
-    /** The verified delivery: its event, id, timestamp, keyId, tenant and dedupKey. Set only while the handler given to `verifyWebhook` runs. */
+    /** The verified delivery: its event, id, timestamp, keyId, tenant, dedupKey and stale. Set only while the handler given to `verifyWebhook` runs. */
     webhook?: WebhookDelivery;
   }
 }

@@ -21,7 +21,7 @@ import type { MiddlewareMode } from '../src/receive/what-runs.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
-    /** The verified delivery: its event, id, timestamp, keyId, tenant and dedupKey. Set only on routes behind `verifyWebhook`. */
+    /** The verified delivery: its event, id, timestamp, keyId, tenant, dedupKey and stale. Set only on routes behind `verifyWebhook`. */
     webhook: WebhookDelivery;
   }
 }

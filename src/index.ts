@@ -43,6 +43,7 @@ export {
   type WebhookTestEvent,
 } from './core/event.js';
 export type { WebhookDelivery } from './core/delivery.js';
+export type { EventOrder, OrderingOptions, StaleEventPolicy } from './core/event-order.js';
 export type { HeaderGetter, HeaderRecord, WebhookHeaders } from './core/headers.js';
 export type { VerifyOptions } from './core/options.js';
 export type { WebhookPayload } from './core/payload.js';
@@ -52,7 +53,7 @@ export { TenantWebhooks, type TenantDelivery, type TenantWebhooksOptions } from 
 export { sign, type SignOptions, type WebhookSignatureHeaders } from './core/sign.js';
 export { verify, verifyDelivery } from './core/verify.js';
 export { Webhook } from './core/webhook.js';
-export type { BeginResult, DedupStore, StoreOperation } from './stores/dedup-store.js';
+export type { BeginResult, DedupStore, OrderedBeginResult, OrderingDedupStore, StoreOperation } from './stores/dedup-store.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';
 export type {
   EventHandler,

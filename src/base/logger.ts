@@ -13,6 +13,8 @@ import { WebhookOptionsError } from './options-error.js';
 export type WebhookLogCode =
   /** A dedup store operation failed (`operation` says which). */
   | 'store_failed'
+  /** With `ordering`: an event older than one of its object processed before was skipped, and answered 200. */
+  | 'stale_event'
   /** A tenant's secret could not be looked up in time, or `tenants.of` threw. */
   | 'secret_unavailable'
   /** A handler threw or rejected. */

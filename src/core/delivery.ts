@@ -30,4 +30,11 @@ export interface WebhookDelivery<E extends WebhookEvent = WebhookEvent> {
    * effect's own transaction.
    */
   readonly dedupKey: string;
+  /**
+   * `true` when the entry or worker orders events (its `ordering` option,
+   * with `staleEvents: 'run'`) and a higher version of this event's object
+   * was processed already: apply it only where an older state may not
+   * overwrite a newer one. Absent otherwise.
+   */
+  readonly stale?: boolean;
 }

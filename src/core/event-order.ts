@@ -23,20 +23,23 @@ export type StaleEventPolicy = 'skip' | 'run';
 /** How events about one object are put in order; `E` is the event the functions read. */
 export interface OrderingOptions<E extends WebhookEvent = WebhookEvent> {
   /**
-   * The object an event is about. Events of one key run one at a time, and
-   * never one older than a version already processed. `undefined` leaves the
-   * event unordered: it runs as without `ordering`.
+   * The object an event is about, a non-empty string. Events of one key run
+   * one at a time, and never one older than a version already processed.
+   * `undefined` leaves the event unordered: it runs as without `ordering`.
+   * Typed `unknown`, as the fields an envelope adds are: anything else is
+   * refused 422 `invalid_event_order`.
    * @default (event) => event.data.object.id
    */
-  readonly key?: (event: E) => string | undefined;
+  readonly key?: (event: E) => unknown;
   /**
    * The event's version: a number, a `Date`, or an RFC 3339 string (compared
    * by the instant it names, to the microsecond, not as text), e.g.
    * `(event) => event.timestamp`, the time the event happened. Never the
    * `webhook-timestamp` header: that is the time of the attempt. `undefined`
-   * leaves the event unordered. Required.
+   * leaves the event unordered; anything else is refused 422
+   * `invalid_event_order`. Required.
    */
-  readonly version: (event: E) => number | string | Date | undefined;
+  readonly version: (event: E) => unknown;
   /**
    * What to do with an event older than one of its object processed before.
    * @default 'skip'
@@ -126,4 +129,9 @@ export function eventOrder(ordering: CheckedOrdering, delivery: Pick<WebhookDeli
   }
   // The scope is the dedup key's: up to and with its first ':'.
   return { key: dedupKey.slice(0, dedupKey.indexOf(':') + 1) + key, version: number };
+}
+
+/** `delivery` as the code of a stale event sees it under `staleEvents: 'run'`: `stale` set, the rest the same. */
+export function staleDelivery<D extends WebhookDelivery>(delivery: D): D {
+  return { ...delivery, stale: true };
 }

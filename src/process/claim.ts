@@ -10,7 +10,9 @@ import { DeadlineQueue } from '../base/deadlines.js';
 import { checkCallback, checkDuration, MAX_TIMER_MS } from '../base/option-checks.js';
 import { whenSettled } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
-import { answersAtOnce, isDedupStore, type BeginResult, type DedupStore } from '../stores/dedup-store.js';
+import { WebhookDedupError } from '../core/errors.js';
+import { eventOrder, type CheckedOrdering, type EventOrder } from '../core/event-order.js';
+import { answersAtOnce, isDedupStore, missingOrderingMethods, type DedupStore, type OrderingDedupStore } from '../stores/dedup-store.js';
 import { LeaseRenewal, renewalDelay, type HeldLease } from './lease.js';
 import { retryBefore } from './retry.js';
 import { tellStoreFailure, type StoreErrorCallback, type StoreErrorContext, type StoreErrorReport } from './store-failures.js';
@@ -33,6 +35,8 @@ export interface ClaimSettings {
   readonly report: StoreErrorReport;
   /** Where first renewals wait their turn. */
   readonly renewals: DeadlineQueue;
+  /** How events about one object are put in order, when they are: the store then orders too. */
+  readonly ordering?: CheckedOrdering;
 }
 
 /** The durations of `ClaimSettings`, checked. */
@@ -72,10 +76,20 @@ export function checkClaimOptions(options: ClaimOptions, defaultMaxClaimMs: numb
   return { leaseMs, maxClaimMs, retentionMs };
 }
 
-/** The settings of the claims on `store`, failures told to `report`. Throws `WebhookOptionsError` for a `store` that is no `DedupStore`. */
-export function claimSettings(store: unknown, durations: ClaimDurations, report: StoreErrorReport): ClaimSettings {
+/**
+ * The settings of the claims on `store`, failures told to `report`, events
+ * put in order by `ordering` when given. Throws `WebhookOptionsError` for a
+ * `store` that is no `DedupStore`, or that cannot order when `ordering` is given.
+ */
+export function claimSettings(store: unknown, durations: ClaimDurations, report: StoreErrorReport, ordering?: CheckedOrdering): ClaimSettings {
   if (!isDedupStore(store)) throw new WebhookOptionsError('svc-webhooks: dedup.store must be a DedupStore (begin, complete, release and renew)');
-  return { store, ...durations, report, renewals: new DeadlineQueue(renewalDelay(durations.leaseMs)) };
+  const renewals = new DeadlineQueue(renewalDelay(durations.leaseMs));
+  if (ordering === undefined) return { store, ...durations, report, renewals };
+  const missing = missingOrderingMethods(store);
+  if (missing.length > 0) {
+    throw new WebhookOptionsError(`svc-webhooks: ordering needs a dedup store that orders events (an OrderingDedupStore); this one lacks ${missing.join(', ')}`);
+  }
+  return { store, ...durations, report, renewals, ordering };
 }
 
 /**
@@ -87,10 +101,17 @@ export type Settle = (taken: boolean) => Promise<void> | undefined;
 
 /** What beginning a claim led to: a claim held, an event done or held elsewhere, or a store that failed. */
 export type ClaimAttempt =
-  | { readonly state: 'claimed'; readonly settle: Settle }
+  | {
+      readonly state: 'claimed';
+      readonly settle: Settle;
+      /** Whether a higher version of the event's object was processed already: with `ordering` alone. */
+      readonly stale: boolean;
+    }
   | { readonly state: 'done' }
   | { readonly state: 'in_progress' }
-  | { readonly state: 'unavailable'; readonly error: unknown };
+  | { readonly state: 'unavailable'; readonly error: unknown }
+  /** `ordering` could not read the event's order: its `key` or `version` threw or answered what cannot order. */
+  | { readonly state: 'unordered'; readonly error: WebhookDedupError };
 
 /** What a store failure of a claim is about: the delivery's dedup key, id, type and tenant. */
 type ClaimTarget = Omit<StoreErrorContext, 'operation'>;
@@ -106,20 +127,29 @@ export function claimKey(settings: ClaimSettings, delivery: Pick<WebhookDelivery
   const { dedupKey: key, id, tenant } = delivery;
   const target: ClaimTarget = { key, id, type: delivery.event.type, ...(tenant !== undefined && { tenant }) };
   const claimedAt = Date.now();
-  const { store, leaseMs, maxClaimMs } = settings;
+  const { store, leaseMs, maxClaimMs, ordering } = settings;
+  let order: EventOrder | undefined;
+  if (ordering !== undefined) {
+    try {
+      order = eventOrder(ordering, delivery);
+    } catch (error) {
+      return { state: 'unordered', error: error as WebhookDedupError };
+    }
+  }
   const atOnce = answersAtOnce(store);
   let beginning: unknown;
   try {
-    beginning = atOnce === undefined ? store.begin(key, leaseMs) : atOnce.begin(key, leaseMs);
+    if (order === undefined) beginning = atOnce === undefined ? store.begin(key, leaseMs) : atOnce.begin(key, leaseMs);
+    else beginning = atOnce?.beginInOrder === undefined ? (store as OrderingDedupStore).beginInOrder(key, order, leaseMs) : atOnce.beginInOrder(key, order, leaseMs);
   } catch (error) {
     return unavailable(settings, target, error);
   }
   const begun = (answer: unknown): ClaimAttempt => {
     // A store is the caller's code: an answer it should never give must not read as a claim.
-    if (!isBeginResult(answer)) return unavailable(settings, target, new WebhookOptionsError("svc-webhooks: the dedup store's begin answered no known state"));
+    if (!isBeginResult(answer, order !== undefined)) return unavailable(settings, target, new WebhookOptionsError("svc-webhooks: the dedup store's begin answered no known state"));
     if (answer.state !== 'claimed') return answer;
-    const lease: HeldLease = { store, key, token: answer.token, leaseMs, claimedAt, maxClaimMs, tenant };
-    return { state: 'claimed', settle: holdClaim(lease, target, settings) };
+    const lease: HeldLease = { store, key, token: answer.token, leaseMs, claimedAt, maxClaimMs, tenant, order };
+    return { state: 'claimed', settle: holdClaim(lease, target, settings), stale: answer.stale === true };
   };
   // A reaction, not an async function: what begin answered is adopted as `await` does, a turn sooner.
   return whenSettled(beginning, begun, (error: unknown) => unavailable(settings, target, error));
@@ -134,7 +164,7 @@ export function claimKey(settings: ClaimSettings, delivery: Pick<WebhookDelivery
  * response went out.
  */
 function holdClaim(lease: HeldLease, target: ClaimTarget, { retentionMs, report, renewals }: ClaimSettings): Settle {
-  const { store, key, token, leaseMs, tenant } = lease;
+  const { store, key, token, leaseMs, tenant, order } = lease;
   const context = (operation: 'complete' | 'release' | 'renew'): StoreErrorContext => ({ operation, ...target });
   const renewal = new LeaseRenewal(lease, (error) => report(error, context('renew')), renewals);
   let settled = false;
@@ -145,9 +175,12 @@ function holdClaim(lease: HeldLease, target: ClaimTarget, { retentionMs, report,
     const operation = taken ? 'complete' : 'release';
     let tried = 0;
     const atOnce = answersAtOnce(store);
-    if (atOnce !== undefined) {
+    if (atOnce !== undefined && (order === undefined || atOnce.completeInOrder !== undefined)) {
       try {
-        if (taken) atOnce.complete(key, token, retentionMs);
+        if (order !== undefined) {
+          if (taken) atOnce.completeInOrder!(key, order, token, retentionMs);
+          else atOnce.releaseInOrder!(key, order, token);
+        } else if (taken) atOnce.complete(key, token, retentionMs);
         else atOnce.release(key, token);
         return undefined;
       } catch (error) {
@@ -155,9 +188,17 @@ function holdClaim(lease: HeldLease, target: ClaimTarget, { retentionMs, report,
         tellStoreFailure(operation, key, ++tried, error, tenant);
       }
     }
+    const ordered = store as OrderingDedupStore;
     return retryBefore(
       deadline,
-      () => (taken ? store.complete(key, token, retentionMs) : store.release(key, token)),
+      () =>
+        order === undefined
+          ? taken
+            ? store.complete(key, token, retentionMs)
+            : store.release(key, token)
+          : taken
+            ? ordered.completeInOrder(key, order, token, retentionMs)
+            : ordered.releaseInOrder(key, order, token),
       (error, attempt) => tellStoreFailure(operation, key, attempt, error, tenant),
       tried,
     ).then(ignore, (error: unknown) => report(error, context(operation)));
@@ -179,9 +220,12 @@ function unavailable({ report }: ClaimSettings, target: ClaimTarget, error: unkn
   return { state: 'unavailable', error };
 }
 
-function isBeginResult(value: unknown): value is BeginResult {
-  const result = value as Partial<{ state: unknown; token: unknown }> | null;
+/** What `begin` may answer, and `beginInOrder` where `ordered`: a claim of the latter says whether it is stale. */
+type Begun = { readonly state: 'claimed'; readonly token: string; readonly stale?: boolean } | { readonly state: 'in_progress' } | { readonly state: 'done' };
+
+function isBeginResult(value: unknown, ordered: boolean): value is Begun {
+  const result = value as Partial<{ state: unknown; token: unknown; stale: unknown }> | null;
   if (typeof result !== 'object' || result === null) return false;
-  if (result.state === 'claimed') return typeof result.token === 'string';
+  if (result.state === 'claimed') return typeof result.token === 'string' && (!ordered || typeof result.stale === 'boolean');
   return result.state === 'in_progress' || result.state === 'done';
 }

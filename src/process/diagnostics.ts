@@ -34,8 +34,9 @@ export type QueueSystem = 'bullmq' | 'pg-boss';
 /**
  * What became of a delivery: `processed` (the route or a handler ran and
  * the answer is 2xx), `queued` (a handoff recorded it), `failed` (the route
- * or the single handler answered non-2xx), `duplicate`, `in_progress`,
- * `unhandled` (a 2xx with no handler run: an unknown type under
+ * or the single handler answered non-2xx), `duplicate`, `stale` (with
+ * `ordering`: a higher version of its object was processed, and nothing
+ * ran), `in_progress`, `unhandled` (a 2xx with no handler run: an unknown type under
  * `unknownEvents: 'accept'`, or a known type without a handler), or the
  * code of the refusal.
  */
@@ -44,6 +45,7 @@ export type DeliveryOutcome =
   | 'queued'
   | 'failed'
   | 'duplicate'
+  | 'stale'
   | 'in_progress'
   | 'unhandled'
   | Exclude<WebhookErrorCode, 'delivery_in_progress'>;
@@ -125,8 +127,8 @@ export interface EnqueueTrace {
   readonly outcome?: 'queued' | 'duplicate';
 }
 
-/** What became of a job a worker ran: its handler ran, or had run before, or failed; or the job waits for another worker's claim. */
-export type JobOutcome = 'processed' | 'duplicate' | 'failed' | 'postponed';
+/** What became of a job a worker ran: its handler ran, or had run before, or was skipped as stale (`ordering`), or failed; or the job waits for another worker's claim. */
+export type JobOutcome = 'processed' | 'duplicate' | 'stale' | 'failed' | 'postponed';
 
 /**
  * The context of `svc-webhooks:job`'s events: one run of a job `enqueue`

@@ -4,7 +4,8 @@
  * as that code runs, however long, and renewal stops at the claim's limit.
  */
 import { after, type Deadline, type DeadlineQueue } from '../base/deadlines.js';
-import type { DedupStore } from '../stores/dedup-store.js';
+import type { EventOrder } from '../core/event-order.js';
+import type { DedupStore, OrderingDedupStore } from '../stores/dedup-store.js';
 import { retryBefore } from './retry.js';
 import { tellStoreFailure } from './store-failures.js';
 
@@ -21,6 +22,8 @@ export interface HeldLease {
   readonly maxClaimMs: number;
   /** The tenant of the delivery, for the store channel. */
   readonly tenant?: string;
+  /** The event's order, when it is ordered: the store then holds its object under the same lease. */
+  readonly order?: EventOrder;
 }
 
 /** The time from a renewal being sent to the next: a third of the lease, leaving two thirds for retries. */
@@ -78,7 +81,7 @@ export class LeaseRenewal {
 
   async #renew(): Promise<void> {
     if (this.#stopped) return;
-    const { store, key, token, leaseMs, claimedAt, maxClaimMs, tenant } = this.#lease;
+    const { store, key, token, leaseMs, claimedAt, maxClaimMs, tenant, order } = this.#lease;
     const holdEnd = claimedAt + maxClaimMs;
     const grantMs = Math.min(leaseMs, holdEnd - Date.now());
     // The lease ends at the hold limit already.
@@ -92,7 +95,7 @@ export class LeaseRenewal {
           // Once settled, the lease is the settlement's business: no further try.
           if (this.#stopped) return false;
           sentAt = Date.now();
-          return await store.renew(key, token, grantMs);
+          return await (order === undefined ? store.renew(key, token, grantMs) : (store as OrderingDedupStore).renewInOrder(key, order, token, grantMs));
         },
         (error, attempt) => tellStoreFailure('renew', key, attempt, error, tenant),
       );

@@ -19,6 +19,7 @@ import {
   type QueueSystem,
 } from '../process/diagnostics.js';
 import { thrownBehind, type Dispatcher, type HandlerOutcome } from '../process/dispatcher.js';
+import { staleDelivery } from '../core/event-order.js';
 import { queuedDelivery, type QueuedDelivery } from './queued-delivery.js';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -53,8 +54,8 @@ export async function queueDelivery(
 
 /** What a worker's run of one job does through the channels. */
 export interface JobRun {
-  /** Runs the job's handler: on the handler channel while someone listens there. */
-  dispatch(dispatcher: Dispatcher): Promise<HandlerOutcome>;
+  /** Runs the job's handler: on the handler channel while someone listens there; with its delivery marked stale where `stale`. */
+  dispatch(dispatcher: Dispatcher, stale?: boolean): Promise<HandlerOutcome>;
   /** Tells the job channel what became of the job, before the run settles. */
   ended(outcome: JobOutcome): void;
 }
@@ -69,12 +70,15 @@ export function runQueuedJob<T>(system: QueueSystem, queue: string, jobId: strin
   // Equivalent, as in queueDelivery: each guard skips work whose result nobody reads.
   // Stryker disable next-line ConditionalExpression,OptionalChaining,BlockStatement
   if (!jobRuns?.hasSubscribers && !handlerRuns?.hasSubscribers) {
-    return process({ dispatch: async (dispatcher) => dispatcher.dispatch(delivery), ended: () => undefined });
+    return process({ dispatch: async (dispatcher, stale) => dispatcher.dispatch(stale === true ? staleDelivery(delivery) : delivery), ended: () => undefined });
   }
   const job: Writable<JobTrace> = { system, queue, jobId, delivery, carrier: traceContextOf(queued.trace) };
   const run: JobRun = {
-    // Stryker disable next-line OptionalChaining
-    dispatch: async (dispatcher) => (handlerRuns?.hasSubscribers ? traceHandler(job, dispatcher) : dispatcher.dispatch(delivery)),
+    dispatch: async (dispatcher, stale) => {
+      if (stale === true) job.delivery = staleDelivery(delivery);
+      // Stryker disable next-line OptionalChaining
+      return handlerRuns?.hasSubscribers ? traceHandler(job, dispatcher) : dispatcher.dispatch(job.delivery);
+    },
     ended: (outcome) => void (job.outcome = outcome),
   };
   // Stryker disable next-line ConditionalExpression,OptionalChaining

@@ -97,8 +97,8 @@ export function createHandlerEntry<Q, C, A>(
       context({ request, context }, delivery): HandlerEntryContext<Q, C> {
         delivered?.(request, delivery);
         // A literal of the delivery's fields, not a spread: a spread and a field make a hidden class per request.
-        const { event, id, timestamp, keyId, tenant, dedupKey } = delivery;
-        return { event, id, timestamp, keyId, tenant, dedupKey, request, context };
+        const { event, id, timestamp, keyId, tenant, dedupKey, stale } = delivery;
+        return { event, id, timestamp, keyId, tenant, dedupKey, stale, request, context };
       },
     },
   );

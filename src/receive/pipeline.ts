@@ -13,6 +13,7 @@ import { checkPolicy } from '../base/option-checks.js';
 import { isThenable, reasonOf } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookError } from '../core/errors.js';
+import { WebhookOptionsError } from '../base/options-error.js';
 import { readHeader } from '../core/headers.js';
 import { formatOutcome, OUTCOME_HEADER } from '../core/outcome-header.js';
 import type { WebhookPayload } from '../core/payload.js';
@@ -24,7 +25,9 @@ import { checkOnErrorOptions, runOnError, type OnErrorOptions } from './on-error
 import type { Platform } from './platform.js';
 import { refusalLog } from './refusal-log.js';
 import { createReceiver, type ReceiverOptions, type SecretOrTenants } from './receiver.js';
-import type { DecidedResponse } from './responses.js';
+import type { Settle } from '../process/claim.js';
+import { staleDelivery } from '../core/event-order.js';
+import { isStaleSkipped, type DecidedResponse } from './responses.js';
 import { whatRuns, type EntryRunner, type Outcome } from './what-runs.js';
 
 /** The options every entry takes, besides its secret (or `tenants`), its `onError` and what runs. */
@@ -79,6 +82,9 @@ export function createPipeline<R, A>(
   platform: Platform<R, A>,
   runner?: EntryRunner<R, A>,
 ): (request: R) => Promise<A | undefined> {
+  if (options.ordering !== undefined && options.handoff !== undefined) {
+    throw new WebhookOptionsError("svc-webhooks: ordering does not apply to a handoff, whose queue runs jobs in an order of its own: give ordering to the queue's worker (work({ ordering }))");
+  }
   const receiver = createReceiver(options);
   const onErrorTimeoutMs = checkOnErrorOptions(options);
   const { logger, now, tenantOf } = receiver;
@@ -104,6 +110,7 @@ export function createPipeline<R, A>(
   /** Answers a refusal (or the claim's duplicate), finishing the trace where there is one. A refusal of the request's own is logged. */
   const refuse = (request: R, trace: Trace | undefined, decided: DecidedResponse, delivery?: WebhookDelivery): A | Promise<A | undefined> => {
     if (decided.error !== undefined) logRefusal(decided.error, () => idOf(request));
+    else if (delivery !== undefined && isStaleSkipped(decided)) logStale(delivery);
     const answering = answer(request, outcomeHeader ? described(decided, refusalOutcome(decided), delivery) : decided, delivery);
     return trace === undefined ? answering : finish(request, trace, answering, refusalOutcome(decided));
   };
@@ -138,13 +145,20 @@ export function createPipeline<R, A>(
     const verifying = receiver.verify(payload, platform.headers(request), tenantOf === undefined ? noTenant : () => tenantOf(platform.userRequest(request) as never));
     const verified = isThenable(verifying) ? await verifying : verifying;
     if (!('event' in verified)) return refuse(request, trace, verified);
-    const delivery: WebhookDelivery = verified;
+    let delivery: WebhookDelivery = verified;
     if (trace !== undefined) trace.delivery = delivery;
 
-    // 3. Claim its event: a duplicate, one in progress or a failing store is answered here.
+    // 3. Claim its event: a duplicate, one in progress, a stale event skipped or a failing store is answered here.
+    // A stale event run under `staleEvents: 'run'` runs as a delivery marked stale.
     const claiming = receiver.claim(delivery);
-    const claim = isThenable(claiming) ? await claiming : claiming;
-    if (typeof claim === 'object') return refuse(request, trace, claim, delivery);
+    const claimed = isThenable(claiming) ? await claiming : claiming;
+    let claim: Settle | undefined;
+    if (typeof claimed !== 'object') claim = claimed;
+    else if ('stale' in claimed) {
+      claim = claimed.settle;
+      delivery = staleDelivery(delivery);
+      if (trace !== undefined) trace.delivery = delivery;
+    } else return refuse(request, trace, claimed, delivery);
 
     // 4. Run the user's code, in a span of the handler channel while someone listens there and code of theirs runs.
     const startedMs = outcomeHeader ? now() : 0;
@@ -191,6 +205,12 @@ export function createPipeline<R, A>(
     }, run);
   }
 
+  /** One line per stale event skipped: nothing failed, but an older state was not applied, which an operator may look for. */
+  function logStale({ id, event, keyId, tenant }: WebhookDelivery): void {
+    const fields = { code: 'stale_event', id, type: event.type, keyId, ...(tenant !== undefined && { tenant }) } as const;
+    writeLog(logger, 'warn', fields, `event ${quoted(id)} of type ${quoted(event.type)} is older than one of its object processed before: skipped, and answered 200`);
+  }
+
   /** Hands the settling to the platform; a platform that throws for it changes no answer, and the settle runs on regardless. */
   function keepAlive(request: R, settling: Promise<void>, { id, event }: WebhookDelivery): void {
     try {
@@ -221,9 +241,10 @@ function statusOf(outcome: Outcome<unknown>): number {
   return outcome.kind === 'decided' ? outcome.response.status : outcome.status;
 }
 
-/** The delivery outcome of an answer decided before any user code ran: a refusal's code, or the claim's duplicate. */
-function refusalOutcome({ error }: DecidedResponse): DeliveryOutcome {
-  if (error === undefined) return 'duplicate';
+/** The delivery outcome of an answer decided before any user code ran: a refusal's code, or the claim's duplicate or stale event skipped. */
+function refusalOutcome(decided: DecidedResponse): DeliveryOutcome {
+  const { error } = decided;
+  if (error === undefined) return isStaleSkipped(decided) ? 'stale' : 'duplicate';
   return error.code === 'delivery_in_progress' ? 'in_progress' : error.code;
 }
 

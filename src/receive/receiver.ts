@@ -15,12 +15,13 @@ import type { WebhookPayload } from '../core/payload.js';
 import type { WebhookSecret } from '../core/secret.js';
 import { parseSeconds } from '../core/timestamp.js';
 import { Webhook } from '../core/webhook.js';
+import { checkOrdering, type OrderingOptions } from '../core/event-order.js';
 import { checkClaimOptions, checkDedupObject, claimKey, claimSettings, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
 import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../process/store-failures.js';
 import type { DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
-import { duplicate, refused, RETRY_SOON, type DecidedResponse } from './responses.js';
+import { duplicate, refused, RETRY_SOON, staleSkipped, type DecidedResponse } from './responses.js';
 import { createTenantVerify, type TenantOf, type TenantsOptions, type TenantVerify, type Verification } from './tenants.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
@@ -93,6 +94,17 @@ export interface ReceiverOptions extends VerifyOptions {
    */
   readonly dedup?: DedupOptions | false;
   /**
+   * Puts events about one object in order, in the dedup store's step:
+   * events of one object (`key`) run one at a time (another is answered 409
+   * `delivery_in_progress` meanwhile, and retried), and one older
+   * (`version`) than one of its object processed before is stale: skipped
+   * and answered 200 (outcome `stale`), or run with `delivery.stale` under
+   * `staleEvents: 'run'`. Needs `dedup`, with a store that orders
+   * (`MemoryDedupStore`, `RedisDedupStore`, `PostgresDedupStore`).
+   * @default undefined (each event runs as it arrives)
+   */
+  readonly ordering?: OrderingOptions;
+  /**
    * How long, in milliseconds, the whole body may take to arrive. Past it the
    * request is answered 408 `body_timeout` and its connection closed, so a
    * sender that stalls mid-body does not hold the request. The service gives
@@ -146,12 +158,19 @@ const MOVED = {
   secretCacheSize: 'tenants.cacheSize',
 } as const;
 
+/** A claim held on a stale event, under `staleEvents: 'run'`: its code runs with `delivery.stale`. */
+export interface StaleClaim {
+  readonly settle: Settle;
+  readonly stale: true;
+}
+
 /**
  * What claiming a delivery's event leads to: the `Settle` of a claim held,
- * `undefined` to run without one (no store, or `whenUnavailable: 'process'`),
- * or the answer to send instead of running anything.
+ * a `StaleClaim`, `undefined` to run without one (no store, or
+ * `whenUnavailable: 'process'`), or the answer to send instead of running
+ * anything (a stale event skipped among them).
  */
-export type ClaimOutcome = Settle | undefined | DecidedResponse;
+export type ClaimOutcome = Settle | undefined | StaleClaim | DecidedResponse;
 
 /** The receiver's steps, built once. */
 export interface Receiver {
@@ -209,6 +228,10 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   const durations = checkClaimOptions(dedup ?? {}, 600_000);
   const whenUnavailable = checkPolicy('dedup.whenUnavailable', dedup?.whenUnavailable, ['reject', 'process'] as const) ?? 'reject';
   const logger = checkLogger(options.logger);
+  const ordering = checkOrdering(options.ordering);
+  if (ordering !== undefined && store === undefined) {
+    throw new WebhookOptionsError('svc-webhooks: ordering needs dedup: the store records each object\'s version; give dedup (or leave it out for a memory store), not false');
+  }
   // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
   const verify: TenantVerify =
     tenants === undefined
@@ -221,7 +244,7 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   const claim =
     store === undefined
       ? undefined
-      : claimFrom(claimSettings(store, durations, storeErrorReporter(dedup?.onError ?? storeErrorLog(store, undefined, logger), logger)));
+      : claimFrom(claimSettings(store, durations, storeErrorReporter(dedup?.onError ?? storeErrorLog(store, undefined, logger), logger), ordering));
   const inProgressHeaders = Object.freeze({ 'retry-after': String(Math.ceil(durations.leaseMs / 1000)) });
   const tenantOf = tenants?.of;
 
@@ -240,10 +263,14 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
 
   /** Claims on the store: a duplicate, one in progress and a failing store are answers. */
   function claimFrom(settings: ClaimSettings) {
-    const outcomeOf = (attempt: ClaimAttempt): ClaimOutcome => {
+    const outcomeOf = (attempt: ClaimAttempt): ClaimOutcome | Promise<ClaimOutcome> => {
       switch (attempt.state) {
         case 'claimed':
-          return attempt.settle;
+          if (!attempt.stale) return attempt.settle;
+          if (ordering!.staleEvents === 'run') return { settle: attempt.settle, stale: true };
+          return skipStale(attempt.settle);
+        case 'unordered':
+          return refused(attempt.error);
         case 'done':
           return duplicate();
         case 'in_progress':
@@ -255,6 +282,11 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
             RETRY_SOON,
           );
       }
+    };
+    // Taken, so that its retries are duplicates; answered once the store recorded it, as a handled event is.
+    const skipStale = (settle: Settle): DecidedResponse | Promise<DecidedResponse> => {
+      const settling = settle(true);
+      return settling === undefined ? staleSkipped() : settling.then(staleSkipped);
     };
     // A claim answered at once is answered at once; otherwise a reaction, not an async function awaiting it.
     return (delivery: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {

@@ -1,4 +1,4 @@
-/** The answers svc-webhooks decides itself: a refusal with its JSON body, 204 for a handled event, 202 for a queued one, 200 for a duplicate. */
+/** The answers svc-webhooks decides itself: a refusal with its JSON body, 204 for a handled event, 202 for a queued one, 200 for a duplicate or a stale event skipped. */
 import { WebhookError, type WebhookErrorCode } from '../core/errors.js';
 import type { HandlerOutcome } from '../process/dispatcher.js';
 import type { HandoffOutcome } from '../process/handoff.js';
@@ -48,9 +48,21 @@ export function accepted(): DispatchResult {
   return ACCEPTED;
 }
 
+const STALE: DecidedResponse = Object.freeze({ status: 200, headers: NO_HEADERS, body: Object.freeze({ received: true, stale: true }) });
+
 /** 200 for an event processed already: the sender stops, and nothing runs again. */
 export function duplicate(): DecidedResponse {
   return DUPLICATE;
+}
+
+/** 200 for a stale event skipped (`ordering`): the sender stops, and nothing runs. */
+export function staleSkipped(): DecidedResponse {
+  return STALE;
+}
+
+/** Whether `decided` is the answer to a stale event skipped. */
+export function isStaleSkipped(decided: DecidedResponse): boolean {
+  return decided === STALE;
 }
 
 /**

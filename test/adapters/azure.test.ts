@@ -12,6 +12,7 @@ import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook, type AzureWebhookContext, type AzureWebhookOptions } from '../../adapters/azure.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type AdapterHarness, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { orderingContract } from '../helpers/ordering-contract.js';
 import { serveAzure } from '../helpers/adapter-servers.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
@@ -31,9 +32,9 @@ const jsonOf = (answer: HttpResponseInit): unknown => JSON.parse(answer.body as 
 async function azureHarness({ options, route, customErrors }: HarnessSpec): Promise<AdapterHarness> {
   const onError: AzureWebhookOptions['onError'] = customErrors ? (error) => ({ status: CUSTOM_ERROR_STATUS, jsonBody: customErrorBody(error.code) }) : undefined;
   // The contract's failing route throws on purpose: its report would only be noise here.
-  const webhook = verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id }) => {
+  const webhook = verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id, stale }) => {
     expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
-    return { status: await route.handle(event, id) };
+    return { status: await route.handle(event, id, stale) };
   });
   const { url, close } = await serveAzure(webhook);
   return fetchHarness(url, close);
@@ -41,6 +42,7 @@ async function azureHarness({ options, route, customErrors }: HarnessSpec): Prom
 
 describe('azure entry behind a bridge that builds Azure HttpRequests', () => {
   adapterContract(azureHarness);
+  orderingContract(azureHarness);
 });
 
 describe('azure entry', () => {

@@ -4,6 +4,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, disconnectContract, customErrorBody, RouteSpy, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { orderingContract } from '../helpers/ordering-contract.js';
 import { beginAnswerThenThrow, expectBegunAnswerEnded } from '../helpers/begun-answer.js';
 import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, fetchHarness, listen, expect413WhileSending } from '../helpers/http-harness.js';
@@ -30,7 +31,7 @@ function webhookApp(
     expectTypeOf(req.webhook).toEqualTypeOf<WebhookDelivery>();
     expectTypeOf(req.webhook.event).toEqualTypeOf<WebhookEvent>();
     expectTypeOf(req.webhook.id).toEqualTypeOf<string>();
-    route.handle(req.webhook.event, req.webhook.id).then((status) => res.status(status).end(), next);
+    route.handle(req.webhook.event, req.webhook.id, req.webhook.stale).then((status) => res.status(status).end(), next);
   });
   return app;
 }
@@ -48,6 +49,7 @@ async function buildHarness(express: Express, spec: HarnessSpec, ...before: expr
 
 describe.each(EXPRESS_MAJORS)('express adapter on %s over HTTP', (_major, express) => {
   adapterContract((spec) => buildHarness(express, spec));
+  orderingContract((spec) => buildHarness(express, spec));
   disconnectContract((spec) => buildHarness(express, spec));
   settleContract((spec) => buildHarness(express, spec));
 

@@ -12,6 +12,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
+import { orderingContract } from '../helpers/ordering-contract.js';
 import { beginAnswerThenThrow, expectBegunAnswerEnded } from '../helpers/begun-answer.js';
 import { settleContract } from '../helpers/settle-contract.js';
 import { fetchHarness, expect413WhileSending } from '../helpers/http-harness.js';
@@ -37,7 +38,7 @@ async function webhookApp(Fastify: Fastify, { options, route, customErrors }: Ha
           expectTypeOf(request.webhook).toEqualTypeOf<WebhookDelivery>();
           expectTypeOf(request.webhook.event).toEqualTypeOf<WebhookEvent>();
           expectTypeOf(request.webhook.id).toEqualTypeOf<string>();
-          return reply.code(await route.handle(request.webhook.event, request.webhook.id)).send();
+          return reply.code(await route.handle(request.webhook.event, request.webhook.id, request.webhook.stale)).send();
         });
       },
     }),
@@ -66,6 +67,7 @@ async function listeningHarness(app: FastifyInstance): Promise<AdapterHarness> {
 
 describe.each(FASTIFY_MAJORS)('fastify adapter on %s through inject()', (_major, Fastify) => {
   adapterContract(async (spec) => injectHarness(await webhookApp(Fastify, spec)));
+  orderingContract(async (spec) => injectHarness(await webhookApp(Fastify, spec)));
 
   it('leaves JSON parsing of routes outside the plugin alone', async () => {
     const route = new RouteSpy();

@@ -12,6 +12,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
+import { orderingContract } from '../helpers/ordering-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { deliveryOf, keyOf, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
@@ -27,9 +28,9 @@ function webhookHandler({ options, route, customErrors }: HarnessSpec): FetchWeb
     ? (error) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS })
     : undefined;
   // The contract's failing route throws on purpose: its report would only be noise here.
-  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id }) => {
+  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id, stale }) => {
     expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
-    return new Response(null, { status: await route.handle(event, id) });
+    return new Response(null, { status: await route.handle(event, id, stale) });
   });
 }
 
@@ -50,6 +51,7 @@ const requestOf = ({ body, headers }: SignedRequest): Request =>
 
 describe('fetch adapter served by Node', () => {
   adapterContract(nodeHarness);
+  orderingContract(nodeHarness);
   disconnectContract(nodeHarness);
 
   it('answers 413 while a chunked body past the limit is still being sent', async () => {

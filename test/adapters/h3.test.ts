@@ -24,6 +24,7 @@ import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook, type H3Webhook, type H3WebhookContext, type H3WebhookOptions } from '../../adapters/h3.js';
 import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, disconnectContract, type AdapterHarness, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { orderingContract } from '../helpers/ordering-contract.js';
 import { H3_MAJORS, serveH3, type H3Major } from '../helpers/adapter-servers.js';
 import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { fetchHarness, serveNode } from '../helpers/http-harness.js';
@@ -37,9 +38,9 @@ const options = { secret: SECRET, now } as const;
 function webhookHandler({ options, route, customErrors }: HarnessSpec): H3Webhook {
   const onError: H3WebhookOptions['onError'] = customErrors ? (error) => Response.json(customErrorBody(error.code), { status: CUSTOM_ERROR_STATUS }) : undefined;
   // The contract's failing route throws on purpose: its report would only be noise here.
-  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id }) => {
+  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id, stale }) => {
     expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
-    return new Response(null, { status: await route.handle(event, id) });
+    return new Response(null, { status: await route.handle(event, id, stale) });
   });
 }
 
@@ -54,6 +55,7 @@ const post = (url: string, { body, headers }: SignedRequest): Promise<Response> 
 
 describe.each(H3_MAJORS)('h3 entry on %s, over HTTP', (major) => {
   adapterContract(harnessOn(major));
+  orderingContract(harnessOn(major));
   disconnectContract(harnessOn(major));
 
   it("hands the handler the event and its delivery with the h3 event and the event's context, whose webhook is the delivery; nothing returned answers 204", async () => {

@@ -13,6 +13,7 @@ import {
   type AdapterHarness,
   type HarnessSpec,
 } from '../helpers/adapter-contract.js';
+import { orderingContract } from '../helpers/ordering-contract.js';
 import { settleContract } from '../helpers/settle-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
@@ -28,7 +29,7 @@ function webhookApp({ options, route, customErrors }: HarnessSpec): Hono {
     expectTypeOf(c.var.webhook).toEqualTypeOf<WebhookDelivery>();
     expectTypeOf(c.get('webhook').event).toEqualTypeOf<WebhookEvent>();
     expectTypeOf(c.get('webhook').id).toEqualTypeOf<string>();
-    return c.body(null, (await route.handle(c.var.webhook.event, c.var.webhook.id)) as 204);
+    return c.body(null, (await route.handle(c.var.webhook.event, c.var.webhook.id, c.var.webhook.stale)) as 204);
   });
   return app;
 }
@@ -48,6 +49,7 @@ async function nodeServerHarness(app: Hono): Promise<AdapterHarness> {
 
 describe('hono adapter through app.request()', () => {
   adapterContract(async (spec) => inProcessHarness(webhookApp(spec)));
+  orderingContract(async (spec) => inProcessHarness(webhookApp(spec)));
 
   it('leaves the body cached for the route to read again', async () => {
     const app = new Hono();

@@ -2,6 +2,7 @@ import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { verifyWebhook, type LambdaWebhookContext, type LambdaWebhookOptions, type LambdaWebhookResult } from '../../adapters/lambda.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type HarnessSpec } from '../helpers/adapter-contract.js';
+import { orderingContract } from '../helpers/ordering-contract.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { deliveryOf, envelope, keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
@@ -16,9 +17,9 @@ function webhookFunction({ options, route, customErrors }: HarnessSpec) {
     ? (error) => ({ statusCode: CUSTOM_ERROR_STATUS, body: JSON.stringify(customErrorBody(error.code)) })
     : undefined;
   // The contract's failing route throws on purpose: its report would only be noise here.
-  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id }) => {
+  return verifyWebhook({ onHandlerError: () => undefined, ...options, onError }, async (event, { id, stale }) => {
     expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
-    return { statusCode: await route.handle(event, id), body: '' };
+    return { statusCode: await route.handle(event, id, stale), body: '' };
   });
 }
 
@@ -36,6 +37,7 @@ function lambdaHarness(source: LambdaSource, { base64 = false } = {}) {
 for (const source of LAMBDA_SOURCES) {
   describe(`lambda adapter with ${source} events`, () => {
     adapterContract(lambdaHarness(source));
+    orderingContract(lambdaHarness(source));
 
     it('decodes a base64 body and verifies its bytes', async () => {
       const calls: string[] = [];

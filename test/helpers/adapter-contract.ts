@@ -11,15 +11,16 @@ import { TestDedupStore } from './test-dedup-store.js';
 
 /** The webhook route's handler, as each adapter test mounts it. */
 export class RouteSpy {
-  readonly calls: Array<{ readonly event: WebhookEvent; readonly id: string }> = [];
+  /** Each call, with `stale` where the delivery was marked stale (`ordering` with `staleEvents: 'run'`). */
+  readonly calls: Array<{ readonly event: WebhookEvent; readonly id: string; readonly stale?: true }> = [];
   /** When true, the handler throws after recording the call. */
   failing = false;
   /** When set, the handler waits for it after recording the call. */
   hold: Promise<void> | undefined;
 
   /** Records the call; answers the status the route sends. */
-  async handle(event: WebhookEvent, id: string): Promise<number> {
-    this.calls.push({ event, id });
+  async handle(event: WebhookEvent, id: string, stale?: boolean): Promise<number> {
+    this.calls.push(stale === true ? { event, id, stale } : { event, id });
     await this.hold;
     if (this.failing) throw new Error('the handler failed');
     return 204;

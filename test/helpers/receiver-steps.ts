@@ -16,6 +16,6 @@ export async function verifyAndClaim(receiver: Receiver, payload: WebhookPayload
   const delivery = await receiver.verify(payload, headers, () => undefined);
   if (!('event' in delivery)) return { action: 'respond', response: delivery };
   const claim = await receiver.claim(delivery);
-  if (typeof claim === 'object') return { action: 'respond', response: claim };
+  if (typeof claim === 'object') return 'stale' in claim ? { action: 'process', delivery: { ...delivery, stale: true }, settle: claim.settle } : { action: 'respond', response: claim };
   return claim === undefined ? { action: 'process', delivery } : { action: 'process', delivery, settle: claim };
 }

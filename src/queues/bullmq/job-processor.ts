@@ -11,8 +11,8 @@ import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
 
-/** What a job's processor resolves to, kept as the job's return value: the handler ran, or had run before. */
-export type BullMQJobResult = 'processed' | 'duplicate';
+/** What a job's processor resolves to, kept as the job's return value: the handler ran, or had run before, or was skipped as stale (`ordering`). */
+export type BullMQJobResult = 'processed' | 'duplicate' | 'stale';
 
 /** Puts the job back in the delayed set without using an attempt: BullMQ's `moveToDelayed`, then its `DelayedError`. */
 export type Postpone = (job: Job<QueuedDelivery, BullMQJobResult>, token: string | undefined) => Promise<never>;
@@ -37,12 +37,23 @@ export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, post
         run.ended('duplicate');
         return 'duplicate';
       }
-      // Another worker runs it (a copy, or the first run of a job BullMQ found stalled), or the store failed: wait.
+      // Its order could not be read: fails as a handler would, and BullMQ's attempts decide.
+      if (attempt.state === 'unordered') {
+        run.ended('failed');
+        throw attempt.error;
+      }
+      // Another worker runs it or another event of its object (a copy, or the first run of a job BullMQ found
+      // stalled), or the store failed: wait.
       if (attempt.state !== 'claimed') {
         run.ended('postponed');
         return postpone(job, token);
       }
-      const outcome = await run.dispatch(dispatcher);
+      if (attempt.stale && claims.ordering!.staleEvents === 'skip') {
+        await attempt.settle(true);
+        run.ended('stale');
+        return 'stale';
+      }
+      const outcome = await run.dispatch(dispatcher, attempt.stale);
       await attempt.settle(outcome.kind !== 'failed');
       run.ended(outcome.kind === 'failed' ? 'failed' : 'processed');
       if (outcome.kind === 'failed') throw jobFailure(outcome.error);

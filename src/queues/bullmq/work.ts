@@ -6,6 +6,7 @@ import type { DelayedError, Worker, WorkerOptions } from 'bullmq';
 import { checkLogger, type WebhookLogger } from '../../base/logger.js';
 import { checkRenamed, movedInto } from '../../base/option-checks.js';
 import { checkClaimOptions, checkDedupObject, claimSettings } from '../../process/claim.js';
+import { checkOrdering, type OrderingOptions } from '../../core/event-order.js';
 import { createDispatcher } from '../../process/dispatcher.js';
 import { handlerErrorLog } from '../../process/handler-options.js';
 import type { EventSchemas, HandlerOptions } from '../../process/handler-types.js';
@@ -78,6 +79,16 @@ export interface BullMQWorkerOptions<S extends EventSchemas = {}> extends Handle
   /** Where and how the worker records the events it processed. Required. */
   readonly dedup: WorkerDedupOptions;
   /**
+   * Puts the events about one object in order, as an entry's `ordering`
+   * does, where the worker applies them: jobs of one object run one at a
+   * time (another waits in the delayed set, using no attempt), and a job
+   * older than one of its object processed before is stale: completed
+   * without running (its result `'stale'`), or run with `delivery.stale`
+   * under `staleEvents: 'run'`. `dedup.store` must order events.
+   * @default undefined (each job runs as it comes)
+   */
+  readonly ordering?: OrderingOptions;
+  /**
    * BullMQ's `Worker` options (`connection`, `concurrency`,
    * `lockDuration`, `maxStalledCount`, …), passed to BullMQ as given.
    * Required, as BullMQ requires `connection`.
@@ -98,7 +109,18 @@ export interface BullMQWorkerOptions<S extends EventSchemas = {}> extends Handle
 }
 
 /** The options `work` takes at the top level: any other was one of BullMQ's in rc.1, and goes under `worker` now. */
-const OWN_OPTIONS: ReadonlySet<string> = new Set<keyof BullMQWorkerOptions>(['on', 'schemas', 'unknownEvents', 'onUnknownEvent', 'onHandlerError', 'dedup', 'worker', 'logger', 'bullmq']);
+const OWN_OPTIONS: ReadonlySet<string> = new Set<keyof BullMQWorkerOptions>([
+  'on',
+  'schemas',
+  'unknownEvents',
+  'onUnknownEvent',
+  'onHandlerError',
+  'dedup',
+  'ordering',
+  'worker',
+  'logger',
+  'bullmq',
+]);
 
 /** Options of rc.1 by the place they have now: a caller that still gives one is told, not ignored. */
 const MOVED = {
@@ -133,6 +155,7 @@ export async function work<S extends EventSchemas = {}>(queueName: string, optio
   }
   if (typeof worker !== 'object' || worker === null) throw new WebhookOptionsError("svc-webhooks: work needs worker, BullMQ's Worker options with its connection");
   const durations = checkClaimOptions(dedup, 3600_000);
+  const ordering = checkOrdering(options.ordering);
   const logger = checkLogger(options.logger);
   const dispatcher = createDispatcher(options, handlerErrorLog('BullMQ retries its job as its attempts allow', logger));
   const bullmq =
@@ -150,7 +173,7 @@ export async function work<S extends EventSchemas = {}>(queueName: string, optio
     throw new bullmq.DelayedError();
   };
   const log = storeErrorLog(dedup.store, 'the job waits in the delayed set and is tried again', logger);
-  const claims = claimSettings(dedup.store, durations, storeErrorReporter(dedup.onError ?? log, logger));
+  const claims = claimSettings(dedup.store, durations, storeErrorReporter(dedup.onError ?? log, logger), ordering);
   return new bullmq.Worker<QueuedDelivery, BullMQJobResult>(queueName, jobProcessor(dispatcher, claims, postpone), worker);
 }
 
