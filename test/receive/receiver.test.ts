@@ -5,7 +5,7 @@
  * answered and reported.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryDedupStore, WebhookBodyError, type DedupOptions, WebhookDedupError, WebhookVerificationError, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
+import { MemoryDedupStore, WebhookBodyError, type WebhookEvent, type DedupOptions, WebhookDedupError, WebhookVerificationError, type BeginResult, type DedupStore, type ReceiverOptions } from '../../src/index.js';
 import { bodyRefusal } from '../../src/receive/body-limits.js';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { refused } from '../../src/receive/responses.js';
@@ -533,5 +533,40 @@ describe('createReceiver: what the store is asked', () => {
         ],
       ]);
     });
+  });
+});
+
+describe('createReceiver: ordering options', () => {
+  const version = (event: WebhookEvent): unknown => event.timestamp;
+
+  it('refuses ordering without dedup, with a store that cannot order, without version, and beside a handoff', () => {
+    expect(() => createReceiver({ secret: SECRET, dedup: false, ordering: { version } })).toThrow(
+      new WebhookOptionsError("svc-webhooks: ordering needs dedup: the store records each object's version; give dedup (or leave it out for a memory store), not false"),
+    );
+    const plain: DedupStore = { begin: async () => ({ state: 'in_progress' }), complete: async () => true, release: async () => true, renew: async () => true };
+    expect(() => createReceiver({ secret: SECRET, dedup: { store: plain }, ordering: { version } })).toThrow(
+      new WebhookOptionsError('svc-webhooks: ordering needs a dedup store that orders events (an OrderingDedupStore); this one lacks beginInOrder, completeInOrder, releaseInOrder, renewInOrder'),
+    );
+    expect(() => createReceiver({ secret: SECRET, ordering: {} as never })).toThrow(WebhookOptionsError);
+    expect(() => createReceiver({ secret: SECRET, ordering: { version, key: 'id' } as never })).toThrow(new WebhookOptionsError('svc-webhooks: ordering.key must be a function'));
+    expect(() => createReceiver({ secret: SECRET, ordering: { version, staleEvents: 'drop' } as never })).toThrow(WebhookOptionsError);
+    expect(() => createPipeline({ secret: SECRET, handoff: { hand: async () => undefined }, ordering: { version } } as never, {} as never)).toThrow(
+      new WebhookOptionsError("svc-webhooks: ordering does not apply to a handoff, whose queue runs jobs in an order of its own: give ordering to the queue's worker (work({ ordering }))"),
+    );
+  });
+
+  it('takes a memory store of its own by default, and copies the options: a later change to them has no effect', async () => {
+    const ordering = { version, staleEvents: 'run' as 'run' | 'skip' };
+    const receiver = createReceiver({ secret: SECRET, now, ordering });
+    ordering.staleEvents = 'skip';
+    const deliver = async (id: string, timestamp: string) => {
+      const body = JSON.stringify({ id, type: 'message.received', timestamp, data: { object: { id: 'msg_1' } } });
+      const reception = await verifyAndClaim(receiver, Buffer.from(body), signedRequest({ id, body }).headers);
+      if (reception.action === 'process') await reception.settle?.(true);
+      return reception;
+    };
+    await deliver('evt_2', '2026-11-29T12:00:02Z');
+    const older = await deliver('evt_1', '2026-11-29T12:00:01Z');
+    expect(older.action === 'process' && older.delivery.stale).toBe(true);
   });
 });
