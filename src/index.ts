@@ -87,12 +87,13 @@ export type {
   SecretLookupMessage,
   StoreMessage,
 } from './process/diagnostics.js';
-export type { DedupOptions, DedupUnavailablePolicy, ReceiverOptions, SecretOrTenants, SingleEndpoint, TenantEndpoints } from './receive/receiver.js';
+export type { DedupUnavailablePolicy } from './receive/claim-answers.js';
+export type { DedupOptions, ReceiverOptions, SecretOrTenants, SingleEndpoint, TenantEndpoints } from './receive/receiver.js';
 export type { EntryOptions } from './receive/pipeline.js';
 export type { HandlerEntryOptions } from './receive/handler-entry.js';
 export type { OnErrorOptions } from './receive/on-error.js';
 export type { TenantOf, TenantsOptions } from './receive/tenants.js';
 export type { SingleHandlerMode, HandlersMode, HandoffMode, MiddlewareMode, RouteMode, WithoutHandlers } from './receive/what-runs.js';
-export { dispatch } from './receive/dispatch.js';
+export { dispatch, type DispatchOptions } from './receive/dispatch.js';
 export type { DecidedResponse, DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';
 export type { QueuedDelivery } from './queues/queued-delivery.js';

@@ -5,10 +5,8 @@
  */
 import { checkLogger, type WebhookLogger } from '../base/logger.js';
 import { DeadlineQueue } from '../base/deadlines.js';
-import { whenSettled } from '../base/user-code.js';
 import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
 import type { WebhookDelivery } from '../core/delivery.js';
-import { WebhookDedupError } from '../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
 import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
@@ -16,17 +14,16 @@ import type { WebhookSecret } from '../core/secret.js';
 import { parseSeconds } from '../core/timestamp.js';
 import { Webhook } from '../core/webhook.js';
 import { checkOrdering, type OrderingOptions } from '../core/event-order.js';
-import { checkClaimOptions, checkDedupObject, claimKey, claimSettings, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
+import { checkClaimOptions, checkDedupObject, claimSettings } from '../process/claim.js';
+import { claimAnswers, type ClaimOutcome, type DedupUnavailablePolicy } from './claim-answers.js';
 import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../process/store-failures.js';
 import type { DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
-import { duplicate, refused, RETRY_SOON, staleSkipped, type DecidedResponse } from './responses.js';
+import { refused } from './responses.js';
 import { createTenantVerify, type TenantOf, type TenantsOptions, type TenantVerify, type Verification } from './tenants.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
-/** What to do when the dedup store fails before the user's code runs. */
-export type DedupUnavailablePolicy = 'reject' | 'process';
 
 /** How an entry processes each event once: the dedup store, its claims, and what a failing store leads to. */
 export interface DedupOptions {
@@ -158,20 +155,6 @@ const MOVED = {
   secretCacheSize: 'tenants.cacheSize',
 } as const;
 
-/** A claim held on a stale event, under `staleEvents: 'run'`: its code runs with `delivery.stale`. */
-export interface StaleClaim {
-  readonly settle: Settle;
-  readonly stale: true;
-}
-
-/**
- * What claiming a delivery's event leads to: the `Settle` of a claim held,
- * a `StaleClaim`, `undefined` to run without one (no store, or
- * `whenUnavailable: 'process'`), or the answer to send instead of running
- * anything (a stale event skipped among them).
- */
-export type ClaimOutcome = Settle | undefined | StaleClaim | DecidedResponse;
-
 /** The receiver's steps, built once. */
 export interface Receiver {
   /** What the entry's body reader enforces. */
@@ -244,8 +227,7 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   const claim =
     store === undefined
       ? undefined
-      : claimFrom(claimSettings(store, durations, storeErrorReporter(dedup?.onError ?? storeErrorLog(store, undefined, logger), logger), ordering));
-  const inProgressHeaders = Object.freeze({ 'retry-after': String(Math.ceil(durations.leaseMs / 1000)) });
+      : claimAnswers(claimSettings(store, durations, storeErrorReporter(dedup?.onError ?? storeErrorLog(store, undefined, logger), logger), ordering), whenUnavailable);
   const tenantOf = tenants?.of;
 
   return {
@@ -260,40 +242,6 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
     now,
     tenantOf,
   };
-
-  /** Claims on the store: a duplicate, one in progress and a failing store are answers. */
-  function claimFrom(settings: ClaimSettings) {
-    const outcomeOf = (attempt: ClaimAttempt): ClaimOutcome | Promise<ClaimOutcome> => {
-      switch (attempt.state) {
-        case 'claimed':
-          if (!attempt.stale) return attempt.settle;
-          if (ordering!.staleEvents === 'run') return { settle: attempt.settle, stale: true };
-          return skipStale(attempt.settle);
-        case 'unordered':
-          return refused(attempt.error);
-        case 'done':
-          return duplicate();
-        case 'in_progress':
-          return refused(new WebhookDedupError('delivery_in_progress', 'this event is being processed; retry later'), inProgressHeaders);
-        case 'unavailable':
-          if (whenUnavailable === 'process') return undefined;
-          return refused(
-            new WebhookDedupError('dedup_unavailable', 'the dedup store is unavailable; retry later', { cause: attempt.error }),
-            RETRY_SOON,
-          );
-      }
-    };
-    // Taken, so that its retries are duplicates; answered once the store recorded it, as a handled event is.
-    const skipStale = (settle: Settle): DecidedResponse | Promise<DecidedResponse> => {
-      const settling = settle(true);
-      return settling === undefined ? staleSkipped() : settling.then(staleSkipped);
-    };
-    // A claim answered at once is answered at once; otherwise a reaction, not an async function awaiting it.
-    return (delivery: WebhookDelivery): ClaimOutcome | Promise<ClaimOutcome> => {
-      const attempt = claimKey(settings, delivery);
-      return whenSettled(attempt, outcomeOf);
-    };
-  }
 }
 
 /** The verify step of a receiver of one endpoint: the refusal of `webhook` as an answer. */

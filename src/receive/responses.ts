@@ -34,8 +34,10 @@ export interface DecidedResponse extends WebhookResponse {
 
 /** What `dispatch` answers: 204 without a body, or a refusal. */
 export interface DispatchResult extends DecidedResponse {
-  /** The refusal's body, or `undefined` for 204. */
+  /** The refusal's body, or `undefined` for 204 and for an event skipped. */
   readonly body: WebhookErrorBody | undefined;
+  /** Why nothing ran, on a 200 of `dispatch` with `dedup`: the event was processed already, or is stale (`ordering`). */
+  readonly skipped?: 'duplicate' | 'stale';
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});

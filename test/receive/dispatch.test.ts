@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   dispatch as dispatchDelivery,
+  MemoryDedupStore,
   KNOWN_EVENT_TYPES,
   WebhookHandlerError,
   type EventHandlers,
@@ -366,5 +367,63 @@ describe('schema outcomes', () => {
     expect(reports).toHaveLength(1);
     expect(reports[0]).toBeInstanceOf(WebhookHandlerError);
     expect(reports[0]).toMatchObject({ code: 'invalid_event_data', message: 'the event failed the schema for its type at $.id' });
+  });
+});
+
+describe('dispatch with dedup and ordering', () => {
+  /** Version `version` of msg_1, at that many seconds past noon. */
+  const versionOf = (version: number) =>
+    deliveryOfEvent({ id: `evt_v${version}`, type: 'message.received', timestamp: `2026-11-29T12:00:0${version}Z`, data: { object: { id: 'msg_1' } } } as WebhookEvent);
+  const ordering = { version: (event: WebhookEvent) => event.timestamp };
+
+  it('runs each event once under a claim: a copy is answered 200, skipped as a duplicate, without a body', async () => {
+    const store = new MemoryDedupStore();
+    let runs = 0;
+    const options = { on: { 'message.received': () => void runs++ }, dedup: { store } };
+    expect(await dispatchDelivery(versionOf(1), options)).toMatchObject({ status: 204, body: undefined });
+    expect(await dispatchDelivery(versionOf(1), options)).toEqual({ status: 200, headers: {}, body: undefined, skipped: 'duplicate' });
+    expect(runs).toBe(1);
+  });
+
+  it('answers 409 for a copy while the first runs, and releases the claim of a handler that failed', async () => {
+    const store = new MemoryDedupStore();
+    let release: (() => void) | undefined;
+    let fail = true;
+    const options = {
+      on: { 'message.received': () => new Promise<void>((resolve, reject) => (release = () => (fail ? reject(new Error('down')) : resolve()))) },
+      onHandlerError: () => undefined,
+      dedup: { store },
+    };
+    const first = dispatchDelivery(versionOf(1), options);
+    await vi.waitFor(() => expect(release).toBeDefined());
+    expect((await dispatchDelivery(versionOf(1), options)).error?.code).toBe('delivery_in_progress');
+    release!();
+    expect((await first).status).toBe(500);
+    fail = false;
+    release = undefined;
+    const retry = dispatchDelivery(versionOf(1), options);
+    await vi.waitFor(() => expect(release).toBeDefined());
+    release!();
+    expect((await retry).status).toBe(204);
+  });
+
+  it('skips a stale event with 200 and skipped: stale, or runs it marked stale under staleEvents: run', async () => {
+    const seen: Array<boolean | undefined> = [];
+    const on = { 'message.received': (_event: unknown, delivery: WebhookDelivery) => void seen.push(delivery.stale) };
+    const skip = { on, dedup: { store: new MemoryDedupStore() }, ordering };
+    expect((await dispatchDelivery(versionOf(3), skip)).status).toBe(204);
+    expect(await dispatchDelivery(versionOf(2), skip)).toEqual({ status: 200, headers: {}, body: undefined, skipped: 'stale' });
+    const run = { on, dedup: { store: new MemoryDedupStore() }, ordering: { ...ordering, staleEvents: 'run' as const } };
+    await dispatchDelivery(versionOf(3), run);
+    expect((await dispatchDelivery(versionOf(2), run)).status).toBe(204);
+    expect(seen).toEqual([undefined, undefined, true]);
+  });
+
+  it('refuses ordering without dedup, and dedup without a store, or with one that cannot order', () => {
+    const on = { 'message.received': () => undefined };
+    expect(() => dispatchDelivery(versionOf(1), { on, ordering })).toThrow(new WebhookOptionsError("svc-webhooks: dispatch's ordering needs dedup, with a store that records each object's version"));
+    expect(() => dispatchDelivery(versionOf(1), { on, dedup: {} as never })).toThrow(new WebhookOptionsError('svc-webhooks: dispatch needs dedup.store, a DedupStore (begin, complete, release and renew)'));
+    const plain = { begin: async () => ({ state: 'done' as const }), complete: async () => true, release: async () => true, renew: async () => true };
+    expect(() => dispatchDelivery(versionOf(1), { on, dedup: { store: plain }, ordering })).toThrow(WebhookOptionsError);
   });
 });
