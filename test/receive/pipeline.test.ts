@@ -15,7 +15,9 @@ import {
   type SingleEndpoint,
   type WebhookDelivery,
   type WebhookError,
+  type WebhookEvent,
 } from '../../src/index.js';
+import { hearDeliveries } from '../helpers/heard-traces.js';
 import { tooLarge } from '../../src/core/payload.js';
 import { SenderGoneError } from '../../src/receive/body-limits.js';
 import { createPipeline, type PipelineOptions } from '../../src/receive/pipeline.js';
@@ -602,5 +604,47 @@ describe('createPipeline: the handlers of on and a slow store', () => {
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('leased');
     await vi.advanceTimersByTimeAsync(60_000);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');
+  });
+});
+
+describe('createPipeline: a stale event (ordering)', () => {
+  const OUTCOME = 'svc-webhooks-outcome';
+  /** Version `second` (seconds past noon) of msg_1. */
+  const version = (second: number): TestRequest => {
+    const id = `evt_v${second}`;
+    return request({ id, type: 'message.received', body: JSON.stringify({ id, type: 'message.received', timestamp: `2026-11-29T12:00:0${second}Z`, data: { object: { id: 'msg_1' } } }) });
+  };
+  const ordering = { version: (event: WebhookEvent) => event.timestamp };
+
+  it('is answered 200 stale without running, told on the delivery channel, the outcome header and one warning', async () => {
+    const { logger, lines } = recordingLogger();
+    const heard = hearDeliveries();
+    const ran: string[] = [];
+    try {
+      const receive = entry({ outcomeHeader: 'on', dedup: {}, ordering, logger }, (_event, { id }) => void ran.push(id));
+      expect(((await receive(version(5))) as Answer).status).toBe(204);
+      const stale = (await receive(version(4))) as Answer;
+      expect([stale.status, stale.body, stale.headers[OUTCOME]]).toEqual([200, { received: true, stale: true }, 'stale; key-id=0']);
+      expect(heard.traces.map(({ outcome }) => outcome)).toEqual(['processed', 'stale']);
+    } finally {
+      heard.stop();
+    }
+    expect(ran).toEqual(['evt_v5']);
+    expect(lines).toEqual([
+      ['warn', { code: 'stale_event', id: 'evt_v4', type: 'message.received', keyId: '0' }, 'event "evt_v4" of type "message.received" is older than one of its object processed before: skipped, and answered 200'],
+    ]);
+  });
+
+  it('runs marked stale under staleEvents: run, its duplicate answered as one', async () => {
+    const stale: Array<boolean | undefined> = [];
+    const receive = createPipeline<TestRequest, Answer>({ secret: SECRET, now, ordering: { ...ordering, staleEvents: 'run' } }, platform(), {
+      handler: () => undefined,
+      shape,
+      context: (_request, delivery: WebhookDelivery) => void stale.push(delivery.stale),
+    });
+    await receive(version(5));
+    expect(((await receive(version(4))) as Answer).status).toBe(204);
+    expect(((await receive(version(4))) as Answer).body).toEqual({ received: true, duplicate: true });
+    expect(stale).toEqual([undefined, true]);
   });
 });
