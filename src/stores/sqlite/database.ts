@@ -6,7 +6,7 @@
 import { WebhookOptionsError } from '../../base/options-error.js';
 
 /** A value bound to a `?` placeholder. */
-export type SqliteValue = string | number | null;
+export type SqliteValue = string | number;
 
 /** The part of a prepared statement (node:sqlite `StatementSync`, better-sqlite3 `Statement`) used here. */
 export interface SqliteStatement {

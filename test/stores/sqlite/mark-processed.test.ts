@@ -92,7 +92,7 @@ describe('markProcessed in a SQLite transaction', () => {
       expect(() => markProcessed(db, key as string)).toThrow(new WebhookOptionsError('svc-webhooks: the key to mark must be a non-empty string'));
     }
     expect(() => markProcessed(db, 'evt_1', { table: 'Processed' })).toThrow(/^svc-webhooks: table must be a table name/);
-    expect(() => markProcessed(db, 'evt_1', 5 as object)).toThrow(new WebhookOptionsError('svc-webhooks: processed events options must be an object'));
+    expect(() => markProcessed(db, 'evt_1', 5 as unknown as object)).toThrow(new WebhookOptionsError('svc-webhooks: processed events options must be an object'));
   });
 });
 
