@@ -11,7 +11,6 @@ import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '
 import { answerAtOnce, type BeginResult, type DedupStore } from './dedup-store.js';
 import { WebhookDedupError } from '../core/errors.js';
 import { KeyQueue } from './key-queue.js';
-import { settledWith } from './settled-with.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
 /** Options of `new MemoryDedupStore()`. */
@@ -214,5 +213,18 @@ export class MemoryDedupStore implements DedupStore {
     for (const [key, held] of this.#entries) if (expiryOf(held) <= now) this.#entries.delete(key);
     this.#leaseOrder.compact();
     this.#doneOrder.compact();
+  }
+}
+
+/**
+ * What `operation` answers, as a settled promise: a throw (a bad duration, a
+ * failing clock, a full store) becomes a rejection, as in an async function,
+ * which would cost more per call.
+ */
+function settledWith<A extends unknown[], T>(operation: (...args: A) => T, ...args: A): Promise<T> {
+  try {
+    return Promise.resolve(operation(...args));
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { WebhookOptionsError } from '../../../src/base/options-error.js';
-import type { Settle } from '../../../src/process/claim.js';
-import { createReceiver } from '../../../src/receive/receiver.js';
 import { answersAtOnce } from '../../../src/stores/dedup-store.js';
 import type { SqliteDatabase } from '../../../src/stores/sqlite/database.js';
 import { SqliteDedupStore, type SqliteDedupStoreOptions } from '../../../src/stores/sqlite/sqlite-dedup-store.js';
-import { claim, describeDedupContract, type DedupHarness } from '../../helpers/dedup-store-contract.js';
-import { now as signedAt, SECRET, signedRequest } from '../../helpers/signed-request.js';
+import { claim, describeDedupContract, manualClock, type DedupHarness } from '../../helpers/dedup-store-contract.js';
+import { claimedAtOnce } from '../../helpers/claimed-at-once.js';
 import { sqliteSuite } from '../../helpers/sqlite-suite.js';
 
 const LONG = 60_000;
@@ -16,17 +14,11 @@ let tables = 0;
 
 /** A migrated store on a table of its own, on a clock the test moves by hand. */
 function manualStore(options: SqliteDedupStoreOptions = {}): DedupHarness & { store: SqliteDedupStore; table: string } {
-  let now = 1_700_000_000_000;
+  const { now, advance } = manualClock();
   const table = `dedup_${++tables}`;
-  const store = new SqliteDedupStore(db, { table, now: () => now, ...options });
+  const store = new SqliteDedupStore(db, { table, now, ...options });
   store.migrate();
-  return {
-    store,
-    table,
-    advance: async (ms) => {
-      now += ms;
-    },
-  };
+  return { store, table, advance };
 }
 
 describeDedupContract('SqliteDedupStore via better-sqlite3', async () => manualStore());
@@ -89,16 +81,7 @@ describe('SqliteDedupStore: answering at once', () => {
   it('registers its operations, so a claim and its settlement cost the delivery no turn of the event loop', async () => {
     const { store } = manualStore({ now: Date.now });
     expect(answersAtOnce(store)).toBeDefined();
-    const receiver = createReceiver({ secret: SECRET, now: signedAt, dedup: { store } });
-    const { body, headers } = signedRequest({ id: 'evt_at_once' });
-    const delivery = await receiver.verify(body, headers, () => undefined);
-    if (!('event' in delivery)) throw new Error('expected a verified delivery');
-    const settle = receiver.claim(delivery);
-    expect(typeof settle).toBe('function');
-    expect((settle as Settle)(true)).toBeUndefined();
-    const retry = receiver.claim(delivery);
-    expect(retry).toMatchObject({ status: 200 });
-    expect(retry).not.toHaveProperty('then');
+    const delivery = await claimedAtOnce(store);
     expect(await store.begin(delivery.dedupKey, LONG)).toEqual({ state: 'done' });
   });
 
