@@ -27,6 +27,12 @@ export const PAIRS = {
     ours: 'Fetch + dedup: verifyWebhook with its MemoryDedupStore',
     scale: 1,
   },
+  sqlite: {
+    label: `Fetch + a SqliteDedupStore (WAL file) vs its MemoryDedupStore, ${STORED.toLocaleString('en-US')} events stored`,
+    minimum: 'Fetch + dedup: verifyWebhook with its MemoryDedupStore',
+    ours: 'Fetch + sqlite: verifyWebhook with a SqliteDedupStore',
+    scale: 1,
+  },
   on: { label: '`on` vs a lookup by type', minimum: 'on: minimum lookup by type', ours: 'on: verifyWebhook with on', scale: 1 },
 } as const;
 

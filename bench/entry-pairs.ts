@@ -8,8 +8,9 @@
  * defaults, its own MemoryDedupStore included, against a minimum that keeps
  * the ids it has seen in a bounded Map, on apps kept across rounds. Also the
  * Fetch entry with its default MemoryDedupStore, holding about 10,000 events
- * already, against a Map seen-set holding as many, and the handlers of `on`
- * against a lookup by type. Each request is a 1 KiB
+ * already, against a Map seen-set holding as many; the Fetch entry with a
+ * SqliteDedupStore on a WAL file holding as many, against its MemoryDedupStore;
+ * and the handlers of `on` against a lookup by type. Each request is a 1 KiB
  * envelope with an event id of its own, signed ahead of time, with the
  * Content-Length every host gives; a Lambda event is parsed from JSON, as
  * the runtime hands it over, an Azure request built as Azure's HttpRequest,
@@ -21,7 +22,11 @@ import functions, { type HttpRequest as AzureHttpRequest } from '@azure/function
 import { Controller, Injectable, Module, Post, Req, Res, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Buffer } from 'node:buffer';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import Database from 'better-sqlite3';
 import express from 'express';
 import Fastify from 'fastify';
 import { H3 } from 'h3';
@@ -43,6 +48,7 @@ const { verifyWebhook: honoWebhook } = await built<typeof import('../adapters/ho
 const { verifyWebhook: lambdaWebhook } = await built<typeof import('../adapters/lambda.js')>('adapters/lambda.js');
 const { OnWebhook, WebhooksModule } = await built<typeof import('../adapters/nestjs.js')>('adapters/nestjs.js');
 const { sign, MemoryDedupStore } = await built<typeof import('../src/index.js')>('src/index.js');
+const { SqliteDedupStore } = await built<typeof import('../src/stores/sqlite/index.js')>('src/stores/sqlite/index.js');
 
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
 const KEY = Buffer.from(SECRET.slice(6), 'base64');
@@ -228,6 +234,32 @@ async function filledStore(): Promise<InstanceType<typeof MemoryDedupStore>> {
   return store;
 }
 
+let sqlite: Database.Database | undefined;
+let sqliteTables = 0;
+
+/**
+ * A SqliteDedupStore on a WAL file of this process's own, removed at exit, with `synchronous = NORMAL` (a
+ * commit is written to the WAL, and made durable at the next checkpoint): a table new each round, holding
+ * `STORED` processed events, as its claims leave them.
+ */
+function filledSqliteStore(): InstanceType<typeof SqliteDedupStore> {
+  if (sqlite === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-webhooks-bench-sqlite-'));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    sqlite = new Database(join(dir, 'dedup.db'));
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+  }
+  const table = `dedup_${++sqliteTables}`;
+  const store = new SqliteDedupStore(sqlite, { table, now });
+  store.migrate();
+  const insert = sqlite.prepare(`INSERT INTO ${table} (id, token, expires_at) VALUES (?, NULL, ?)`);
+  sqlite.transaction(() => {
+    for (let i = 0; i < STORED; i++) insert.run(`stored:evt_stored_${i}`, now() + RETENTION_MS);
+  })();
+  return store;
+}
+
 /** Each pair's minimum and svc-webhooks; every case resolves to the status it answered: 204, as each request is a new event. */
 const cases: Record<string, CpuCase> = {
   'Fetch: minimum': () => {
@@ -246,6 +278,11 @@ const cases: Record<string, CpuCase> = {
   },
   'Fetch + dedup: verifyWebhook with its MemoryDedupStore': async () => {
     const entry = fetchWebhook({ ...options, dedup: { store: await filledStore() } }, handler);
+    const next = walk(pool);
+    return async () => (await entry(request(next()))).status;
+  },
+  'Fetch + sqlite: verifyWebhook with a SqliteDedupStore': () => {
+    const entry = fetchWebhook({ ...options, dedup: { store: filledSqliteStore() } }, handler);
     const next = walk(pool);
     return async () => (await entry(request(next()))).status;
   },

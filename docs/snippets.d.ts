@@ -7,6 +7,7 @@
  * of its own, so one that declares a name (`const app = express()`) shadows
  * the placeholder.
  */
+/// <reference path="./node-sqlite.d.ts" />
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { Express, Request as ExpressRequest, RequestHandler } from 'express';
 import type { Redis } from 'ioredis';

@@ -39,7 +39,7 @@ export type StoreOperation = 'begin' | 'complete' | 'release' | 'renew';
  * Where a receiver or a worker records which events it processed. Keys are
  * a delivery's `dedupKey`. Implement it for another database by the
  * contract of each method; svc-webhooks ships `MemoryDedupStore`,
- * `RedisDedupStore` and `PostgresDedupStore`.
+ * `RedisDedupStore`, `PostgresDedupStore` and `SqliteDedupStore`.
  */
 export interface DedupStore {
   /** Atomically claims `key` for `leaseMs` milliseconds unless it is leased or done. */

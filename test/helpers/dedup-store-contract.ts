@@ -22,6 +22,17 @@ export interface ContractTiming {
 const DEFAULT_TIMING: ContractTiming = { shortMs: 100, pastShortMs: 250 };
 const LONG = 60_000;
 
+/** A clock for a store that a test moves by hand: `now` for the store's option, `advance` for its harness. */
+export function manualClock(start = 1_700_000_000_000): { now: () => number; advance(ms: number): Promise<void> } {
+  let now = start;
+  return {
+    now: () => now,
+    advance: async (ms) => {
+      now += ms;
+    },
+  };
+}
+
 export async function claim(store: DedupStore, id: string, leaseMs = LONG): Promise<string> {
   const result = await store.begin(id, leaseMs);
   if (result.state !== 'claimed') throw new Error(`expected a claim on ${id}, got ${result.state}`);

@@ -16,7 +16,7 @@ interface Manifest {
   peerDependencies?: Record<string, string>;
 }
 
-const DATABASE_CLIENTS = new Set(['ioredis', 'redis', 'pg', 'postgres']);
+const DATABASE_CLIENTS = new Set(['ioredis', 'redis', 'pg', 'postgres', 'better-sqlite3']);
 // The queue engines bring database clients of their own, and their entries must load without them too.
 const QUEUE_ENGINES = new Set(['bullmq', 'pg-boss']);
 const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as Manifest;

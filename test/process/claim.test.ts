@@ -10,6 +10,7 @@ import { checkClaimOptions, claimKey, claimSettings, type Settle } from '../../s
 import { STORE_CHANNEL, type StoreMessage } from '../../src/process/diagnostics.js';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { verifyAndClaim } from '../helpers/receiver-steps.js';
+import { claimedAtOnce } from '../helpers/claimed-at-once.js';
 import { deliveryOf, keyOf, now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 afterEach(() => {
@@ -284,14 +285,7 @@ describe('holding a claim through a receiver', () => {
     }
 
     it('claims and settles with no promise to wait for, and a retry is then answered at once as a duplicate', async () => {
-      const inner = new MemoryDedupStore({ now: () => Date.now() });
-      const { receiver, delivery } = await deliveryOn(inner);
-      const settle = receiver.claim(delivery);
-      expect(typeof settle).toBe('function');
-      expect((settle as Settle)(true)).toBeUndefined();
-      const retry = receiver.claim(delivery);
-      expect(retry).toMatchObject({ status: 200 });
-      expect(retry).not.toHaveProperty('then');
+      await claimedAtOnce(new MemoryDedupStore({ now: () => Date.now() }));
     });
 
     it("calls the store's methods once one is replaced: a subclass's override, or a spy", async () => {

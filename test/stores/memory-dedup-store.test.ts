@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiver } from '../../src/receive/receiver.js';
 import { MemoryDedupStore, type MemoryDedupStoreOptions } from '../../src/stores/memory-dedup-store.js';
-import { claim, describeDedupContract } from '../helpers/dedup-store-contract.js';
+import { claim, describeDedupContract, manualClock } from '../helpers/dedup-store-contract.js';
 import { claimInOrder, describeOrderingContract } from '../helpers/ordering-store-contract.js';
 import { now as signedAt, SECRET, signedRequest } from '../helpers/signed-request.js';
 
@@ -14,15 +14,10 @@ afterEach(() => {
 
 /** A store on a clock the test moves by hand. */
 function manualStore(options: MemoryDedupStoreOptions = {}): { store: MemoryDedupStore; advance(ms: number): Promise<void> } {
-  let now = 1_700_000_000_000;
-  const store = new MemoryDedupStore({ ...options, now: () => now });
+  const { now, advance } = manualClock();
+  const store = new MemoryDedupStore({ ...options, now });
   open.push(store);
-  return {
-    store,
-    advance: async (ms) => {
-      now += ms;
-    },
-  };
+  return { store, advance };
 }
 
 describeDedupContract('MemoryDedupStore', async () => manualStore());

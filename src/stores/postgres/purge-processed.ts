@@ -1,12 +1,8 @@
 /** The retention clean-up of the processed-events table. */
-import { checkDuration } from '../../base/option-checks.js';
 import { statementRunner, type PostgresConnection } from './connection.js';
 import { deleteCounted } from './delete-counted.js';
 import { processedEventsTable, type ProcessedEventsOptions } from './processed-events-options.js';
-import { WebhookOptionsError } from '../../base/options-error.js';
-
-/** The service retries a delivery for about three days: an id must be kept at least that long. */
-export const MIN_RETENTION_MS = 3 * 24 * 3600_000;
+import { purgeAge } from '../retry-window.js';
 
 /** Options of `purgeProcessed()`. */
 export interface PurgeProcessedOptions extends ProcessedEventsOptions {
@@ -27,11 +23,7 @@ export interface PurgeProcessedOptions extends ProcessedEventsOptions {
 export function purgeProcessed(db: PostgresConnection, options?: PurgeProcessedOptions): Promise<number> {
   const run = statementRunner(db, 'purgeProcessed');
   const table = processedEventsTable(options);
-  const olderThanMs = options?.olderThanMs ?? 4 * 24 * 3600_000;
-  checkDuration('olderThanMs', olderThanMs);
-  if (olderThanMs < MIN_RETENTION_MS) {
-    throw new WebhookOptionsError(`svc-webhooks: olderThanMs must be at least ${MIN_RETENTION_MS} (three days, the retry window)`);
-  }
+  const olderThanMs = purgeAge(options?.olderThanMs);
   return deleteCounted(run, `DELETE FROM ${table.sql} WHERE processed_at < now() - $1::bigint * interval '1 millisecond'`, [
     String(olderThanMs),
   ]);

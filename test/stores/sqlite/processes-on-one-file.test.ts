@@ -1,0 +1,86 @@
+/**
+ * Two OS processes on one SQLite file in WAL mode, as two receivers on one
+ * machine: claiming the same events at once, each is claimed exactly once;
+ * and a process killed while its handler runs leaves a lease that runs out,
+ * after which a retry claims the event once.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { SqliteDedupStore } from '../../../src/stores/sqlite/sqlite-dedup-store.js';
+import { keyOf } from '../../helpers/signed-request.js';
+import { sqliteSuite } from '../../helpers/sqlite-suite.js';
+import { until } from '../../helpers/until.js';
+
+const suite = sqliteSuite();
+const EVENTS = 500;
+const LEASE_MS = 1_000;
+
+function claimer(file: string, table: string, ...command: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'test/helpers/sqlite-claimer-process.ts', file, table, ...command], { stdio: ['pipe', 'pipe', 'inherit'] });
+}
+
+/** The lines `child` prints, one at a time. */
+function linesOf(child: ChildProcess): () => Promise<string> {
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  return async () => {
+    const { value, done } = await lines.next();
+    if (done === true) throw new Error('the process ended without a line');
+    return value;
+  };
+}
+
+describe('two processes on one WAL file', () => {
+  it(`claim each of ${EVENTS} events exactly once between them`, async () => {
+    const file = suite.file();
+    const store = new SqliteDedupStore(suite.open(file), { table: 'dedup' });
+    store.migrate();
+    const children = [claimer(file, 'dedup', 'claim', String(EVENTS)), claimer(file, 'dedup', 'claim', String(EVENTS))];
+    try {
+      const lines = children.map(linesOf);
+      // Both are loaded before either starts, so that their claims overlap.
+      expect(await Promise.all(lines.map((next) => next()))).toEqual(['ready', 'ready']);
+      for (const child of children) child.stdin!.write('go\n');
+      const claimed = (await Promise.all(lines.map((next) => next()))).map((line) => JSON.parse(line) as string[]);
+      const all = claimed.flat();
+      expect(all).toHaveLength(EVENTS);
+      expect(new Set(all).size).toBe(EVENTS);
+      // Each took part: the claims met on the file rather than one process finishing first.
+      for (const own of claimed) expect(own.length).toBeGreaterThan(0);
+      for (let i = 0; i < EVENTS; i++) expect(await store.begin(`evt_${i}`, LEASE_MS)).toEqual({ state: 'done' });
+    } finally {
+      for (const child of children) child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('leave a lease of a process killed mid-handler to run out, then a retry claims the event once', async () => {
+    const file = suite.file();
+    const store = new SqliteDedupStore(suite.open(file), { table: 'dedup' });
+    store.migrate();
+    const holder = claimer(file, 'dedup', 'hold', String(LEASE_MS));
+    try {
+      expect(await linesOf(holder)()).toBe('claimed');
+      // Renewed by the living process past several of its leases.
+      const renewedPast = Date.now() + 3 * LEASE_MS;
+      await until(async () => {
+        expect(await store.begin(keyOf('evt_1'), LEASE_MS)).toEqual({ state: 'in_progress' });
+        return Date.now() > renewedPast;
+      });
+    } finally {
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+    }
+    const claims: string[] = [];
+    await until(async () => {
+      const result = await store.begin(keyOf('evt_1'), 60_000);
+      if (result.state === 'claimed') claims.push(result.token);
+      else expect(result).toEqual({ state: 'in_progress' });
+      return claims.length > 0;
+    });
+    const retries = await Promise.all([store.begin(keyOf('evt_1'), 60_000), new SqliteDedupStore(suite.open(file), { table: 'dedup' }).begin(keyOf('evt_1'), 60_000)]);
+    expect(retries).toEqual([{ state: 'in_progress' }, { state: 'in_progress' }]);
+    expect(await store.complete(keyOf('evt_1'), claims[0]!, 60_000)).toBe(true);
+    expect(await store.begin(keyOf('evt_1'), 60_000)).toEqual({ state: 'done' });
+  }, 30_000);
+});
