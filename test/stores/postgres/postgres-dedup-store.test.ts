@@ -9,6 +9,7 @@ import { now, SECRET, signedRequest } from '../../helpers/signed-request.js';
 import { pgPool } from '../../helpers/postgres-clients.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
 import { claim, describeDedupContract, type DedupHarness } from '../../helpers/dedup-store-contract.js';
+import { describeOrderingContract } from '../../helpers/ordering-store-contract.js';
 import { WebhookOptionsError } from '../../../src/base/options-error.js';
 
 const LONG = 60_000;
@@ -31,6 +32,8 @@ const TIMING = { shortMs: 500, pastShortMs: 800 };
 describeDedupContract('PostgresDedupStore via pg', harness(() => suite.pool), TIMING);
 describeDedupContract('PostgresDedupStore via postgres.js', harness(() => suite.sql), TIMING);
 describeDedupContract('PostgresDedupStore via a query function', harness(() => (text, params) => suite.pool.query(text, params)), TIMING);
+describeOrderingContract('PostgresDedupStore via pg', harness(() => suite.pool), TIMING);
+describeOrderingContract('PostgresDedupStore via postgres.js', harness(() => suite.sql), TIMING);
 
 describe('PostgresDedupStore: renew', () => {
   it('extends a live lease, so it outlives its first expiry and still completes', async () => {
