@@ -16,6 +16,7 @@ import { deleteCounted } from './delete-counted.js';
 import { errorChain } from '../error-chain.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
 import { applySchema } from './migrate.js';
+import { orderedStatements, type OrderedStatements } from './ordered-statements.js';
 import { DEDUP_TABLE, dedupOrderSchema, dedupSchema, ORDER_TABLE_SUFFIX } from './schema.js';
 import { tableName, type TableName } from './table-name.js';
 
@@ -50,19 +51,6 @@ function held(first: number): string {
 }
 
 /**
- * The parameters of an ordered statement, named once in a first CTE `p`: every placeholder is then
- * used once and in order, as function-form clients need, however often the statement reads them.
- * `p.ms` is the duration, as an interval.
- */
-function orderParams(columns: readonly string[]): string {
-  const named = columns.map((column, i) => (column === 'ms' ? `$${i + 1}::bigint * interval '1 millisecond' AS ms` : `$${i + 1}::${column === 'version' ? 'float8' : 'text'} AS ${column}`));
-  return `WITH p AS (SELECT ${named.join(', ')})`;
-}
-
-/** Whether the object row `o` is leased by a live lease. */
-const OBJECT_LEASED = 'o.token IS NOT NULL AND o.lease_expires_at > now()';
-
-/**
  * A `DedupStore` in a Postgres table, shared by every process that receives
  * the webhooks; create the table with `store.migrate()` or the shipped SQL file.
  * It orders events too (`OrderingDedupStore`), in a second table, `orderTable`.
@@ -75,11 +63,7 @@ export class PostgresDedupStore implements OrderingDedupStore {
   readonly #complete: string;
   readonly #release: string;
   readonly #renew: string;
-  readonly #beginInOrder: string;
-  readonly #dropObjectLease: string;
-  readonly #completeInOrder: string;
-  readonly #releaseInOrder: string;
-  readonly #renewInOrder: string;
+  readonly #ordered: OrderedStatements;
 
   /**
    * `connection` is a pg `Pool` (or client), a postgres.js `sql`, or a
@@ -105,54 +89,7 @@ export class PostgresDedupStore implements OrderingDedupStore {
     this.#renew = `UPDATE ${table.sql} SET expires_at = now() + ${MS} WHERE ${held(2)} RETURNING true AS changed`;
     this.#release = `DELETE FROM ${table.sql} WHERE ${held(1)} RETURNING true AS changed`;
 
-    // The event's row as the statement's snapshot sees it; its upsert below has the last word. The object
-    // is upserted (its row locked) unless the event is live: leased anew if its lease is free, written
-    // back unchanged otherwise, so RETURNING tells the holder. The event is claimed only under the
-    // object's lease; should a concurrent claim of the same event have won meanwhile, its upsert answers
-    // that claim's token (or NULL, done), and the object's lease is dropped by a second statement.
-    const freeObject = `NOT (${OBJECT_LEASED})`;
-    this.#beginInOrder =
-      `${orderParams(['ms', 'id', 'token', 'key', 'version'])}, ` +
-      `ev AS (SELECT d.token, d.expires_at > now() AS live FROM ${table.sql} AS d, p WHERE d.id = p.id), ` +
-      `obj AS (INSERT INTO ${orders.sql} AS o (key, token, lease_expires_at) ` +
-      'SELECT p.key, p.token, now() + p.ms FROM p WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.live) ' +
-      'ON CONFLICT (key) DO UPDATE SET ' +
-      `token = CASE WHEN ${freeObject} THEN excluded.token ELSE o.token END, ` +
-      `lease_expires_at = CASE WHEN ${freeObject} THEN excluded.lease_expires_at ELSE o.lease_expires_at END ` +
-      'RETURNING o.token, o.version IS NOT NULL AND o.version_expires_at > now() AND o.version > (SELECT version FROM p) AS stale), ' +
-      `e AS (INSERT INTO ${table.sql} AS d (expires_at, id, token) SELECT now() + p.ms, p.id, p.token FROM p, obj WHERE obj.token = p.token ` +
-      'ON CONFLICT (id) DO UPDATE SET ' +
-      'token = CASE WHEN d.expires_at <= now() THEN excluded.token ELSE d.token END, ' +
-      'expires_at = CASE WHEN d.expires_at <= now() THEN excluded.expires_at ELSE d.expires_at END ' +
-      'RETURNING d.token) ' +
-      'SELECT ev.live AS event_live, ev.token AS event_token, obj.token AS object_token, obj.stale, e.token AS holder ' +
-      'FROM p LEFT JOIN ev ON true LEFT JOIN obj ON true LEFT JOIN e ON true';
-    this.#dropObjectLease = `UPDATE ${orders.sql} SET token = NULL, lease_expires_at = NULL WHERE key = $1 AND token = $2`;
-    // The version is raised unless a higher live one is recorded, even where the object's lease ran out: the event is done.
-    const keepVersion = 'o.version IS NOT NULL AND o.version_expires_at > now() AND o.version > excluded.version';
-    const ownLease = 'o.token = (SELECT token FROM p)';
-    this.#completeInOrder =
-      `${orderParams(['ms', 'id', 'token', 'key', 'version'])}, ` +
-      `e AS (UPDATE ${table.sql} AS d SET token = NULL, expires_at = now() + p.ms FROM p ` +
-      'WHERE d.id = p.id AND d.token = p.token AND d.expires_at > now() RETURNING true AS changed), ' +
-      `obj AS (INSERT INTO ${orders.sql} AS o (key, version, version_expires_at) SELECT p.key, p.version, now() + p.ms FROM p, e ` +
-      'ON CONFLICT (key) DO UPDATE SET ' +
-      `version = CASE WHEN ${keepVersion} THEN o.version ELSE excluded.version END, ` +
-      `version_expires_at = CASE WHEN ${keepVersion} THEN o.version_expires_at ELSE excluded.version_expires_at END, ` +
-      `token = CASE WHEN ${ownLease} THEN NULL ELSE o.token END, ` +
-      `lease_expires_at = CASE WHEN ${ownLease} THEN NULL ELSE o.lease_expires_at END) ` +
-      'SELECT changed FROM e';
-    this.#releaseInOrder =
-      `${orderParams(['id', 'token', 'key'])}, ` +
-      `obj AS (UPDATE ${orders.sql} AS o SET token = NULL, lease_expires_at = NULL FROM p WHERE o.key = p.key AND o.token = p.token), ` +
-      `e AS (DELETE FROM ${table.sql} AS d USING p WHERE d.id = p.id AND d.token = p.token AND d.expires_at > now() RETURNING true AS changed) ` +
-      'SELECT changed FROM e';
-    this.#renewInOrder =
-      `${orderParams(['ms', 'id', 'token', 'key'])}, ` +
-      `e AS (UPDATE ${table.sql} AS d SET expires_at = now() + p.ms FROM p ` +
-      'WHERE d.id = p.id AND d.token = p.token AND d.expires_at > now() RETURNING true AS changed), ' +
-      `obj AS (UPDATE ${orders.sql} AS o SET lease_expires_at = now() + p.ms FROM p, e WHERE o.key = p.key AND o.token = p.token) ` +
-      'SELECT changed FROM e';
+    this.#ordered = orderedStatements(table, orders);
   }
 
   /** Claims `key` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
@@ -186,31 +123,31 @@ export class PostgresDedupStore implements OrderingDedupStore {
   async beginInOrder(key: string, order: EventOrder, leaseMs: number): Promise<OrderedBeginResult> {
     checkDuration('leaseMs', leaseMs);
     const token = randomUUID();
-    const [row] = await this.#run(this.#beginInOrder, [String(leaseMs), key, token, order.key, String(order.version)]);
+    const [row] = await this.#run(this.#ordered.beginInOrder, [String(leaseMs), key, token, order.key, String(order.version)]);
     if (row?.event_live === true) return notClaimed(row.event_token);
     if (typeof row?.object_token === 'string' && row.object_token !== token) return IN_PROGRESS;
     if (row?.object_token !== token || typeof row.stale !== 'boolean') throw unexpectedAnswer();
     if (row.holder === token) return { state: 'claimed', token, stale: row.stale };
     // Another delivery of the same event won it between the snapshot and the upsert: the object is not this one's.
-    await this.#run(this.#dropObjectLease, [order.key, token]);
+    await this.#run(this.#ordered.dropObjectLease, [order.key, token]);
     return notClaimed(row.holder);
   }
 
   /** As `complete`, recording the object's version; see `OrderingDedupStore.completeInOrder`. */
   async completeInOrder(key: string, order: EventOrder, token: string, retentionMs: number): Promise<boolean> {
     checkDuration('retentionMs', retentionMs);
-    return this.#changed(this.#completeInOrder, [String(retentionMs), key, token, order.key, String(order.version)]);
+    return this.#changed(this.#ordered.completeInOrder, [String(retentionMs), key, token, order.key, String(order.version)]);
   }
 
   /** As `release`, dropping the object's lease; see `OrderingDedupStore.releaseInOrder`. */
   async releaseInOrder(key: string, order: EventOrder, token: string): Promise<boolean> {
-    return this.#changed(this.#releaseInOrder, [key, token, order.key]);
+    return this.#changed(this.#ordered.releaseInOrder, [key, token, order.key]);
   }
 
   /** As `renew`, with the object's lease; see `OrderingDedupStore.renewInOrder`. */
   async renewInOrder(key: string, order: EventOrder, token: string, leaseMs: number): Promise<boolean> {
     checkDuration('leaseMs', leaseMs);
-    return this.#changed(this.#renewInOrder, [String(leaseMs), key, token, order.key]);
+    return this.#changed(this.#ordered.renewInOrder, [String(leaseMs), key, token, order.key]);
   }
 
   /** Creates the tables (leases and done ids, and the objects of ordered events) and the index unless they exist. */
@@ -226,11 +163,7 @@ export class PostgresDedupStore implements OrderingDedupStore {
    */
   async deleteExpired(): Promise<number> {
     const ids = await deleteCounted(this.#run, `DELETE FROM ${this.#table.sql} WHERE expires_at <= now()`, []);
-    const objects = await deleteCounted(
-      this.#run,
-      `DELETE FROM ${this.#orderTable.sql} AS o WHERE NOT (${OBJECT_LEASED}) AND NOT (o.version IS NOT NULL AND o.version_expires_at > now())`,
-      [],
-    ).catch((error: unknown) => {
+    const objects = await deleteCounted(this.#run, this.#ordered.deleteExpiredObjects, []).catch((error: unknown) => {
       if (errorChain(error).some((link) => (link as { code?: unknown }).code === UNDEFINED_TABLE)) return 0;
       throw error;
     });
