@@ -330,6 +330,24 @@ describe('PostgresDedupStore: ordering', () => {
   });
 });
 
+describe('PostgresDedupStore: ordering, concurrency', () => {
+  it('gives exactly one claim to concurrent begins of one object, the same event and others, from both clients, its lease free or run out', async () => {
+    const [table, orderTable] = [suite.table('dedup'), suite.table('order')];
+    const stores = [await migratedStore(suite.pool, table, orderTable), new PostgresDedupStore(suite.sql, { table, orderTable })];
+    for (let round = 0; round < 6; round++) {
+      const at = { key: `scopescopescope1:msg_${round}`, version: round };
+      if (round % 2 === 1) await claimInOrder(stores[0]!, `evt_${round}_expired`, at, 50);
+      await sleep(round % 2 === 1 ? 150 : 0);
+      const ids = Array.from({ length: 8 }, (_, i) => `evt_${round}_${i % 3}`);
+      const results = await Promise.all(stores.flatMap((store) => ids.map((id) => store.beginInOrder(id, at, LONG))));
+      expect(results.filter((r) => r.state === 'claimed'), `round ${round}`).toHaveLength(1);
+      expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(15);
+      const { rows } = await suite.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE id LIKE $1 AND token IS NOT NULL AND expires_at > now()`, [`evt_${round}_%`]);
+      expect(rows[0].n).toBe(1);
+    }
+  });
+});
+
 describe('PostgresDedupStore: connections and options', () => {
   it('throws a WebhookOptionsError naming what is wrong for anything that is no client, or for bad options', () => {
     for (const bad of [null, undefined, {}, 'postgres://127.0.0.1/test', 5]) {
