@@ -1,19 +1,20 @@
 /** Creating the tables from the application, idempotently and safely from several processes at once. */
 import { statementRunner, type PostgresConnection, type RunStatement } from './connection.js';
-import { processedEventsTable, type ProcessedEventsOptions } from './processed-events-options.js';
-import { processedEventsSchema } from './schema.js';
+import { processedVersionsTables, type ProcessedVersionsOptions } from './processed-events-options.js';
+import { processedEventsSchema, processedVersionsSchema } from './schema.js';
 
 // 'svc-webh' in ASCII: the advisory lock two migrations of this package take in turn.
 const MIGRATION_LOCK = '8319108479513978472';
 
 /**
- * Creates the processed-events table of `markProcessed` and its index unless
- * they exist. Runs on any connection, a pool included. Throws `WebhookOptionsError` for
- * bad options.
+ * Creates the processed-events table of `markProcessed` and its index, and
+ * the versions table of `markProcessedInOrder`, unless they exist. Runs on
+ * any connection, a pool included. Throws `WebhookOptionsError` for bad options.
  */
-export function migrateProcessedEvents(db: PostgresConnection, options?: ProcessedEventsOptions): Promise<void> {
+export function migrateProcessedEvents(db: PostgresConnection, options?: ProcessedVersionsOptions): Promise<void> {
   const run = statementRunner(db, 'migrateProcessedEvents');
-  return applySchema(run, processedEventsSchema(processedEventsTable(options)));
+  const { events, versions } = processedVersionsTables(options);
+  return applySchema(run, [...processedEventsSchema(events), ...processedVersionsSchema(versions)]);
 }
 
 /**

@@ -1,18 +1,23 @@
 /**
  * A `DedupStore` in Postgres, shared by every process that receives the
  * webhooks, on a pg `Pool` or a postgres.js `sql`. Each operation is one
- * statement on one row, atomic without explicit locks: the primary key
- * serialises concurrent claims. Expiry follows the database's clock, the
- * one clock every process shares.
+ * statement, atomic without explicit locks: the primary keys serialise
+ * concurrent claims. An ordered operation writes the event's row and its
+ * object's in one statement, by data-modifying CTEs. Expiry follows the
+ * database's clock, the one clock every process shares.
  */
 import { randomUUID } from 'node:crypto';
 import { checkDuration, checkOptionsObject } from '../../base/option-checks.js';
 import { WebhookDedupError } from '../../core/errors.js';
-import type { BeginResult, DedupStore } from '../dedup-store.js';
+import type { EventOrder } from '../../core/event-order.js';
+import type { BeginResult, OrderedBeginResult, OrderingDedupStore } from '../dedup-store.js';
 import { statementRunner, type PostgresConnection, type RunStatement } from './connection.js';
 import { deleteCounted } from './delete-counted.js';
+import { errorChain } from '../error-chain.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 import { applySchema } from './migrate.js';
-import { DEDUP_TABLE, dedupSchema } from './schema.js';
+import { orderedStatements, type OrderedStatements } from './ordered-statements.js';
+import { DEDUP_TABLE, dedupOrderSchema, dedupSchema, ORDER_TABLE_SUFFIX } from './schema.js';
 import { tableName, type TableName } from './table-name.js';
 
 /** Options of `new PostgresDedupStore()`. */
@@ -23,10 +28,20 @@ export interface PostgresDedupStoreOptions {
    * @default 'svc_webhooks_dedup'
    */
   readonly table?: string;
+  /**
+   * The table of the objects of ordered events (the `ordering` option): each
+   * one's highest version processed and the lease of its event that runs.
+   * `table` or `schema.table`, lower case; created by `store.migrate()` and the
+   * shipped SQL file.
+   * @default the store's `table` followed by `_order`: 'svc_webhooks_dedup_order'
+   */
+  readonly orderTable?: string;
 }
 
-const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
-const DONE: BeginResult = Object.freeze({ state: 'done' });
+const IN_PROGRESS = Object.freeze({ state: 'in_progress' } as const);
+const DONE = Object.freeze({ state: 'done' } as const);
+/** SQLSTATE undefined_table. */
+const UNDEFINED_TABLE = '42P01';
 /** A duration in milliseconds, always the first parameter. */
 const MS = "$1::bigint * interval '1 millisecond'";
 
@@ -38,14 +53,17 @@ function held(first: number): string {
 /**
  * A `DedupStore` in a Postgres table, shared by every process that receives
  * the webhooks; create the table with `store.migrate()` or the shipped SQL file.
+ * It orders events too (`OrderingDedupStore`), in a second table, `orderTable`.
  */
-export class PostgresDedupStore implements DedupStore {
+export class PostgresDedupStore implements OrderingDedupStore {
   readonly #run: RunStatement;
   readonly #table: TableName;
+  readonly #orderTable: TableName;
   readonly #begin: string;
   readonly #complete: string;
   readonly #release: string;
   readonly #renew: string;
+  readonly #ordered: OrderedStatements;
 
   /**
    * `connection` is a pg `Pool` (or client), a postgres.js `sql`, or a
@@ -55,7 +73,10 @@ export class PostgresDedupStore implements DedupStore {
     this.#run = statementRunner(connection, 'PostgresDedupStore');
     checkOptionsObject('PostgresDedupStore', options);
     const table = tableName('table', options.table, DEDUP_TABLE);
+    const orders = options.orderTable === undefined ? table.beside(ORDER_TABLE_SUFFIX) : tableName('orderTable', options.orderTable, DEDUP_TABLE);
+    if (orders.sql === table.sql) throw new WebhookOptionsError('svc-webhooks: orderTable must be another table than table');
     this.#table = table;
+    this.#orderTable = orders;
     // A live row is written back unchanged, so that RETURNING reports the row as it is after
     // any concurrent claim committed (a WHERE on the conflict update would return nothing).
     this.#begin =
@@ -67,6 +88,8 @@ export class PostgresDedupStore implements DedupStore {
     this.#complete = `UPDATE ${table.sql} SET token = NULL, expires_at = now() + ${MS} WHERE ${held(2)} RETURNING true AS changed`;
     this.#renew = `UPDATE ${table.sql} SET expires_at = now() + ${MS} WHERE ${held(2)} RETURNING true AS changed`;
     this.#release = `DELETE FROM ${table.sql} WHERE ${held(1)} RETURNING true AS changed`;
+
+    this.#ordered = orderedStatements(table, orders);
   }
 
   /** Claims `key` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */
@@ -76,10 +99,7 @@ export class PostgresDedupStore implements DedupStore {
     const [row] = await this.#run(this.#begin, [String(leaseMs), key, token]);
     const holder = row?.token;
     if (holder === token) return { state: 'claimed', token };
-    if (holder === null) return DONE;
-    if (typeof holder === 'string') return IN_PROGRESS;
-    // Anything else must not read as a claim.
-    throw new WebhookDedupError('dedup_unavailable', 'Postgres answered the dedup claim unexpectedly');
+    return notClaimed(holder);
   }
 
   /** Marks `key` done for `retentionMs` if `token` still holds its lease; see `DedupStore.complete`. */
@@ -99,17 +119,70 @@ export class PostgresDedupStore implements DedupStore {
     return this.#changed(this.#renew, [String(leaseMs), key, token]);
   }
 
-  /** Creates the table and its index unless they exist. */
-  migrate(): Promise<void> {
-    return applySchema(this.#run, dedupSchema(this.#table));
+  /** As `begin`, leasing the event's object too; see `OrderingDedupStore.beginInOrder`. */
+  async beginInOrder(key: string, order: EventOrder, leaseMs: number): Promise<OrderedBeginResult> {
+    checkDuration('leaseMs', leaseMs);
+    const token = randomUUID();
+    const [row] = await this.#run(this.#ordered.beginInOrder, [String(leaseMs), key, token, order.key, String(order.version)]);
+    if (row?.event_live === true) return notClaimed(row.event_token);
+    if (typeof row?.object_token === 'string' && row.object_token !== token) return IN_PROGRESS;
+    if (row?.object_token !== token || typeof row.stale !== 'boolean') throw unexpectedAnswer();
+    if (row.holder === token) return { state: 'claimed', token, stale: row.stale };
+    // Another delivery of the same event won it between the snapshot and the upsert: the object is not this one's.
+    await this.#run(this.#ordered.dropObjectLease, [order.key, token]);
+    return notClaimed(row.holder);
   }
 
-  /** Deletes expired leases and forgotten done ids, which would otherwise stay until claimed again; resolves to how many. */
-  deleteExpired(): Promise<number> {
-    return deleteCounted(this.#run, `DELETE FROM ${this.#table.sql} WHERE expires_at <= now()`, []);
+  /** As `complete`, recording the object's version; see `OrderingDedupStore.completeInOrder`. */
+  async completeInOrder(key: string, order: EventOrder, token: string, retentionMs: number): Promise<boolean> {
+    checkDuration('retentionMs', retentionMs);
+    return this.#changed(this.#ordered.completeInOrder, [String(retentionMs), key, token, order.key, String(order.version)]);
+  }
+
+  /** As `release`, dropping the object's lease; see `OrderingDedupStore.releaseInOrder`. */
+  async releaseInOrder(key: string, order: EventOrder, token: string): Promise<boolean> {
+    return this.#changed(this.#ordered.releaseInOrder, [key, token, order.key]);
+  }
+
+  /** As `renew`, with the object's lease; see `OrderingDedupStore.renewInOrder`. */
+  async renewInOrder(key: string, order: EventOrder, token: string, leaseMs: number): Promise<boolean> {
+    checkDuration('leaseMs', leaseMs);
+    return this.#changed(this.#ordered.renewInOrder, [String(leaseMs), key, token, order.key]);
+  }
+
+  /** Creates the tables (leases and done ids, and the objects of ordered events) and the index unless they exist. */
+  migrate(): Promise<void> {
+    return applySchema(this.#run, [...dedupSchema(this.#table), ...dedupOrderSchema(this.#orderTable)]);
+  }
+
+  /**
+   * Deletes expired leases and forgotten done ids, which would otherwise stay until claimed again,
+   * and the objects that hold neither a live lease nor a live version; resolves to how many rows.
+   * A store that never ordered may lack the objects' table (created by a `migrate()` of 1.0): then
+   * only the ids are deleted.
+   */
+  async deleteExpired(): Promise<number> {
+    const ids = await deleteCounted(this.#run, `DELETE FROM ${this.#table.sql} WHERE expires_at <= now()`, []);
+    const objects = await deleteCounted(this.#run, this.#ordered.deleteExpiredObjects, []).catch((error: unknown) => {
+      if (errorChain(error).some((link) => (link as { code?: unknown }).code === UNDEFINED_TABLE)) return 0;
+      throw error;
+    });
+    return ids + objects;
   }
 
   async #changed(statement: string, params: string[]): Promise<boolean> {
     return (await this.#run(statement, params)).length === 1;
   }
+}
+
+/** What a begin answers when the event's row is held by `holder`, not this delivery: NULL is done, a token another's claim. */
+function notClaimed(holder: unknown): typeof IN_PROGRESS | typeof DONE {
+  if (holder === null) return DONE;
+  if (typeof holder === 'string') return IN_PROGRESS;
+  throw unexpectedAnswer();
+}
+
+/** What a begin throws for an answer it does not expect, which must not read as a claim. */
+function unexpectedAnswer(): WebhookDedupError {
+  return new WebhookDedupError('dedup_unavailable', 'Postgres answered the dedup claim unexpectedly');
 }

@@ -14,6 +14,12 @@ export interface TableName {
   readonly sql: string;
   /** The quoted name of the table's index on `column`, which Postgres puts in the table's schema. */
   index(column: string): string;
+  /**
+   * The table beside it, in the same schema, named with `suffix` appended. A suffix no longer than
+   * the longest index suffix keeps the name within what Postgres keeps; give such a table no index
+   * but its primary key's, which Postgres names within the limit itself.
+   */
+  beside(suffix: string): TableName;
 }
 
 /**
@@ -32,9 +38,14 @@ export function tableName(option: string, value: unknown, fallback: string): Tab
         `lower-case letters, digits and underscores, at most ${MAX_TABLE_NAME_LENGTH} characters`,
     );
   }
+  return quoted(parts);
+}
+
+function quoted(parts: readonly string[]): TableName {
   const table = parts[parts.length - 1]!;
   return {
     sql: parts.map((part) => `"${part}"`).join('.'),
     index: (column) => `"${table}_${column}_idx"`,
+    beside: (suffix) => quoted([...parts.slice(0, -1), table + suffix]),
   };
 }

@@ -193,7 +193,7 @@ describe('markProcessed through a query function', () => {
     const statements: Array<{ text: string; params: string[] }> = [];
     const record: PostgresConnection = async (text, params) => {
       statements.push({ text, params });
-      return [{ inserted: true, token: null, count: 0 }];
+      return [{ inserted: true, token: null, count: 0, event_live: true, event_token: null }];
     };
     await markProcessed(record, 'evt_1');
     await purgeProcessed(record);
@@ -202,13 +202,19 @@ describe('markProcessed through a query function', () => {
     await store.complete('evt_1', 'token', 1000);
     await store.release('evt_1', 'token');
     await store.renew('evt_1', 'token', 1000);
+    const order = { key: 'scopescopescope1:msg_1', version: 1 };
+    await store.beginInOrder('evt_1', order, 1000);
+    await store.completeInOrder('evt_1', order, 'token', 1000);
+    await store.releaseInOrder('evt_1', order, 'token');
+    await store.renewInOrder('evt_1', order, 'token', 1000);
+    // Two DELETEs: the ids, then the objects.
     await store.deleteExpired();
     for (const { text, params } of statements) {
       const placeholders = [...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1]));
       expect(placeholders, text).toEqual(params.map((_, i) => i + 1));
     }
     // markProcessed sends two: the lock that fails outside a transaction, then the INSERT.
-    expect(statements).toHaveLength(8);
+    expect(statements).toHaveLength(13);
   });
 });
 

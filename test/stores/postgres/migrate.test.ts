@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { markProcessed } from '../../../src/stores/postgres/mark-processed.js';
+import { markProcessedInOrder } from '../../../src/stores/postgres/mark-processed-in-order.js';
 import { migrateProcessedEvents } from '../../../src/stores/postgres/migrate.js';
 import { PostgresDedupStore } from '../../../src/stores/postgres/postgres-dedup-store.js';
 import { purgeProcessed } from '../../../src/stores/postgres/purge-processed.js';
 import { renderSchemaFile, SCHEMA_FILE } from '../../../sql/schema-file.js';
 import { claim } from '../../helpers/dedup-store-contract.js';
+import { claimInOrder } from '../../helpers/ordering-store-contract.js';
 import { postgresSuite } from '../../helpers/postgres-suite.js';
 import { until } from '../../helpers/until.js';
 import { WebhookOptionsError } from '../../../src/base/options-error.js';
@@ -94,9 +96,20 @@ describe('migrateProcessedEvents', () => {
     }
   });
 
+  it('creates the versions table of markProcessedInOrder beside it, each in its schema, and changes nothing the second time', async () => {
+    const schema = await suite.schema();
+    const tables = { table: `${schema}.processed`, versionsTable: `${schema}.versions` };
+    await migrateProcessedEvents(suite.pool, tables);
+    await suite.pool.query(`INSERT INTO ${schema}.versions (key, version) VALUES ('kept', 1.5)`);
+    await migrateProcessedEvents(suite.sql, tables);
+    expect(await indexesOf('versions', schema)).toEqual(['versions_pkey']);
+    expect((await suite.pool.query(`SELECT key, version FROM ${schema}.versions`)).rows).toEqual([{ key: 'kept', version: 1.5 }]);
+    expect(() => migrateProcessedEvents(suite.pool, { versionsTable: 'Versions' })).toThrow(WebhookOptionsError);
+  });
+
   it('creates a schema-qualified table in that schema', async () => {
     const schema = await suite.schema();
-    await migrateProcessedEvents(suite.pool, { table: `${schema}.processed` });
+    await migrateProcessedEvents(suite.pool, { table: `${schema}.processed`, versionsTable: `${schema}.versions` });
     expect(await indexesOf('processed', schema)).toEqual(['processed_pkey', 'processed_processed_at_idx']);
     const store = new PostgresDedupStore(suite.pool, { table: `${schema}.dedup` });
     await store.migrate();
@@ -135,14 +148,24 @@ describe('the shipped SQL file', () => {
       await client.query('BEGIN');
       expect(await markProcessed(client, 'evt_1')).toBe(true);
       await client.query('COMMIT');
+      await client.query('BEGIN');
+      const ordered = { event: { id: 'evt_2', type: 'message.status', data: { object: { id: 'msg_1' } } }, dedupKey: 'scopescopescope1:evt_2' };
+      expect(await markProcessedInOrder(client, ordered, { version: () => 2 })).toBe('apply');
+      await client.query('COMMIT');
       const store = new PostgresDedupStore(client);
       await store.complete('evt_1', await claim(store, 'evt_1'), 60_000);
       expect(await store.begin('evt_1', 60_000)).toEqual({ state: 'done' });
+      const order = { key: 'scopescopescope1:msg_1', version: 2 };
+      const { token } = await claimInOrder(store, 'evt_2', order);
+      expect(await store.completeInOrder('evt_2', order, token, 60_000)).toBe(true);
+      expect(await store.deleteExpired()).toBe(0);
     } finally {
       await client.end();
     }
     expect(await indexesOf('svc_webhooks_processed_events', schema)).toHaveLength(2);
+    expect(await indexesOf('svc_webhooks_processed_versions', schema)).toEqual(['svc_webhooks_processed_versions_pkey']);
     expect(await indexesOf('svc_webhooks_dedup', schema)).toHaveLength(2);
+    expect(await indexesOf('svc_webhooks_dedup_order', schema)).toEqual(['svc_webhooks_dedup_order_pkey']);
   });
 });
 
