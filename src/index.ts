@@ -94,6 +94,6 @@ export type { HandlerEntryOptions } from './receive/handler-entry.js';
 export type { OnErrorOptions } from './receive/on-error.js';
 export type { TenantOf, TenantsOptions } from './receive/tenants.js';
 export type { SingleHandlerMode, HandlersMode, HandoffMode, MiddlewareMode, RouteMode, WithoutHandlers } from './receive/what-runs.js';
-export { dispatch, type DispatchOptions } from './receive/dispatch.js';
+export { dispatch, type DispatchDedupOptions, type DispatchOptions } from './receive/dispatch.js';
 export type { DecidedResponse, DispatchResult, WebhookErrorBody, WebhookResponse } from './receive/responses.js';
 export type { QueuedDelivery } from './queues/queued-delivery.js';

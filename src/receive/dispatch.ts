@@ -16,6 +16,12 @@ import type { DedupOptions } from './receiver.js';
 import { handlersAnswer, isStaleSkipped, type DecidedResponse, type DispatchResult } from './responses.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
+/** The claims of `dispatch`: an entry's `dedup` options, with the store required. */
+export interface DispatchDedupOptions extends DedupOptions {
+  /** Where each event is claimed and recorded: a store of the process (`MemoryDedupStore`) or a shared one. Required. */
+  readonly store: DedupStore;
+}
+
 /** Options of `dispatch`: the handlers, and the claim each event runs under, if any. */
 export interface DispatchOptions<S extends EventSchemas = {}> extends HandlerOptions<S> {
   /**
@@ -26,7 +32,7 @@ export interface DispatchOptions<S extends EventSchemas = {}> extends HandlerOpt
    * `whenUnavailable: 'process'`). The claim's other options as an entry's.
    * @default undefined (no claim: a retry runs its handler again)
    */
-  readonly dedup?: DedupOptions & { readonly store: DedupStore };
+  readonly dedup?: DispatchDedupOptions;
   /**
    * Puts the events about one object in order, as an entry's `ordering`
    * does: a stale event skipped is answered 200 (`skipped: 'stale'`). Needs

@@ -1,4 +1,5 @@
 /** A DELETE whose deleted rows are counted, on any client the Postgres entry takes. */
+import { errorChain } from '../error-chain.js';
 import type { RunStatement } from './connection.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
 
@@ -13,4 +14,18 @@ export async function deleteCounted(run: RunStatement, deleteStatement: string, 
   const count = Number(rows[0]?.count);
   if (!Number.isSafeInteger(count) || count < 0) throw new WebhookOptionsError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted');
   return count;
+}
+
+/** SQLSTATE undefined_table. */
+const UNDEFINED_TABLE = '42P01';
+
+/**
+ * `deleteCounted` on a table that a migration of 1.0 did not create (the objects and versions of ordered
+ * events): 0 where the table does not exist, which a user who never orders events never needs.
+ */
+export function deleteCountedIfTable(run: RunStatement, deleteStatement: string, params: string[]): Promise<number> {
+  return deleteCounted(run, deleteStatement, params).catch((error: unknown) => {
+    if (errorChain(error).some((link) => (link as { code?: unknown }).code === UNDEFINED_TABLE)) return 0;
+    throw error;
+  });
 }

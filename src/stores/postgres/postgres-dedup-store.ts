@@ -12,8 +12,7 @@ import { WebhookDedupError } from '../../core/errors.js';
 import type { EventOrder } from '../../core/event-order.js';
 import type { BeginResult, OrderedBeginResult, OrderingDedupStore } from '../dedup-store.js';
 import { statementRunner, type PostgresConnection, type RunStatement } from './connection.js';
-import { deleteCounted } from './delete-counted.js';
-import { errorChain } from '../error-chain.js';
+import { deleteCounted, deleteCountedIfTable } from './delete-counted.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
 import { applySchema } from './migrate.js';
 import { orderedStatements, type OrderedStatements } from './ordered-statements.js';
@@ -41,7 +40,6 @@ export interface PostgresDedupStoreOptions {
 const IN_PROGRESS = Object.freeze({ state: 'in_progress' } as const);
 const DONE = Object.freeze({ state: 'done' } as const);
 /** SQLSTATE undefined_table. */
-const UNDEFINED_TABLE = '42P01';
 /** A duration in milliseconds, always the first parameter. */
 const MS = "$1::bigint * interval '1 millisecond'";
 
@@ -163,10 +161,7 @@ export class PostgresDedupStore implements OrderingDedupStore {
    */
   async deleteExpired(): Promise<number> {
     const ids = await deleteCounted(this.#run, `DELETE FROM ${this.#table.sql} WHERE expires_at <= now()`, []);
-    const objects = await deleteCounted(this.#run, this.#ordered.deleteExpiredObjects, []).catch((error: unknown) => {
-      if (errorChain(error).some((link) => (link as { code?: unknown }).code === UNDEFINED_TABLE)) return 0;
-      throw error;
-    });
+    const objects = await deleteCountedIfTable(this.#run, this.#ordered.deleteExpiredObjects, []);
     return ids + objects;
   }
 

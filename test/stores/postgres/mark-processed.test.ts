@@ -196,6 +196,7 @@ describe('markProcessed through a query function', () => {
       return [{ inserted: true, token: null, count: 0, event_live: true, event_token: null }];
     };
     await markProcessed(record, 'evt_1');
+    // Two DELETEs: the ids, then the versions.
     await purgeProcessed(record);
     const store = new PostgresDedupStore(record);
     await store.begin('evt_1', 1000);
@@ -214,7 +215,7 @@ describe('markProcessed through a query function', () => {
       expect(placeholders, text).toEqual(params.map((_, i) => i + 1));
     }
     // markProcessed sends two: the lock that fails outside a transaction, then the INSERT.
-    expect(statements).toHaveLength(13);
+    expect(statements).toHaveLength(14);
   });
 });
 

@@ -184,6 +184,19 @@ describe('purgeProcessed', () => {
     expect(rows).toEqual([{ id: 'evt_new' }]);
   });
 
+  it("deletes the versions of markProcessedInOrder's objects last raised before the age too, and skips a versions table never created", async () => {
+    const table = suite.table('processed');
+    const versionsTable = suite.table('versions');
+    await migrateProcessedEvents(suite.pool, { table, versionsTable });
+    for (const [key, days] of Object.entries({ obj_new: 1, obj_old: 5 })) {
+      await suite.pool.query(`INSERT INTO ${versionsTable} (key, version, processed_at) VALUES ($1, 1, now() - $2::float8 * interval '1 day')`, [key, days]);
+    }
+    await suite.pool.query(`INSERT INTO ${table} (id, processed_at) VALUES ('evt_old', now() - interval '5 days')`);
+    expect(await purgeProcessed(suite.pool, { table, versionsTable })).toBe(2);
+    expect((await suite.pool.query(`SELECT key FROM ${versionsTable}`)).rows).toEqual([{ key: 'obj_new' }]);
+    expect(await purgeProcessed(suite.pool, { table, versionsTable: suite.table('never_created') })).toBe(0);
+  });
+
   it('refuses an age shorter than the three-day retry window, or no duration, with a WebhookOptionsError', () => {
     for (const olderThanMs of [259_199_999, DAY_MS, 0, -1, 1.5, Number.NaN]) {
       expect(() => purgeProcessed(suite.pool, { olderThanMs })).toThrow(WebhookOptionsError);
@@ -209,8 +222,8 @@ describe('purgeProcessed', () => {
         new WebhookOptionsError('svc-webhooks: the connection answered the DELETE with no count of the rows deleted'),
       );
     }
-    // A count the client gives as text, as some drivers do for integers, is a count.
-    expect(await purgeProcessed(async () => [{ count: '3' }])).toBe(3);
+    // A count the client gives as text, as some drivers do for integers, is a count: the ids' and the versions'.
+    expect(await purgeProcessed(async () => [{ count: '3' }])).toBe(6);
   });
 
   it('deletes from svc_webhooks_processed_events what is older than four days when given no options', async () => {
