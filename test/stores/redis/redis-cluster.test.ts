@@ -8,6 +8,7 @@ import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisDedupStore, type RedisConnection } from '../../../src/stores/redis/index.js';
 import { claim, describeDedupContract } from '../../helpers/dedup-store-contract.js';
+import { claimInOrder, describeOrderingContract } from '../../helpers/ordering-store-contract.js';
 import { PrivateRedisCluster } from '../../helpers/private-redis-cluster.js';
 import { connectIoredisCluster, connectNodeRedisCluster, randomPrefix, redisStoreHarness, type NodeRedisCluster } from '../../helpers/redis-clients.js';
 
@@ -28,7 +29,9 @@ afterAll(async () => {
 });
 
 describeDedupContract('RedisDedupStore on a cluster via ioredis Cluster', redisStoreHarness(() => ioredis));
+describeOrderingContract('RedisDedupStore on a cluster via ioredis Cluster', redisStoreHarness(() => ioredis));
 describeDedupContract('RedisDedupStore on a cluster via node-redis createCluster', redisStoreHarness(() => nodeRedis));
+describeOrderingContract('RedisDedupStore on a cluster via node-redis createCluster', redisStoreHarness(() => nodeRedis));
 
 describe('RedisDedupStore on a cluster', () => {
   it.each([

@@ -4,6 +4,7 @@ import { WebhookDedupError } from '../../../src/core/errors.js';
 import type { BeginResult } from '../../../src/stores/dedup-store.js';
 import { RedisDedupStore, type NodeRedisCluster, type RedisConnection } from '../../../src/stores/redis/index.js';
 import { claim, describeDedupContract } from '../../helpers/dedup-store-contract.js';
+import { claimInOrder, describeOrderingContract } from '../../helpers/ordering-store-contract.js';
 import { PrivateRedis } from '../../helpers/private-redis.js';
 import { connectIoredis, connectNodeRedis, randomPrefix, redisStoreHarness, redisUrl, type NodeRedis } from '../../helpers/redis-clients.js';
 import { silentServer } from '../../helpers/silent-server.js';
@@ -24,7 +25,9 @@ afterAll(async () => {
 });
 
 describeDedupContract('RedisDedupStore via ioredis', redisStoreHarness(() => ioredis));
+describeOrderingContract('RedisDedupStore via ioredis', redisStoreHarness(() => ioredis));
 describeDedupContract('RedisDedupStore via node-redis', redisStoreHarness(() => nodeRedis));
+describeOrderingContract('RedisDedupStore via node-redis', redisStoreHarness(() => nodeRedis));
 
 describe('RedisDedupStore: connections', () => {
   it('works through the documented one-liners', async () => {
