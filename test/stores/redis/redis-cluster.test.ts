@@ -38,11 +38,14 @@ describeOrderingContract('RedisDedupStore on a cluster via ioredis Cluster', red
 describeDedupContract('RedisDedupStore on a cluster via node-redis createCluster', redisStoreHarness(() => nodeRedis));
 describeOrderingContract('RedisDedupStore on a cluster via node-redis createCluster', redisStoreHarness(() => nodeRedis));
 
+/** Each client's cluster, by name, for the tests run through both. */
+const CLIENTS: Array<[name: string, connection: () => RedisConnection]> = [
+  ['ioredis', () => ioredis],
+  ['node-redis', () => nodeRedis as RedisConnection],
+];
+
 describe('RedisDedupStore on a cluster', () => {
-  it.each([
-    ['ioredis', () => ioredis as RedisConnection],
-    ['node-redis', () => nodeRedis as RedisConnection],
-  ])('spreads ids over every master and runs each operation on the master of its key (%s)', async (_name, connection) => {
+  it.each(CLIENTS)('spreads ids over every master and runs each operation on the master of its key (%s)', async (_name, connection) => {
     const keyPrefix = randomPrefix();
     const store = new RedisDedupStore(connection(), { keyPrefix });
     const ids = Array.from({ length: 30 }, (_, i) => `evt_${i}`);
@@ -74,10 +77,7 @@ describe('RedisDedupStore on a cluster', () => {
     }
   });
 
-  it.each([
-    ['ioredis', () => ioredis as RedisConnection],
-    ['node-redis', () => nodeRedis as RedisConnection],
-  ])("keeps an object's keys in one slot whatever braces its key holds, and spreads objects over every master (%s)", async (_name, connection) => {
+  it.each(CLIENTS)("keeps an object's keys in one slot whatever braces its key holds, and spreads objects over every master (%s)", async (_name, connection) => {
     const keyPrefix = randomPrefix();
     const store = new RedisDedupStore(connection(), { keyPrefix });
     const objects = ['{msg}', '}{', '{', 'a{b}c', '{}', ...Array.from({ length: 25 }, (_, i) => `msg_${i}`)];
@@ -113,10 +113,7 @@ describe('RedisDedupStore on a cluster', () => {
     }
   });
 
-  it.each([
-    ['ioredis', () => ioredis as RedisConnection],
-    ['node-redis', () => nodeRedis as RedisConnection],
-  ])('is refused by Redis for an ordered event under a keyPrefix that starts a hash tag with {}, as documented (%s)', async (_name, connection) => {
+  it.each(CLIENTS)('is refused by Redis for an ordered event under a keyPrefix that starts a hash tag with {}, as documented (%s)', async (_name, connection) => {
     const store = new RedisDedupStore(connection(), { keyPrefix: `{}${randomPrefix()}` });
     await expect(store.beginInOrder('evt_1', at(1), 60_000)).rejects.toThrow(/CROSSSLOT/);
     expect((await store.begin('evt_1', 60_000)).state).toBe('claimed');
