@@ -316,7 +316,7 @@ describe('RedisDedupStore: keys', () => {
 });
 
 describe('RedisDedupStore: concurrency', () => {
-  it('gives exactly one claim to concurrent begins from many connections', async () => {
+  it('gives exactly one claim to concurrent begins from many connections, of one id or of events of one object', async () => {
     const keyPrefix = randomPrefix();
     const clients = await Promise.all(
       Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? connectIoredis(url) : connectNodeRedis(url))),
@@ -328,6 +328,9 @@ describe('RedisDedupStore: concurrency', () => {
         const results: BeginResult[] = await Promise.all(stores.flatMap((store) => [store.begin(id, 60_000), store.begin(id, 60_000)]));
         expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);
         expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(31);
+        const ordered = await Promise.all(stores.map((store, i) => store.beginInOrder(`${id}_${i}`, at(i, `msg_${round}`), 60_000)));
+        expect(ordered.filter((r) => r.state === 'claimed')).toHaveLength(1);
+        expect(ordered.filter((r) => r.state === 'in_progress')).toHaveLength(15);
       }
     } finally {
       await Promise.all(clients.map((client) => ('call' in client ? client.quit() : client.close())));
