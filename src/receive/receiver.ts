@@ -10,11 +10,11 @@ import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRen
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookDedupError } from '../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
-import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
+import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
-import type { WebhookSecret } from '../core/secret.js';
+import { decodeSecrets, type DecodedKey, type WebhookSecret } from '../core/secret.js';
+import { verifyOnThisRuntime } from '../core/verify-delivery.js';
 import { parseSeconds } from '../core/timestamp.js';
-import { Webhook } from '../core/webhook.js';
 import { checkClaimOptions, checkDedupObject, claimKey, claimSettings, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
 import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../process/store-failures.js';
 import type { DedupStore } from '../stores/dedup-store.js';
@@ -212,7 +212,7 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
   const verify: TenantVerify =
     tenants === undefined
-      ? verifierOf(new Webhook(secret as WebhookSecret, options))
+      ? verifierOf(decodeSecrets(secret as WebhookSecret), verifyOptions)
       : createTenantVerify(
           tenants,
           verifyOptions,
@@ -264,11 +264,15 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   }
 }
 
-/** The verify step of a receiver of one endpoint: the refusal of `webhook` as an answer. */
-function verifierOf(webhook: Webhook): TenantVerify {
+/**
+ * The verify step of a receiver of one endpoint, with `node:crypto` or else
+ * Web Crypto: a refusal as an answer.
+ */
+function verifierOf(keys: readonly DecodedKey[], options: ResolvedVerifyOptions): TenantVerify {
+  const refusal = (error: unknown): DecidedResponse => refused(error);
   return (payload, headers) => {
     try {
-      return webhook.verifyDelivery(payload, headers);
+      return whenSettled(verifyOnThisRuntime(payload, headers, keys, options), (delivery) => delivery, refusal);
     } catch (error) {
       return refused(error);
     }
