@@ -12,7 +12,8 @@ import { WebhookDedupError } from '../core/errors.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
 import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
-import { decodeSecrets, type DecodedKey, type WebhookSecret } from '../core/secret.js';
+import type { DecodedKey, WebhookSecret } from '../core/secret.js';
+import { cachedKeys } from '../core/key-cache.js';
 import { verifyOnThisRuntime } from '../core/verify-delivery.js';
 import { parseSeconds } from '../core/timestamp.js';
 import { checkClaimOptions, checkDedupObject, claimKey, claimSettings, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
@@ -212,7 +213,7 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
   const verify: TenantVerify =
     tenants === undefined
-      ? verifierOf(decodeSecrets(secret as WebhookSecret), verifyOptions)
+      ? verifierOf(cachedKeys(secret as WebhookSecret), verifyOptions)
       : createTenantVerify(
           tenants,
           verifyOptions,

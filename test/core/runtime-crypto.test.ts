@@ -50,10 +50,11 @@ describe('the web build of runtime-crypto', () => {
     );
     // Any UTF-16, lone surrogates too.
     fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0xd7f0, max: 0xe010 }).map((unit) => String.fromCharCode(unit)) }), (text, surrogates) => {
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 8, unit: fc.integer({ min: 0xd7f0, max: 0xe010 }).map((unit) => String.fromCharCode(unit)) }), (text, surrogates) => {
         expect(web.utf8Length(text + surrogates)).toBe(node.utf8Length(text + surrogates));
         expect(Buffer.from(web.utf8Bytes(text))).toEqual(Buffer.from(node.utf8Bytes(text)));
       }),
+      { numRuns: 50 },
     );
   });
 
