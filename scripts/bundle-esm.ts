@@ -8,17 +8,25 @@
  * `WebhookVerificationError` answers `instanceof` for any copy's errors. The
  * declaration files stay as tsc wrote them; the CommonJS build is left alone
  * (require is cheap per file).
+ *
+ * First, from the same module files, the web build: one file per entry
+ * point with a `workerd` condition (and its `edge-light` and `worker`
+ * twins), for runtimes that may lack `node:` modules (Vercel Edge,
+ * Cloudflare Workers without `nodejs_compat`). Each `*.web.js` module takes
+ * the place of its namesake (`runtime-crypto.web.js` of `runtime-crypto.js`,
+ * `diagnostics-channel.web.js` of `node:diagnostics_channel`), and any other
+ * `node:` import fails the build.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ESM = join(ROOT, 'dist/esm');
 const BUNDLED = join(ROOT, 'dist/esm-bundled');
 
 interface PackageJson {
-  readonly exports: Record<string, string | { readonly import: { readonly default: string } }>;
+  readonly exports: Record<string, string | { readonly workerd?: { readonly default: string }; readonly import: { readonly default: string } }>;
   readonly bin: Record<string, string>;
 }
 
@@ -26,6 +34,36 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Pack
 // Every export but ./package.json, which is no module.
 const modules = Object.values(pkg.exports).flatMap((entry) => (typeof entry === 'string' ? [] : [entry.import.default]));
 const entryPoints = [...modules, ...Object.values(pkg.bin)].map((path) => join(ROOT, path));
+
+const webEntries = Object.values(pkg.exports).flatMap((entry) =>
+  typeof entry === 'string' || entry.workerd === undefined ? [] : [{ in: join(ROOT, entry.import.default), out: join(ROOT, entry.workerd.default).replace(/\.js$/, '') }],
+);
+const WEB = join(ROOT, 'dist/web');
+
+/** The web build's modules in place of the Node ones; no other `node:` import. */
+const webModules: Plugin = {
+  name: 'web-modules',
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /\/runtime-crypto\.js$/ }, ({ path, resolveDir }) => ({ path: join(resolveDir, path.replace(/\.js$/, '.web.js')) }));
+    esbuild.onResolve({ filter: /^node:diagnostics_channel$/ }, () => ({ path: join(ESM, 'src/process/diagnostics-channel.web.js') }));
+    esbuild.onResolve({ filter: /^node:/ }, ({ path, importer }) => ({
+      errors: [{ text: `${path}, imported by ${relative(ROOT, importer)}, is not in the web build: give it a *.web.ts twin` }],
+    }));
+  },
+};
+
+rmSync(WEB, { recursive: true, force: true });
+await build({
+  entryPoints: webEntries,
+  outdir: WEB,
+  bundle: true,
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+  packages: 'external',
+  plugins: [webModules],
+  logLevel: 'warning',
+});
 
 rmSync(BUNDLED, { recursive: true, force: true });
 await build({
@@ -49,7 +87,7 @@ for (const file of walk(BUNDLED)) {
   renameSync(file, target);
 }
 rmSync(BUNDLED, { recursive: true, force: true });
-console.log(`bundled ${entryPoints.length} entry points into dist/esm`);
+console.log(`bundled ${entryPoints.length} entry points into dist/esm, ${webEntries.length} into dist/web`);
 
 function* walk(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {

@@ -3,7 +3,10 @@
  * Calling Service (Standard Webhooks: HMAC-SHA256 over `id.timestamp.body`),
  * and the types every entry shares: the delivery, the errors, the handlers,
  * the dedup store and the diagnostics channels. Runtime dependencies:
- * `node:crypto`, `node:buffer` and `node:diagnostics_channel` only.
+ * `node:crypto`, `node:buffer` and `node:diagnostics_channel` only; where
+ * they are missing (Vercel Edge, Cloudflare Workers without `nodejs_compat`)
+ * the package's `edge-light`, `workerd` and `worker` build verifies with Web
+ * Crypto, through `verifyAsync` and the Fetch and Hono entries.
  * @packageDocumentation
  */
 export {
@@ -51,7 +54,7 @@ export type { KeyedSecret, WebhookSecret } from './core/secret.js';
 export type { SecretLookupOptions, SecretResolver } from './core/secret-lookup.js';
 export { TenantWebhooks, type TenantDelivery, type TenantWebhooksOptions } from './core/tenant-webhooks.js';
 export { sign, type SignOptions, type WebhookSignatureHeaders } from './core/sign.js';
-export { verify, verifyDelivery } from './core/verify.js';
+export { verify, verifyAsync, verifyDelivery } from './core/verify.js';
 export { Webhook } from './core/webhook.js';
 export type { BeginResult, DedupStore, OrderedBeginResult, OrderingDedupStore, StoreOperation } from './stores/dedup-store.js';
 export { MemoryDedupStore, type MemoryDedupStoreOptions } from './stores/memory-dedup-store.js';

@@ -6,11 +6,10 @@
  * that resolves to the same secret, has the same key and runs once, while
  * the same event id signed for two endpoints (two secrets) runs once for each.
  */
-import type { Buffer } from 'node:buffer';
-import { createHmac } from 'node:crypto';
+import { encodeBase64url, hmacSha256 } from './runtime-crypto.js';
 
 /** What the scope is derived from besides the key: a fixed label, so the scope is no signature of anything sent. */
-const SCOPE_LABEL = 'svc-webhooks dedup scope v1';
+export const SCOPE_LABEL = 'svc-webhooks dedup scope v1';
 /** 12 bytes: 16 base64url characters, enough that no two secrets of a store meet. */
 const SCOPE_BYTES = 12;
 
@@ -18,8 +17,13 @@ const SCOPE_BYTES = 12;
  * The scope of a secret's key: 16 characters of base64url (`A–Z a–z 0–9 - _`),
  * derived one way from the key, so it names the secret without revealing it.
  */
-export function dedupScope(key: Buffer): string {
-  return createHmac('sha256', key).update(SCOPE_LABEL).digest().subarray(0, SCOPE_BYTES).toString('base64url');
+export function dedupScope(key: Uint8Array): string {
+  return scopeOfDigest(hmacSha256(key, SCOPE_LABEL, ''));
+}
+
+/** The scope, from the HMAC-SHA256 of `SCOPE_LABEL` under the key however it was computed. */
+export function scopeOfDigest(digest: Uint8Array): string {
+  return encodeBase64url(digest.subarray(0, SCOPE_BYTES));
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The event envelope: the types of the known events, and the parse of a verified body into one. */
-import type { Buffer } from 'node:buffer';
 import { isRecord } from '../base/record.js';
 import { WebhookVerificationError } from './errors.js';
+import { utf8Text } from './runtime-crypto.js';
 
 /**
  * The object an event concerns. The spec shows only its `id`; the other
@@ -124,11 +124,10 @@ export type WebhookEvent = KnownWebhookEvent | UnknownWebhookEvent;
  * is a JSON object with string `id` (equal to `webhookId`), `type` and
  * `data.object.id`.
  */
-export function parseEvent(body: string | Buffer, webhookId: string): WebhookEvent {
+export function parseEvent(body: string | Uint8Array, webhookId: string): WebhookEvent {
   let parsed: unknown;
   try {
-    // String() of a Buffer is its UTF-8 text.
-    parsed = JSON.parse(String(body));
+    parsed = JSON.parse(typeof body === 'string' ? body : utf8Text(body));
   } catch {
     throw invalid('the body is not JSON');
   }

@@ -1,5 +1,5 @@
 /** The raw body as given (string, bytes or ArrayBuffer), read without a copy and within its size bound. */
-import { Buffer } from 'node:buffer';
+import { bufferBytes, utf8Length, viewBytes } from './runtime-crypto.js';
 import { WebhookBodyError } from './errors.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
@@ -12,21 +12,20 @@ export type WebhookPayload = string | Uint8Array | ArrayBuffer;
  * `WebhookOptionsError` for a body that is not raw (most often one a JSON parser
  * already turned into an object).
  */
-export function rawPayload(payload: WebhookPayload, maxBytes: number): string | Buffer {
+export function rawPayload(payload: WebhookPayload, maxBytes: number): string | Uint8Array {
   if (typeof payload === 'string') {
     // Each UTF-16 unit is 1 to 3 UTF-8 bytes: count only when in doubt. The byte count alone decides; the
     // comparisons before it only spare it, so changing them changes no answer.
     // Stryker disable next-line ConditionalExpression,EqualityOperator
-    if (payload.length > maxBytes || (payload.length * 3 > maxBytes && Buffer.byteLength(payload) > maxBytes)) {
+    if (payload.length > maxBytes || (payload.length * 3 > maxBytes && utf8Length(payload) > maxBytes)) {
       throw tooLarge(maxBytes);
     }
     return payload;
   }
-  let bytes: Buffer;
-  if (Buffer.isBuffer(payload)) bytes = payload;
+  let bytes: Uint8Array;
   // Tag checks rather than instanceof: bodies may come from another realm.
-  else if (ArrayBuffer.isView(payload)) bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  else if (tagOf(payload) === 'ArrayBuffer') bytes = Buffer.from(payload as ArrayBuffer);
+  if (ArrayBuffer.isView(payload)) bytes = viewBytes(payload);
+  else if (tagOf(payload) === 'ArrayBuffer') bytes = bufferBytes(payload as ArrayBuffer);
   else {
     throw new WebhookOptionsError(
       `svc-webhooks: the payload must be the raw body (string, Uint8Array or ArrayBuffer), not ${describe(payload)}; ` +

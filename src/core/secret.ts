@@ -1,7 +1,7 @@
 /** Signing secrets: `whsec_` base64 or legacy text, one or several, and their decoded keys. */
-import { Buffer } from 'node:buffer';
 import { isRecord } from '../base/record.js';
 import { dedupScope } from './dedup-key.js';
+import { decodeBase64, SYNC_HMAC, utf8Bytes } from './runtime-crypto.js';
 import { isWellFormed } from './well-formed.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
@@ -22,8 +22,9 @@ export type WebhookSecret = string | KeyedSecret | readonly (string | KeyedSecre
 
 /** What one secret decodes to: its HMAC key, and the dedup scope of the events it verifies (see `dedupScope`). */
 export interface KeyMaterial {
-  readonly key: Buffer;
-  readonly scope: string;
+  readonly key: Uint8Array;
+  /** `undefined` where the runtime has no synchronous HMAC: the Web Crypto path derives it (`subtle-keys.ts`). */
+  readonly scope: string | undefined;
 }
 
 /** A secret's key material, and the id that names it: a keyed secret's own, else its position in the list (`'0'` for a lone one). */
@@ -32,30 +33,30 @@ export interface DecodedKey extends KeyMaterial {
 }
 
 const PREFIX = 'whsec_';
-// Standard base64, padded or not; Buffer.from alone would silently skip bad characters.
+// Standard base64, padded or not; decodeBase64 alone would silently skip bad characters.
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
 /** Turns one secret into HMAC key bytes (spec section 5, rule 3). Throws `WebhookOptionsError`. */
-export function decodeSecret(secret: string): Buffer {
+export function decodeSecret(secret: string): Uint8Array {
   if (typeof secret !== 'string') {
     throw new WebhookOptionsError('svc-webhooks: a secret must be a string');
   }
   if (!secret.startsWith(PREFIX)) {
     // Legacy secrets are their own UTF-8 bytes, not base64.
     if (secret.length === 0) throw new WebhookOptionsError('svc-webhooks: the secret is empty');
-    return Buffer.from(secret);
+    return utf8Bytes(secret);
   }
   const encoded = secret.slice(PREFIX.length);
   if (encoded.length === 0 || !BASE64.test(encoded)) {
     throw new WebhookOptionsError('svc-webhooks: a secret starting with "whsec_" must continue with non-empty base64');
   }
-  return Buffer.from(encoded, 'base64');
+  return decodeBase64(encoded);
 }
 
 /** One secret's key and dedup scope. Throws `WebhookOptionsError` as `decodeSecret` does. */
 export function keyMaterial(secret: string): KeyMaterial {
   const key = decodeSecret(secret);
-  return { key, scope: dedupScope(key) };
+  return { key, scope: SYNC_HMAC ? dedupScope(key) : undefined };
 }
 
 /** Decodes one secret or a non-empty list of them, each with its id. Throws `WebhookOptionsError`. */

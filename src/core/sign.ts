@@ -1,6 +1,7 @@
 /** Signing: the three headers the service sends with a body. */
 import { rawPayload, type WebhookPayload } from './payload.js';
 import { decodeSecrets, type DecodedKey, type WebhookSecret } from './secret.js';
+import { encodeBase64 } from './runtime-crypto.js';
 import { computeSignature } from './signature.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
@@ -32,7 +33,7 @@ export function signWithKeys(payload: WebhookPayload, options: SignOptions, keys
   }
   const body = rawPayload(payload, Number.MAX_SAFE_INTEGER);
   const stamp = String(seconds);
-  const signature = keys.map(({ key }) => `v1,${computeSignature(key, id, stamp, body).toString('base64')}`).join(' ');
+  const signature = keys.map(({ key }) => `v1,${encodeBase64(computeSignature(key, id, stamp, body))}`).join(' ');
   return { 'webhook-id': id, 'webhook-timestamp': stamp, 'webhook-signature': signature };
 }
 

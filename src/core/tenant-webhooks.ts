@@ -6,7 +6,7 @@ import type { WebhookHeaders } from './headers.js';
 import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from './options.js';
 import type { WebhookPayload } from './payload.js';
 import { SecretLookup, type SecretLookupOptions, type SecretResolver, type TenantKeys } from './secret-lookup.js';
-import { matchSignedRequest, readSignedRequest, type SignedRequest } from './verify-delivery.js';
+import { matchOnThisRuntime, readSignedRequest, type SignedRequest } from './verify-delivery.js';
 import { isWellFormed } from './well-formed.js';
 
 /** A delivery verified with its tenant's secret: `tenant` is always set. */
@@ -97,9 +97,9 @@ export function verifyForTenant(
  */
 export function matchForTenant(source: TenantKeySource, request: SignedRequest, tenant: unknown): TenantDelivery | Promise<TenantDelivery> {
   if (!isTenantName(tenant)) throw unknownTenant();
-  const verified = (keys: TenantKeys): TenantDelivery => {
+  const verified = (keys: TenantKeys): TenantDelivery | Promise<TenantDelivery> => {
     if (keys === null) throw unknownTenant();
-    return matchSignedRequest(request, keys, tenant) as TenantDelivery;
+    return matchOnThisRuntime(request, keys, tenant) as TenantDelivery | Promise<TenantDelivery>;
   };
   const keys = source.keysOf(tenant);
   return keys instanceof Promise ? keys.then(verified) : verified(keys);

@@ -1,5 +1,4 @@
 /** The verification of one request, step by step: size, headers, timestamp, signature, envelope. */
-import type { Buffer } from 'node:buffer';
 import type { WebhookDelivery } from './delivery.js';
 import { WebhookVerificationError } from './errors.js';
 import { parseEvent } from './event.js';
@@ -7,18 +6,20 @@ import { readHeader, type WebhookHeaders } from './headers.js';
 import type { ResolvedVerifyOptions } from './options.js';
 import { rawPayload, type WebhookPayload } from './payload.js';
 import type { DecodedKey } from './secret.js';
+import { SYNC_HMAC } from './runtime-crypto.js';
 import { computeSignature, matchesCandidate, signatureCandidates } from './signature.js';
-import { dedupKey } from './dedup-key.js';
+import { dedupKey, dedupScope } from './dedup-key.js';
+import { signedContent, subtleKeyOf, subtleSignature } from './subtle-keys.js';
 import { checkTimestamp } from './timestamp.js';
 
 /** A request that passed every check a secret is not needed for; only its signature is left to check. */
 export interface SignedRequest {
-  readonly body: string | Buffer;
+  readonly body: string | Uint8Array;
   readonly id: string;
   readonly timestampHeader: string;
   readonly timestamp: number;
   /** The well-formed `v1` digests of `webhook-signature`: never empty. */
-  readonly candidates: readonly Buffer[];
+  readonly candidates: readonly Uint8Array[];
 }
 
 /**
@@ -50,7 +51,7 @@ export function readSignedRequest(payload: WebhookPayload, headers: WebhookHeade
  * they are, for a receiver of many. Throws `WebhookVerificationError`.
  */
 export function matchSignedRequest(request: SignedRequest, keys: readonly DecodedKey[], tenant?: string): WebhookDelivery {
-  const { body, id, timestampHeader, timestamp, candidates } = request;
+  const { body, id, timestampHeader, candidates } = request;
   // One key's digest at a time, in the list's order: the first that matches is the one, and the rest need no HMAC.
   let matched: DecodedKey | undefined;
   for (const key of keys) {
@@ -60,7 +61,36 @@ export function matchSignedRequest(request: SignedRequest, keys: readonly Decode
     }
   }
   if (matched === undefined) throw noMatch();
-  const { id: keyId, scope } = matched;
+  // A scope is missing only without a synchronous HMAC, where computeSignature threw before.
+  return deliveryOf(request, matched.id, matched.scope ?? dedupScope(matched.key), tenant);
+}
+
+/**
+ * `matchSignedRequest` with Web Crypto: the same keys in the same order,
+ * the same answers and errors, once the digests are computed. Each key is
+ * imported into Web Crypto once (`subtleKeyOf`).
+ */
+export async function matchSignedRequestAsync(request: SignedRequest, keys: readonly DecodedKey[], tenant?: string): Promise<WebhookDelivery> {
+  const content = signedContent(request.id, request.timestampHeader, request.body);
+  for (const key of keys) {
+    const subtleKey = await subtleKeyOf(key.key);
+    if (matchesCandidate(request.candidates, await subtleSignature(subtleKey, content))) {
+      return deliveryOf(request, key.id, subtleKey.scope, tenant);
+    }
+  }
+  throw noMatch();
+}
+
+/**
+ * `matchSignedRequest` where the runtime has `node:crypto`, else
+ * `matchSignedRequestAsync`: what the entries verify with.
+ */
+export const matchOnThisRuntime: (request: SignedRequest, keys: readonly DecodedKey[], tenant?: string) => WebhookDelivery | Promise<WebhookDelivery> =
+  SYNC_HMAC ? matchSignedRequest : matchSignedRequestAsync;
+
+/** The delivery of a request whose signature the key `keyId`, of dedup scope `scope`, matched; parses its event. */
+function deliveryOf(request: SignedRequest, keyId: string, scope: string, tenant: string | undefined): WebhookDelivery {
+  const { body, id, timestamp } = request;
   const event = parseEvent(body, id);
   // Literals, not a spread and a field: on Node 20 that gives each delivery a hidden class of its own.
   return tenant === undefined
@@ -76,6 +106,16 @@ export function verifyWithKeys(
   options: ResolvedVerifyOptions,
 ): WebhookDelivery {
   return matchSignedRequest(readSignedRequest(payload, headers, options), keys);
+}
+
+/** `verifyWithKeys` where the runtime has `node:crypto`, else with Web Crypto (`matchSignedRequestAsync`). */
+export function verifyOnThisRuntime(
+  payload: WebhookPayload,
+  headers: WebhookHeaders,
+  keys: readonly DecodedKey[],
+  options: ResolvedVerifyOptions,
+): WebhookDelivery | Promise<WebhookDelivery> {
+  return matchOnThisRuntime(readSignedRequest(payload, headers, options), keys);
 }
 
 function missing(name: string): WebhookVerificationError {

@@ -5,14 +5,16 @@
  */
 import { checkLogger, type WebhookLogger } from '../base/logger.js';
 import { DeadlineQueue } from '../base/deadlines.js';
+import { whenSettled } from '../base/user-code.js';
 import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
-import { resolveVerifyOptions, type VerifyOptions } from '../core/options.js';
+import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from '../core/options.js';
 import type { WebhookPayload } from '../core/payload.js';
-import type { WebhookSecret } from '../core/secret.js';
+import type { DecodedKey, WebhookSecret } from '../core/secret.js';
+import { cachedKeys } from '../core/key-cache.js';
+import { verifyOnThisRuntime } from '../core/verify-delivery.js';
 import { parseSeconds } from '../core/timestamp.js';
-import { Webhook } from '../core/webhook.js';
 import { checkOrdering, type OrderingOptions } from '../core/event-order.js';
 import { checkClaimOptions, checkDedupObject, claimSettings } from '../process/claim.js';
 import { claimAnswers, type ClaimOutcome, type DedupUnavailablePolicy } from './claim-answers.js';
@@ -20,7 +22,7 @@ import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../p
 import type { DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
 import type { BodyLimits } from './body-limits.js';
-import { refused } from './responses.js';
+import { refused, type DecidedResponse } from './responses.js';
 import { createTenantVerify, type TenantOf, type TenantsOptions, type TenantVerify, type Verification } from './tenants.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 
@@ -218,7 +220,7 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
   const verify: TenantVerify =
     tenants === undefined
-      ? verifierOf(new Webhook(secret as WebhookSecret, options))
+      ? verifierOf(cachedKeys(secret as WebhookSecret), verifyOptions)
       : createTenantVerify(
           tenants,
           verifyOptions,
@@ -244,11 +246,15 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   };
 }
 
-/** The verify step of a receiver of one endpoint: the refusal of `webhook` as an answer. */
-function verifierOf(webhook: Webhook): TenantVerify {
+/**
+ * The verify step of a receiver of one endpoint, with `node:crypto` or else
+ * Web Crypto: a refusal as an answer.
+ */
+function verifierOf(keys: readonly DecodedKey[], options: ResolvedVerifyOptions): TenantVerify {
+  const refusal = (error: unknown): DecidedResponse => refused(error);
   return (payload, headers) => {
     try {
-      return webhook.verifyDelivery(payload, headers);
+      return whenSettled(verifyOnThisRuntime(payload, headers, keys, options), (delivery) => delivery, refusal);
     } catch (error) {
       return refused(error);
     }

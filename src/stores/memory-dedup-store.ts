@@ -6,7 +6,6 @@
  * within `begin`, not on a timer: a timer would keep a process alive, and a
  * Cloudflare Worker refuses one started at module scope.
  */
-import { randomBytes } from 'node:crypto';
 import { checkCallback, checkDuration, checkOptionsObject, MAX_TIMER_MS } from '../base/option-checks.js';
 import type { EventOrder } from '../core/event-order.js';
 import { answerAtOnce, type BeginResult, type OrderedBeginResult, type OrderingDedupStore } from './dedup-store.js';
@@ -296,7 +295,7 @@ export class MemoryDedupStore implements OrderingDedupStore {
    * a Worker refuses random values in its global scope, where the store may be created.
    */
   #newToken(): string {
-    this.#tokenPrefix ??= `${randomBytes(16).toString('hex')}-`;
+    this.#tokenPrefix ??= `${randomHex(16)}-`;
     // Equivalent: counting down gives every claim a token of its own as well.
     // Stryker disable next-line UpdateOperator
     return this.#tokenPrefix + (this.#claims++).toString(36);
@@ -335,4 +334,9 @@ function settledWith<A extends unknown[], T>(operation: (...args: A) => T, ...ar
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** `bytes` random bytes in hex, from Web Crypto, which every runtime has (Node's since 19). */
+function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }

@@ -37,6 +37,7 @@ describe('ERROR_CODES', () => {
       'not_http_request',
       'delivery_in_progress',
       'dedup_unavailable',
+      'invalid_event_order',
       'handler_failed',
       'invalid_event_data',
       'unknown_event_type',
@@ -65,6 +66,7 @@ describe('ERROR_CODES', () => {
     expect(byClass('WebhookDedupError')).toEqual([
       ['delivery_in_progress', 409],
       ['dedup_unavailable', 503],
+      ['invalid_event_order', 422],
     ]);
     expect(byClass('WebhookHandlerError')).toEqual([
       ['handler_failed', 500],

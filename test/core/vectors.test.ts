@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sign, verify, Webhook, WebhookVerificationError } from '../../src/index.js';
+import { sign, verify, verifyAsync, verifyDelivery, Webhook, WebhookVerificationError, type WebhookDelivery } from '../../src/index.js';
+import { resolveVerifyOptions } from '../../src/core/options.js';
+import { decodeSecrets } from '../../src/core/secret.js';
+import { matchSignedRequestAsync, readSignedRequest } from '../../src/core/verify-delivery.js';
 import { renderVectors, VECTORS_FILE, type Vector } from '../../fixtures/vectors.js';
 
 const committed = readFileSync(VECTORS_FILE, 'utf8');
@@ -14,9 +17,33 @@ function outcome(run: () => { type: string }): Vector['expected'] {
   try {
     return { type: run().type };
   } catch (error) {
-    if (error instanceof WebhookVerificationError) return { error: error.code };
-    throw error;
+    return refusal(error);
   }
+}
+
+async function settled(run: () => Promise<{ type: string }>): Promise<Vector['expected']> {
+  try {
+    return { type: (await run()).type };
+  } catch (error) {
+    return refusal(error);
+  }
+}
+
+/** A delivery, or the refusal's code: of a call or of a promise. */
+function settledDelivery(run: () => WebhookDelivery): WebhookDelivery | Vector['expected'];
+function settledDelivery(run: () => Promise<WebhookDelivery>): Promise<WebhookDelivery | Vector['expected']>;
+function settledDelivery(run: () => WebhookDelivery | Promise<WebhookDelivery>): unknown {
+  try {
+    const delivery = run();
+    return delivery instanceof Promise ? delivery.catch(refusal) : delivery;
+  } catch (error) {
+    return refusal(error);
+  }
+}
+
+function refusal(error: unknown): Vector['expected'] {
+  if (error instanceof WebhookVerificationError) return { error: error.code };
+  throw error;
 }
 
 describe('known-answer vectors', () => {
@@ -44,6 +71,19 @@ describe('known-answer vectors', () => {
       const shouted = Object.fromEntries(Object.entries(vector.headers).map(([name, value]) => [name.toUpperCase(), value]));
       const webhook = new Webhook(vector.secret, options);
       expect(outcome(() => webhook.verify(copy, shouted))).toEqual(vector.expected);
+    });
+
+    it('verifyAsync() on bytes', async () => {
+      expect(await settled(() => verifyAsync(payload, vector.headers, vector.secret, options))).toEqual(vector.expected);
+    });
+
+    it('the Web Crypto path, on bytes and on their text: what verifyDelivery() gives, dedup key included', async () => {
+      const keys = decodeSecrets(vector.secret);
+      for (const body of [new Uint8Array(payload), payload.toString('utf8')]) {
+        const viaSubtle = async () => matchSignedRequestAsync(readSignedRequest(body, vector.headers, resolveVerifyOptions(options)), keys);
+        const viaNode = () => verifyDelivery(body, vector.headers, vector.secret, options);
+        expect(await settledDelivery(viaSubtle)).toEqual(settledDelivery(viaNode));
+      }
     });
   });
 

@@ -4,30 +4,29 @@
  * random values at global scope, where the store may be created), never one
  * per claim.
  */
-import * as crypto from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
 import { claim } from '../helpers/dedup-store-contract.js';
 
-vi.mock('node:crypto', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:crypto')>();
-  return { ...actual, randomBytes: vi.fn(actual.randomBytes), randomUUID: vi.fn(actual.randomUUID) };
-});
+// Web Crypto's, which every runtime has: the store imports no node:crypto, so it loads where that is missing.
+const getRandomValues = vi.spyOn(globalThis.crypto, 'getRandomValues');
+const randomUUID = vi.spyOn(globalThis.crypto, 'randomUUID');
 
 afterEach(() => {
-  vi.mocked(crypto.randomBytes).mockClear();
-  vi.mocked(crypto.randomUUID).mockClear();
+  getRandomValues.mockClear();
+  randomUUID.mockClear();
 });
 
 describe('MemoryDedupStore tokens', () => {
   it('draws no random value when created, one at the first claim, and none for later claims', async () => {
     const store = new MemoryDedupStore();
-    expect(crypto.randomBytes).not.toHaveBeenCalled();
+    expect(getRandomValues).not.toHaveBeenCalled();
     await claim(store, 'evt_0');
-    expect(crypto.randomBytes).toHaveBeenCalledTimes(1);
+    expect(getRandomValues).toHaveBeenCalledTimes(1);
+    expect(getRandomValues.mock.calls[0]![0]).toHaveLength(16);
     for (let i = 1; i < 100; i++) await claim(store, `evt_${i}`);
-    expect(crypto.randomBytes).toHaveBeenCalledTimes(1);
-    expect(crypto.randomUUID).not.toHaveBeenCalled();
+    expect(getRandomValues).toHaveBeenCalledTimes(1);
+    expect(randomUUID).not.toHaveBeenCalled();
   });
 
   it('gives every claim of a store a token of its own, also for the same id claimed again', async () => {

@@ -95,7 +95,7 @@ export function diagnose(suspect: Suspect): Diagnosis {
 
 function judgeSignature(body: Buffer, id: string, timestamp: string, header: string, secrets: readonly string[]): Pick<Diagnosis, 'signature' | 'skipped'> {
   if (!header.split(' ').some((entry) => V1_ENTRY.test(entry))) return { signature: { kind: 'no_v1_entry' } };
-  const matches = (key: Buffer, bytes: Buffer): boolean => hasMatchingSignature(header, [computeSignature(key, id, timestamp, bytes)]);
+  const matches = (key: Uint8Array, bytes: Uint8Array): boolean => hasMatchingSignature(header, [computeSignature(key, id, timestamp, bytes)]);
   const keys = secrets.flatMap(keyVariants);
   const [spec, mistaken] = [keys.filter((k) => k.mistake === undefined), keys.filter((k) => k.mistake !== undefined)];
   // Valid as given (refused by the clock, say): no body need be printed again.

@@ -19,7 +19,7 @@ export type KeyMistake =
 export interface KeyVariant {
   /** Absent for the key the spec derives (section 5, rule 3). */
   readonly mistake?: KeyMistake;
-  readonly key: Buffer;
+  readonly key: Uint8Array;
 }
 
 /** The spec's key for `secret`, then each mistaken key that is not empty. */
