@@ -33,6 +33,12 @@ export const PAIRS = {
     ours: 'Fetch + sqlite: verifyWebhook with a SqliteDedupStore',
     scale: 1,
   },
+  ordering: {
+    label: `Fetch + its MemoryDedupStore with \`ordering\` vs without, ${STORED.toLocaleString('en-US')} events stored`,
+    minimum: 'Fetch + dedup: verifyWebhook with its MemoryDedupStore',
+    ours: 'Fetch + ordering: verifyWebhook with its MemoryDedupStore and ordering',
+    scale: 1,
+  },
   on: { label: '`on` vs a lookup by type', minimum: 'on: minimum lookup by type', ours: 'on: verifyWebhook with on', scale: 1 },
 } as const;
 

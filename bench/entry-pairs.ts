@@ -281,6 +281,13 @@ const cases: Record<string, CpuCase> = {
     const next = walk(pool);
     return async () => (await entry(request(next()))).status;
   },
+  // Every event of the pool is about one object at one instant: each is claimed in order, none stale, as a
+  // receiver's events mostly are.
+  'Fetch + ordering: verifyWebhook with its MemoryDedupStore and ordering': async () => {
+    const entry = fetchWebhook({ ...options, dedup: { store: await filledStore() }, ordering: { version: (event) => event.timestamp } }, handler);
+    const next = walk(pool);
+    return async () => (await entry(request(next()))).status;
+  },
   'Fetch + sqlite: verifyWebhook with a SqliteDedupStore': () => {
     const entry = fetchWebhook({ ...options, dedup: { store: filledSqliteStore() } }, handler);
     const next = walk(pool);

@@ -12,7 +12,7 @@ import { whenSettled } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookDedupError } from '../core/errors.js';
 import { eventOrder, type CheckedOrdering, type EventOrder } from '../core/event-order.js';
-import { answersAtOnce, isDedupStore, missingOrderingMethods, type DedupStore, type OrderingDedupStore } from '../stores/dedup-store.js';
+import { answersAtOnce, isDedupStore, missingOrderingMethods, orderedAnswersAtOnce, type AnswersAtOnce, type DedupStore, type OrderedAnswersAtOnce, type OrderingDedupStore } from '../stores/dedup-store.js';
 import { LeaseRenewal, renewalDelay, type HeldLease } from './lease.js';
 import { retryBefore } from './retry.js';
 import { tellStoreFailure, type StoreErrorCallback, type StoreErrorContext, type StoreErrorReport } from './store-failures.js';
@@ -136,11 +136,16 @@ export function claimKey(settings: ClaimSettings, delivery: Pick<WebhookDelivery
       return { state: 'unordered', error: error as WebhookDedupError };
     }
   }
-  const atOnce = answersAtOnce(store);
   let beginning: unknown;
   try {
-    if (order === undefined) beginning = atOnce === undefined ? store.begin(key, leaseMs) : atOnce.begin(key, leaseMs);
-    else beginning = atOnce?.beginInOrder === undefined ? (store as OrderingDedupStore).beginInOrder(key, order, leaseMs) : atOnce.beginInOrder(key, order, leaseMs);
+    if (order === undefined) {
+      const atOnce = answersAtOnce(store);
+      beginning = atOnce === undefined ? store.begin(key, leaseMs) : atOnce.begin(key, leaseMs);
+    } else {
+      const ordered = store as OrderingDedupStore;
+      const atOnce = orderedAnswersAtOnce(ordered);
+      beginning = atOnce === undefined ? ordered.beginInOrder(key, order, leaseMs) : atOnce.beginInOrder(key, order, leaseMs);
+    }
   } catch (error) {
     return unavailable(settings, target, error);
   }
@@ -174,21 +179,22 @@ function holdClaim(lease: HeldLease, target: ClaimTarget, { retentionMs, report,
     const deadline = LeaseRenewal.deadline(renewal.stop(), leaseMs);
     const operation = taken ? 'complete' : 'release';
     let tried = 0;
-    const atOnce = answersAtOnce(store);
-    if (atOnce !== undefined && (order === undefined || atOnce.completeInOrder !== undefined)) {
+    const ordered = store as OrderingDedupStore;
+    const atOnce = order === undefined ? answersAtOnce(store) : orderedAnswersAtOnce(ordered);
+    if (atOnce !== undefined) {
       try {
         if (order !== undefined) {
-          if (taken) atOnce.completeInOrder!(key, order, token, retentionMs);
-          else atOnce.releaseInOrder!(key, order, token);
-        } else if (taken) atOnce.complete(key, token, retentionMs);
-        else atOnce.release(key, token);
+          const inOrder = atOnce as OrderedAnswersAtOnce;
+          if (taken) inOrder.completeInOrder(key, order, token, retentionMs);
+          else inOrder.releaseInOrder(key, order, token);
+        } else if (taken) (atOnce as AnswersAtOnce).complete(key, token, retentionMs);
+        else (atOnce as AnswersAtOnce).release(key, token);
         return undefined;
       } catch (error) {
         // Told, then retried by the methods, as any store's failure is.
         tellStoreFailure(operation, key, ++tried, error, tenant);
       }
     }
-    const ordered = store as OrderingDedupStore;
     return retryBefore(
       deadline,
       () =>

@@ -139,14 +139,14 @@ export interface AnswersAtOnce {
   begin(key: string, leaseMs: number): BeginResult;
   complete(key: string, token: string, retentionMs: number): boolean;
   release(key: string, token: string): boolean;
-  /** Those of an `OrderingDedupStore`, where the store has them. */
-  beginInOrder?(key: string, order: EventOrder, leaseMs: number): OrderedBeginResult;
-  completeInOrder?(key: string, order: EventOrder, token: string, retentionMs: number): boolean;
-  releaseInOrder?(key: string, order: EventOrder, token: string): boolean;
 }
 
-/** The methods a store's operations that answer at once stand for, by name. */
-type AtOnceMethods = { readonly [K in keyof AnswersAtOnce]-?: unknown };
+/** The operations of an `OrderingDedupStore` that answers within this process, as `AnswersAtOnce`. */
+export interface OrderedAnswersAtOnce {
+  beginInOrder(key: string, order: EventOrder, leaseMs: number): OrderedBeginResult;
+  completeInOrder(key: string, order: EventOrder, token: string, retentionMs: number): boolean;
+  releaseInOrder(key: string, order: EventOrder, token: string): boolean;
+}
 
 // Registered by a symbol of the global registry, so that a store made by one copy of the package (its
 // root entry, say) answers at once to the claims of another (the Fetch entry, bundled apart).
@@ -154,16 +154,16 @@ const AT_ONCE = Symbol.for('svc-webhooks.dedup-store.answers-at-once');
 
 /** The methods a store's operations stand for, and the operations. */
 interface Registered {
-  readonly methods: Partial<AtOnceMethods>;
-  readonly operations: AnswersAtOnce;
-  /** The names of the operations, listed once. */
-  readonly names: ReadonlyArray<keyof AtOnceMethods>;
+  readonly methods: Partial<Record<keyof AnswersAtOnce | keyof OrderedAnswersAtOnce, unknown>>;
+  readonly operations: AnswersAtOnce & Partial<OrderedAnswersAtOnce>;
 }
 
-/** Registers the operations of `store` that answer at once, for as long as its methods are `methods`, its class's own. */
-export function answerAtOnce(store: DedupStore, methods: Registered['methods'], operations: AnswersAtOnce): void {
-  const names = Object.keys(operations) as Array<keyof AtOnceMethods>;
-  Object.defineProperty(store, AT_ONCE, { value: { methods, operations, names } satisfies Registered });
+/**
+ * Registers the operations of `store` that answer at once, plain and, for a store that orders, ordered,
+ * for as long as its methods are `methods`, its class's own.
+ */
+export function answerAtOnce(store: DedupStore, methods: Registered['methods'], operations: Registered['operations']): void {
+  Object.defineProperty(store, AT_ONCE, { value: { methods, operations } satisfies Registered });
 }
 
 /**
@@ -174,7 +174,16 @@ export function answerAtOnce(store: DedupStore, methods: Registered['methods'], 
 export function answersAtOnce(store: DedupStore): AnswersAtOnce | undefined {
   const registered = (store as { [AT_ONCE]?: Registered })[AT_ONCE];
   if (registered === undefined) return undefined;
-  const { methods, operations, names } = registered;
-  for (const name of names) if ((store as unknown as AtOnceMethods)[name] !== methods[name]) return undefined;
-  return operations;
+  const { methods } = registered;
+  return store.begin === methods.begin && store.complete === methods.complete && store.release === methods.release ? registered.operations : undefined;
+}
+
+/** The ordered operations of `store` that answer at once, as `answersAtOnce` answers the plain ones. */
+export function orderedAnswersAtOnce(store: OrderingDedupStore): OrderedAnswersAtOnce | undefined {
+  const registered = (store as { [AT_ONCE]?: Registered })[AT_ONCE];
+  if (registered === undefined) return undefined;
+  const { methods, operations } = registered;
+  if (operations.beginInOrder === undefined || operations.completeInOrder === undefined || operations.releaseInOrder === undefined) return undefined;
+  const current = store.beginInOrder === methods.beginInOrder && store.completeInOrder === methods.completeInOrder && store.releaseInOrder === methods.releaseInOrder;
+  return current ? (operations as OrderedAnswersAtOnce) : undefined;
 }
