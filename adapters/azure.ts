@@ -22,7 +22,7 @@ import type { SecretOrTenants } from '../src/receive/receiver.js';
 import { readRequestBody } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
-/** What the handler gets besides the event: the verified delivery, the request and the invocation's context. */
+/** What the handler, and each handler of `on`, gets besides the event: the verified delivery, the request and the invocation's context. */
 export interface AzureWebhookContext extends WebhookDelivery {
   /** The request, for its URL, params and headers; its body is already read. */
   readonly request: HttpRequest;
@@ -42,7 +42,7 @@ export type AzureWebhookHandler = (event: WebhookEvent, context: AzureWebhookCon
 export interface AzureEntryOptions extends HandlerEntryOptions<HttpRequest, InvocationContext, HttpResponseInit> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type AzureWebhookOptions<S extends EventSchemas = {}> = AzureEntryOptions & SecretOrTenants<HttpRequest> & (HandlersMode<S> | HandoffMode);
+export type AzureWebhookOptions<S extends EventSchemas = {}> = AzureEntryOptions & SecretOrTenants<HttpRequest> & (HandlersMode<S, AzureWebhookContext> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
 export type AzureHandlerOptions = AzureEntryOptions & SecretOrTenants<HttpRequest> & SingleHandlerMode;

@@ -21,7 +21,7 @@ import type { SecretOrTenants } from '../src/receive/receiver.js';
 import { readRequestBody, WEB_ANSWERS } from '../src/receive/web-platform.js';
 import type { SingleHandlerMode, HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
 
-/** What the handler gets besides the event: the verified delivery, the request, and what the host passed after it. */
+/** What the handler, and each handler of `on`, gets besides the event: the verified delivery, the request, and what the host passed after it. */
 export interface FetchWebhookContext extends WebhookDelivery {
   /** The request, for its URL and headers; its body is already read. */
   readonly request: Request;
@@ -42,7 +42,7 @@ export type FetchWebhookHandler = (event: WebhookEvent, context: FetchWebhookCon
 export interface FetchEntryOptions extends HandlerEntryOptions<Request, readonly unknown[], Response> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type FetchWebhookOptions<S extends EventSchemas = {}> = FetchEntryOptions & SecretOrTenants<Request> & (HandlersMode<S> | HandoffMode);
+export type FetchWebhookOptions<S extends EventSchemas = {}> = FetchEntryOptions & SecretOrTenants<Request> & (HandlersMode<S, FetchWebhookContext> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
 export type FetchHandlerOptions = FetchEntryOptions & SecretOrTenants<Request> & SingleHandlerMode;

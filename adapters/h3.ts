@@ -32,7 +32,7 @@ declare module 'h3' {
   }
 }
 
-/** What the handler gets besides the event: the verified delivery, the h3 event and its context. */
+/** What the handler, and each handler of `on`, gets besides the event: the verified delivery, the h3 event and its context. */
 export interface H3WebhookContext extends WebhookDelivery {
   /** The host's request: the h3 event, for its URL and params; its body is already read. */
   readonly request: H3Event;
@@ -52,7 +52,7 @@ export type H3WebhookHandler = (event: WebhookEvent, context: H3WebhookContext) 
 export interface H3EntryOptions extends HandlerEntryOptions<H3Event, H3EventContext, Response> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type H3WebhookOptions<S extends EventSchemas = {}> = H3EntryOptions & SecretOrTenants<H3Event> & (HandlersMode<S> | HandoffMode);
+export type H3WebhookOptions<S extends EventSchemas = {}> = H3EntryOptions & SecretOrTenants<H3Event> & (HandlersMode<S, H3WebhookContext> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
 export type H3HandlerOptions = H3EntryOptions & SecretOrTenants<H3Event> & SingleHandlerMode;

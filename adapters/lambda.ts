@@ -25,7 +25,7 @@ import { bodyOf, headersOf, LAMBDA_ANSWERS, type LambdaWebhookEvent, type Lambda
 
 export type { LambdaWebhookEvent, LambdaWebhookResult } from './lambda-http.js';
 
-/** What the handler gets besides the webhook event: the verified delivery, the Lambda event and its context. */
+/** What the handler, and each handler of `on`, gets besides the webhook event: the verified delivery, the Lambda event and its context. */
 export interface LambdaWebhookContext extends WebhookDelivery {
   /** The Lambda event of the HTTP request. */
   readonly request: LambdaWebhookEvent;
@@ -48,7 +48,7 @@ export type LambdaWebhookHandler = (
 export interface LambdaEntryOptions extends HandlerEntryOptions<LambdaWebhookEvent, Context, LambdaWebhookResult> {}
 
 /** The options of `verifyWebhook` without a handler: the entry's, and `on` or `handoff`. */
-export type LambdaWebhookOptions<S extends EventSchemas = {}> = LambdaEntryOptions & SecretOrTenants<LambdaWebhookEvent> & (HandlersMode<S> | HandoffMode);
+export type LambdaWebhookOptions<S extends EventSchemas = {}> = LambdaEntryOptions & SecretOrTenants<LambdaWebhookEvent> & (HandlersMode<S, LambdaWebhookContext> | HandoffMode);
 
 /** The options of `verifyWebhook` with a handler: the entry's, without `on` and `handoff`. */
 export type LambdaHandlerOptions = LambdaEntryOptions & SecretOrTenants<LambdaWebhookEvent> & SingleHandlerMode;

@@ -6,10 +6,12 @@ import type { StandardSchema, StandardSchemaOutput } from './standard-schema.js'
 /**
  * Handles one event: `event` is the event (its schema's output where
  * `schemas` has one for its type), `delivery` the verified delivery it came
- * in. Resolving takes the event (204); throwing or rejecting fails it (500
+ * in: `D`, which on the Fetch, Lambda, Azure and h3 entries also holds the
+ * host's `request` and `context`, as their single handler's second argument
+ * does. Resolving takes the event (204); throwing or rejecting fails it (500
  * `handler_failed`, and the sender retries).
  */
-export type EventHandler<E> = (event: E, delivery: WebhookDelivery) => unknown;
+export type EventHandler<E, D extends WebhookDelivery = WebhookDelivery> = (event: E, delivery: D) => unknown;
 
 /** A Standard Schema (zod 4, valibot 1, arktype 2, …) per known event type, each for the whole event. */
 export type EventSchemas = { readonly [T in KnownEventType]?: StandardSchema };
@@ -19,9 +21,9 @@ export type HandledEvent<T extends KnownEventType, S extends EventSchemas> = T e
   ? StandardSchemaOutput<Exclude<S[T], undefined>>
   : KnownEventMap[T];
 
-/** The handlers of `on`: only known types are keys, so a misspelled type does not compile. */
-export type EventHandlers<S extends EventSchemas = {}> = {
-  readonly [T in KnownEventType]?: EventHandler<HandledEvent<T, S>>;
+/** The handlers of `on`: only known types are keys, so a misspelled type does not compile. `D` is what each gets besides the event. */
+export type EventHandlers<S extends EventSchemas = {}, D extends WebhookDelivery = WebhookDelivery> = {
+  readonly [T in KnownEventType]?: EventHandler<HandledEvent<T, S>, D>;
 };
 
 /**
@@ -41,14 +43,14 @@ export type UnknownEventPolicy = 'accept' | 'reject';
  */
 export type HandlerErrorCallback = (error: unknown, event: WebhookEvent, delivery: WebhookDelivery) => void;
 
-/** How events reach handlers: what `on` takes with it on every entry, on the queue workers and in `dispatch`. */
-export interface HandlerOptions<S extends EventSchemas = {}> {
+/** How events reach handlers: what `on` takes with it on every entry, on the queue workers and in `dispatch`; `D` is what a handler gets besides the event. */
+export interface HandlerOptions<S extends EventSchemas = {}, D extends WebhookDelivery = WebhookDelivery> {
   /**
    * One handler per known event type. With it, the receiver answers by
    * itself: 204 once the handler resolves, under the dedup claim when there
    * is a store. Known types without a handler are answered 204.
    */
-  readonly on: EventHandlers<S>;
+  readonly on: EventHandlers<S, D>;
   /**
    * A schema per event type, checked against the whole event before its
    * handler runs; the handler receives the schema's output. A failure is
@@ -68,7 +70,7 @@ export interface HandlerOptions<S extends EventSchemas = {}> {
    * `on` handles its type. Not with `unknownEvents`.
    * @default undefined (`unknownEvents` decides)
    */
-  readonly onUnknownEvent?: EventHandler<UnknownWebhookEvent>;
+  readonly onUnknownEvent?: EventHandler<UnknownWebhookEvent, D>;
   /**
    * Told when a handler failed or an event failed its schema; the answer is
    * the same either way.

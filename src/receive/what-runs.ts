@@ -29,8 +29,11 @@ export interface WithoutHandlers {
   readonly onUnknownEvent?: undefined;
 }
 
-/** The handlers of `on` answer each delivery: the handler of its event's type runs, under the claim. */
-export interface HandlersMode<S extends EventSchemas = {}> extends HandlerOptions<S> {
+/**
+ * The handlers of `on` answer each delivery: the handler of its event's type runs, under the claim, with
+ * the event and `D`: the delivery, with the host's request and context on the Fetch, Lambda, Azure and h3 entries.
+ */
+export interface HandlersMode<S extends EventSchemas = {}, D extends WebhookDelivery = WebhookDelivery> extends HandlerOptions<S, D> {
   /** Not with `on`: a handoff is a mode of its own. */
   readonly handoff?: undefined;
 }
@@ -131,9 +134,11 @@ export function whatRuns<R, A>(options: ModeOptions, runner: EntryRunner<R, A> |
 
   if (options.on !== undefined) {
     const dispatcher = createDispatcher(options as HandlerOptions<EventSchemas>, receiverErrorLog(logger));
+    // A handler entry's handlers get what its single handler would: the delivery with the host's request and context.
+    const contextOf = runner !== undefined && 'context' in runner ? runner.context : undefined;
     return {
-      run: (_request, delivery) => {
-        const dispatched = dispatcher.dispatch(delivery);
+      run: (request, delivery) => {
+        const dispatched = dispatcher.dispatch(contextOf === undefined ? delivery : (contextOf(request, delivery) as WebhookDelivery));
         return whenSettled(dispatched, handlersOutcome);
       },
       runsFor: dispatcher.handles,

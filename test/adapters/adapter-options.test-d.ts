@@ -11,7 +11,8 @@
  * `@ts-expect-error` that stops erroring fails too.
  */
 import { type } from 'arktype';
-import type { HttpResponseInit } from '@azure/functions';
+import type { HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { Context } from 'aws-lambda';
 import type { FastifyInstance } from 'fastify';
 import { getRouterParam, type H3Event } from 'h3';
 import * as v from 'valibot';
@@ -23,7 +24,7 @@ import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as fetchWebhook, type FetchWebhook } from '../../adapters/fetch.js';
 import { verifyWebhook as h3Webhook, type H3Webhook } from '../../adapters/h3.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
-import { verifyWebhook as lambdaWebhook, type LambdaWebhook } from '../../adapters/lambda.js';
+import { verifyWebhook as lambdaWebhook, type LambdaWebhook, type LambdaWebhookEvent } from '../../adapters/lambda.js';
 import { WebhooksModule } from '../../adapters/nestjs.js';
 import { MemoryDedupStore, type CallMissedEvent, type EventHandlers, type Handoff, type WebhookDelivery, type WebhookEvent } from '../../src/index.js';
 
@@ -177,6 +178,14 @@ describe('lambda options with on', () => {
     lambdaWebhook({ on: { 'call.missed': (missed) => expectTypeOf(missed.data.object.from).toEqualTypeOf<string>() }, secret, schemas });
     expectTypeOf(lambdaWebhook({ secret, schemas, on })).toEqualTypeOf<LambdaWebhook>();
     lambdaWebhook({ secret, on: { 'call.missed': onMissed }, unknownEvents: 'reject' });
+  });
+
+  it("give each handler the Lambda event and context beside the delivery, as the single handler's", () => {
+    lambdaWebhook({ secret, on: { 'call.missed': (_missed, { context }) => expectTypeOf(context).toEqualTypeOf<Context>() } });
+    lambdaWebhook({ secret, on: { 'call.missed': (_missed, { request }) => expectTypeOf(request).toEqualTypeOf<LambdaWebhookEvent>() } });
+    azureWebhook({ secret, on: { 'call.missed': (_missed, { context }) => expectTypeOf(context).toEqualTypeOf<InvocationContext>() } });
+    fetchWebhook({ secret, on: { 'call.missed': (_missed, { context }) => expectTypeOf(context).toEqualTypeOf<readonly unknown[]>() } });
+    h3Webhook({ secret, on: { 'call.missed': (_missed, { request }) => expectTypeOf(request).toEqualTypeOf<H3Event>() } });
   });
 
   it('refuse a misspelled type, a handler of another type, a schema for an unknown type', () => {

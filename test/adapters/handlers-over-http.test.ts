@@ -13,9 +13,9 @@ import { verifyWebhook as azureWebhook } from '../../adapters/azure.js';
 import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import type { WebhookError } from '../../src/index.js';
 import { CUSTOM_ERROR_STATUS, customErrorBody } from '../helpers/adapter-contract.js';
-import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveH3, serveHonoHandlers, serveLambda } from '../helpers/adapter-servers.js';
+import { serveAzure, serveExpressHandlers, serveFastifyHandlers, serveFetch, serveH3, serveHonoHandlers, serveLambda, type ServedApp } from '../helpers/adapter-servers.js';
 import { handlerContract } from '../helpers/handler-contract.js';
-import { LAMBDA_SOURCES } from '../helpers/lambda-events.js';
+import { LAMBDA_SOURCES, lambdaContext } from '../helpers/lambda-events.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 
 const customBody = (error: WebhookError) => customErrorBody(error.code);
@@ -136,5 +136,32 @@ describe('fastify adapter with path and on, over HTTP', () => {
     ['a path that is no string', { path: 42, on: {} }],
   ])('throws TypeError at creation for %s', (_name, mount) => {
     expect(() => fastifyWebhook({ secret: SECRET, ...mount } as never)).toThrow(TypeError);
+  });
+});
+
+describe("on's handlers of the Fetch, Lambda, Azure and h3 entries, over HTTP", () => {
+  /** Posts one signed event to `app`, closes it, and answers the status. */
+  async function postOnce(app: ServedApp): Promise<number> {
+    try {
+      const { body, headers } = signedRequest();
+      return (await fetch(`${app.url}/webhooks`, { method: 'POST', body, headers })).status;
+    } finally {
+      await app.close();
+    }
+  }
+
+  it("get the host's request and context beside the delivery, as the entry's single handler does", async () => {
+    const seen: Record<string, unknown[]> = {};
+    const record = (entry: string) => (_event: unknown, delivery: { id: string; request: unknown; context: unknown }) => void (seen[entry] = [delivery.id, delivery.request, delivery.context]);
+    expect(await postOnce(await serveFetch(fetchWebhook({ secret: SECRET, now, on: { 'call.missed': record('fetch') } })))).toBe(204);
+    expect(await postOnce(await serveLambda('http-api', lambdaWebhook({ secret: SECRET, now, on: { 'call.missed': record('lambda') } })))).toBe(204);
+    expect(await postOnce(await serveAzure(azureWebhook({ secret: SECRET, now, on: { 'call.missed': record('azure') } })))).toBe(204);
+    expect(await postOnce(await serveH3(h3Webhook({ secret: SECRET, now, on: { 'call.missed': record('h3') } })))).toBe(204);
+    expect(seen.fetch).toEqual(['evt_1', expect.any(Request), expect.any(Array)]);
+    expect(seen.lambda).toEqual(['evt_1', expect.objectContaining({ rawPath: '/webhooks' }), lambdaContext]);
+    expect(seen.azure).toEqual(['evt_1', expect.objectContaining({ method: 'POST' }), expect.objectContaining({ invocationId: '1', functionName: 'webhooks' })]);
+    expect(seen.h3![0]).toBe('evt_1');
+    expect(seen.h3![1]).toHaveProperty('req.method', 'POST');
+    expect(seen.h3![2]).toHaveProperty('webhook.id', 'evt_1');
   });
 });
