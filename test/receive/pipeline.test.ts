@@ -67,8 +67,8 @@ function platform(onError?: (error: WebhookError) => unknown, extra: Partial<Pla
   };
 }
 
-/** What a handler entry brings: `handler`, whose context here is the delivery's id alone. */
-const single = (handler: unknown): EntryRunner<TestRequest, Answer> => ({ handler, shape, context: (_request, { id }: WebhookDelivery) => ({ id }) });
+/** What a handler entry brings: `handler`, whose context here is the delivery with the request, as an entry's holds the host's. */
+const single = (handler: unknown): EntryRunner<TestRequest, Answer> => ({ handler, shape, context: (request, delivery: WebhookDelivery) => ({ ...delivery, request }) });
 
 /** A pipeline of a handler entry (without a handler: on or handoff must say what runs), or of a middleware with `route`. */
 function entry(options: Partial<PipelineOptions & SingleEndpoint>, handler?: (event: unknown, context: { id: string }) => unknown, on = platform(), route?: Route<TestRequest>) {
