@@ -7,7 +7,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { printable } from '../base/printable.js';
-import { OUTCOME_HEADER } from '../core/outcome-header.js';
+import { OUTCOME_HEADER, parseOutcome } from '../core/outcome-header.js';
 
 const MAX_BACKOFF_MS = 30_000;
 /** The most of an answer's body read, for its error code: an error envelope is far smaller. */
@@ -39,6 +39,8 @@ export interface Attempt {
   readonly retryAfterSeconds?: number;
   /** True when the answer's body is a receiver's `{ "duplicate": true }`: the event was processed before. */
   readonly duplicate?: true;
+  /** True when the answer's body is a receiver's `{ "stale": true }`: an event of its object newer than this one was processed. */
+  readonly stale?: true;
   /** Why no answer came: the window ran out, or the connection failed (its reason made `printable`). */
   readonly failure?: string;
   /** The receiver's own verdict, its `svc-webhooks-outcome` header as sent (`outcomeHeader: 'on'`); `describeAttempt` prints it escaped. */
@@ -49,6 +51,22 @@ export interface Attempt {
 export function delivered(attempt: Attempt): boolean {
   const status = attempt.status ?? 0;
   return status >= 200 && status < 300;
+}
+
+/** Whether the receiver said it skipped the event as stale: by its body, or by its outcome header. */
+export function answeredStale(attempt: Attempt): boolean {
+  return attempt.stale === true || (attempt.outcome !== undefined && parseOutcome(attempt.outcome)?.outcome === 'stale');
+}
+
+/**
+ * Whether the attempt ran the receiver's code, as far as its answer tells: a
+ * 2xx neither a duplicate nor stale, and, where the outcome header says,
+ * processed (or queued to be).
+ */
+export function answeredApplied(attempt: Attempt): boolean {
+  if (!delivered(attempt) || attempt.duplicate === true || answeredStale(attempt)) return false;
+  const verdict = attempt.outcome === undefined ? undefined : parseOutcome(attempt.outcome)?.outcome;
+  return verdict === undefined || verdict === 'processed' || verdict === 'queued';
 }
 
 /** One attempt, as `postWithAnswer` makes it, without the answer's text. */
@@ -91,6 +109,7 @@ export async function postWithAnswer(
       ...(errorCode !== undefined && { errorCode }),
       ...(/^\d{1,9}$/.test(String(retryAfter)) && { retryAfterSeconds: Number(retryAfter) }),
       ...((answer as { duplicate?: unknown } | undefined)?.duplicate === true && { duplicate: true as const }),
+      ...((answer as { stale?: unknown } | undefined)?.stale === true && { stale: true as const }),
       ...(outcome !== null && { outcome }),
     };
     return { attempt, answer: text };

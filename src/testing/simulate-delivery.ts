@@ -11,6 +11,7 @@ import { deliver, delivered, SERVICE_TIMING, type DeliveryTarget } from './deliv
 import { signedHeaders } from './signed-request.js';
 import { WebhookOptionsError } from '../base/options-error.js';
 import { asDeliveryTarget, type AzureDeliveryTarget, type LambdaDeliveryTarget } from './in-process-targets.js';
+import { checkSimulateOrdering, simulateOrdering, type SimulatedOrdering, type SimulateOrderingOptions } from './ordering-scenario.js';
 
 /** Options of `simulateDelivery()`. */
 export interface SimulateDeliveryOptions {
@@ -48,18 +49,34 @@ export interface SimulateDeliveryOptions {
    * @default Date.now
    */
   readonly now?: () => number;
+  /**
+   * Delivers a lifecycle of events about one object instead, as the
+   * service's retries may (shuffled, some twice, a few at once, each attempt
+   * without a 2xx retried later on its own, deterministic for a seed), and
+   * compares the object's state then, read by `ordering.state`, with its
+   * state after the lifecycle in order: the result's `ordering`. Not with
+   * `copies`.
+   * @default undefined (`event` alone, in `copies`)
+   */
+  readonly ordering?: SimulateOrderingOptions;
 }
 
 /** One attempt of one copy. */
 export interface SimulatedAttempt {
-  /** Which copy, from 1. */
+  /** Which copy, from 1; under `ordering`, which delivery of the shuffled lifecycle. */
   readonly copy: number;
+  /** Under `ordering`, the id of the event the attempt delivered. */
+  readonly event?: string;
+  /** Under `ordering`, the event's place in its object's lifecycle, from 1, the oldest. */
+  readonly version?: number;
   /** The HTTP status; absent when no answer came within the window or the connection failed. */
   readonly status?: number;
   /** `error.code` of a JSON refusal, safe to print: control characters escaped (`\x1b`, `\n`), cut to 200 characters. */
   readonly code?: string;
   /** True when the receiver answered `{ "duplicate": true }`: the event was processed before, and ran nothing again. */
   readonly duplicate?: true;
+  /** Under `ordering`, true when the receiver answered the event stale (`{ "stale": true }`, or the outcome header's `stale`): it ran nothing. */
+  readonly stale?: true;
   /** How long the attempt took, in milliseconds: to its answer, or to the end of the window. */
   readonly ms: number;
 }
@@ -70,6 +87,8 @@ export interface SimulatedDelivery {
   readonly delivered: boolean;
   /** Every attempt of every copy, in the order they ended. */
   readonly attempts: readonly SimulatedAttempt[];
+  /** What the ordering scenario found; present when `options.ordering` was given. */
+  readonly ordering?: SimulatedOrdering;
 }
 
 /**
@@ -140,7 +159,10 @@ export function simulateDelivery(
   event: WebhookEvent,
   options: SimulateDeliveryOptions,
 ): Promise<SimulatedDelivery>;
-/** Throws `WebhookOptionsError` for counts that are no whole numbers, a clock that is no function, or a target that is none of those. */
+/**
+ * Throws `WebhookOptionsError` for counts that are no whole numbers, a clock that is no function, a target that is
+ * none of those, or a mistake in `ordering`.
+ */
 export async function simulateDelivery(
   target: DeliveryTarget | LambdaDeliveryTarget | AzureDeliveryTarget,
   event: WebhookEvent,
@@ -151,6 +173,11 @@ export async function simulateDelivery(
   if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new WebhookOptionsError('svc-webhooks: maxAttempts must be a whole number of at least 1');
   checkCallback('now', now);
   const url = asDeliveryTarget(target, now);
+  if (options.ordering !== undefined) {
+    if (options.copies !== undefined) throw new WebhookOptionsError('svc-webhooks: ordering sends copies of its own: leave copies out');
+    const ordering = checkSimulateOrdering(options.ordering, event, now());
+    return simulateOrdering({ url, secret, maxAttempts, now, timing: { answerWindowMs, pause: sleep } }, ordering);
+  }
   const body = JSON.stringify(event);
   const attempts: SimulatedAttempt[] = [];
   const outcomes = await Promise.all(

@@ -29,14 +29,18 @@ prints one row per check:
   - a redelivery of an event already answered 2xx gets a 2xx
   - two copies of a new event sent at once both end in a 2xx, each retried
     up to 3 times (0.5, 1, 2 s apart) after a non-2xx answer
+  - advice (a warning, never a failure): an event sent after a newer one of
+    its object (data.object.id; the envelope's timestamp a minute earlier)
+    is answered stale, {"received":true,"stale":true}, not processed
 Checks run at once; every attempt is abandoned after 10 s, the service's
 answer window. Each check uses new event ids.
 
 Options:
   --secret S   the receiver's secret (whsec_…); without it, WEBHOOK_SECRET
-  --json       print {"url", "passed", "checks": [{"id", "check", "passed", "detail"}]}
+  --json       print {"url", "passed", "checks": [{"id", "check", "passed", "detail"}]},
+               a row with a warning also "warning": true
 
-Exit status: 0 every check passed, 1 a check failed, 2 bad arguments.`,
+Exit status: 0 no check failed (a warning is advice), 1 a check failed, 2 bad arguments.`,
   /** `timing` is the service's unless a test shortens it. */
   async run(args: readonly string[], io: CliIO, timing: DeliveryTiming = SERVICE_TIMING): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, options);
@@ -49,11 +53,15 @@ Exit status: 0 every check passed, 1 a check failed, 2 bad arguments.`,
     if (values.json) {
       io.out(JSON.stringify({ url, passed, checks: results }, null, 2));
     } else {
-      const rows = results.map((result) => [result.passed ? 'pass' : 'FAIL', result.check, result.detail]);
+      const rows = results.map((result) => [result.passed ? (result.warning ? 'warn' : 'pass') : 'FAIL', result.check, result.detail]);
       for (const line of formatTable(['result', 'check', 'what happened'], rows)) io.out(line);
       const failed = results.filter((result) => !result.passed).length;
+      const warned = results.filter((result) => result.passed && result.warning).length;
       io.out('');
-      io.out(failed === 0 ? `${url}: all ${results.length} checks passed` : `${url}: ${failed} of ${results.length} checks failed`);
+      io.out(
+        (failed === 0 ? `${url}: all ${results.length} checks passed` : `${url}: ${failed} of ${results.length} checks failed`) +
+          (warned === 0 ? '' : `, ${warned} ${failed === 0 ? '' : 'more '}with a warning`),
+      );
     }
     return passed ? EXIT.ok : EXIT.failed;
   },

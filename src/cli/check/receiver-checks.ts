@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sign } from '../../core/sign.js';
-import { deliver, delivered, describeAttempt, post, SERVICE_TIMING, type Attempt, type DeliveryTiming } from '../../testing/delivery.js';
+import { answeredStale, deliver, delivered, describeAttempt, post, SERVICE_TIMING, type Attempt, type DeliveryTiming } from '../../testing/delivery.js';
 import { defaultData, eventEnvelope, newId } from '../../testing/envelope.js';
 import { HEADER_NAMES } from '../shared/header-lines.js';
 
@@ -23,6 +23,11 @@ interface Trial extends Target {
 
 export interface CheckOutcome {
   readonly passed: boolean;
+  /**
+   * Advice, not a failure: the row passes, but what the receiver did may
+   * not be what its author wants (a receiver may rightly not order events).
+   */
+  readonly warning?: true;
   /** What happened, in a few words. */
   readonly detail: string;
 }
@@ -56,6 +61,10 @@ interface EventSpec {
   readonly omit?: (typeof HEADER_NAMES)[number];
   /** Send a body other than the one signed. */
   readonly tamper?: boolean;
+  /** The event's `data`. */
+  readonly data?: { readonly object: { readonly id: string } };
+  /** When the event happened, its envelope's `timestamp`, in milliseconds since the Unix epoch. */
+  readonly happenedAtMs?: number;
 }
 
 interface SignedEvent {
@@ -66,9 +75,9 @@ interface SignedEvent {
 /** A new event, signed afresh (same id) each time its headers are taken. */
 function signedEvent(target: Target, spec: EventSpec = {}): SignedEvent {
   const { id = newId('msg'), type = 'webhook.test', ageSeconds = 0, signWith = target.secret } = spec;
-  const data = defaultData();
-  const body = eventEnvelope(id, type, data);
-  const sent = spec.tamper ? eventEnvelope(id, type, { ...data, object: { id: `${data.object.id}_changed` } }) : body;
+  const data = spec.data ?? defaultData();
+  const body = eventEnvelope(id, type, data, spec.happenedAtMs);
+  const sent = spec.tamper ? eventEnvelope(id, type, { ...data, object: { id: `${data.object.id}_changed` } }, spec.happenedAtMs) : body;
   return {
     body: sent,
     headers() {
@@ -107,6 +116,29 @@ function notAccepted(attempt: Attempt): string {
 
 function refusal(id: string, check: string, spec: () => EventSpec): ReceiverCheck {
   return { id, check, run: (trial) => expectRefused(trial, spec()) };
+}
+
+/**
+ * Version 2 of a new object's event, then version 1, a minute older, as a
+ * retry delivers it late. A receiver that orders answers the older one
+ * stale; one that processes it writes an older state over a newer one. Not
+ * every receiver must order (one that fetches the object, or keeps every
+ * event), so what it finds is a warning.
+ */
+async function checkOrdering(trial: Trial): Promise<CheckOutcome> {
+  const data = defaultData();
+  const newerAtMs = Date.now();
+  const newer = { id: newId('msg'), data, happenedAtMs: newerAtMs };
+  const older = { id: newId('msg'), data, happenedAtMs: newerAtMs - 60_000 };
+  const first = await send(trial, signedEvent(trial, newer));
+  if (!delivered(first)) return { passed: true, warning: true, detail: `not checked: the newer event was not accepted (${notAccepted(first)})` };
+  const second = await send(trial, signedEvent(trial, older));
+  const answers = `newer ${describeAttempt(first)}, older ${describeAttempt(second)}`;
+  if (answeredStale(second)) return { passed: true, detail: `the older event was answered stale: ${answers}` };
+  if (delivered(second)) {
+    return { passed: true, warning: true, detail: `no ordering guard: event ${older.id} (older) was processed after ${newer.id} of the same object (${answers})` };
+  }
+  return { passed: true, warning: true, detail: `the older event was not accepted, so the service would retry it: ${answers}` };
 }
 
 const randomSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
@@ -165,6 +197,11 @@ const RECEIVER_CHECKS: readonly ReceiverCheck[] = [
       const detail = copies.map((attempts, i) => `copy ${i + 1}: ${attempts.map(describeAttempt).join(', then ')}`).join('; ');
       return { passed: copies.every((attempts) => delivered(attempts.at(-1)!)), detail };
     },
+  },
+  {
+    id: 'ordering',
+    check: 'An older event sent after a newer one of its object is skipped',
+    run: checkOrdering,
   },
 ];
 

@@ -28,7 +28,7 @@ import {
 import { inProcessCli, recordedTiming } from '../in-process-cli.js';
 
 /** Requests a round of checks makes before any retry: one per check, two for the copies. */
-const FIRST_ROUND_REQUESTS = 13;
+const FIRST_ROUND_REQUESTS = 14;
 
 const detailsById = (report: { checks: readonly { id: string; detail: string }[] }): Record<string, string> =>
   Object.fromEntries(report.checks.map((check) => [check.id, check.detail]));
@@ -43,7 +43,7 @@ describe('svc-webhooks check, in process', () => {
   it('prints a table in plain words, one row per check, and exits 1 when one fails', () =>
     expectTableOfTimestampFaults(inProcessCli(recordedTiming())));
 
-  it('prints every row as a pass and says all passed, exiting 0', async () => {
+  it('prints every row as a pass but the advice on ordering, a warning, and says all passed, exiting 0', async () => {
     const receiver = await startHandWrittenReceiver(SECRET);
     try {
       const run = await inProcessCli(recordedTiming())(['check', receiver.url, '--secret', SECRET]);
@@ -53,7 +53,8 @@ describe('svc-webhooks check, in process', () => {
       expect(lines[0]).toBe(`result  ${'check'.padEnd(checkWidth)}  what happened`);
       expect(lines[1]).toMatch(new RegExp(`^pass    ${'A valid event is answered 2xx within 10 s'.padEnd(checkWidth)}  accepted: 204 \\(\\d+ ms\\)$`));
       expect(lines.slice(1, 13).every((line) => line.startsWith('pass  '))).toBe(true);
-      expect(lines.slice(13)).toEqual(['', `${receiver.url}: all 12 checks passed`, '']);
+      expect(lines[13]).toMatch(/^warn    An older event sent after a newer one of its object is skipped\s+no ordering guard: /);
+      expect(lines.slice(14)).toEqual(['', `${receiver.url}: all 13 checks passed, 1 with a warning`, '']);
       expect([run.code, run.stderr]).toEqual([0, '']);
     } finally {
       await receiver.close();
@@ -84,6 +85,7 @@ describe('svc-webhooks check, in process', () => {
         ['unknown_type', 'An event of a type the spec does not list is answered 2xx'],
         ['redelivery', 'A redelivery of an event already answered 2xx is answered 2xx'],
         ['concurrent_copies', 'Two copies of a new event sent at once both end in 2xx after retries'],
+        ['ordering', 'An older event sent after a newer one of its object is skipped'],
       ]);
       expect(Object.keys(report.checks[0]!)).toEqual(['id', 'check', 'passed', 'detail']);
       expect(run.code).toBe(1);
@@ -101,6 +103,7 @@ describe('svc-webhooks check, in process', () => {
     for (const id of ['valid_event', 'rotated_signatures', 'unknown_type']) expect(details[id]).toMatch(new RegExp(`^${refused}$`));
     expect(details.redelivery).toMatch(new RegExp(`^the first delivery was not accepted \\(${refused}\\)$`));
     expect(details.concurrent_copies).toMatch(new RegExp(`^copy 1: ${refused}; copy 2: ${refused}$`));
+    expect(details.ordering).toMatch(new RegExp(`^not checked: the newer event was not accepted \\(${refused}\\)$`));
     expect(failing).toHaveLength(12);
     expect(timing.pauses).toEqual([]);
     expect(run.code).toBe(1);
@@ -148,9 +151,9 @@ describe('check against a hostile receiver', () => {
       expectPrintedSafely(table);
       // The header, a row per check, a blank line and the summary: no line forged, none split.
       const lines = table.stdout.trimEnd().split('\n');
-      expect(lines).toHaveLength(15);
-      expect(lines.slice(1, 13).every((line) => /^(pass|FAIL)  /.test(line))).toBe(true);
-      expect(lines.at(-1)).toBe(`${url}: 5 of 12 checks failed`);
+      expect(lines).toHaveLength(16);
+      expect(lines.slice(1, 14).every((line) => /^(pass|FAIL|warn)  /.test(line))).toBe(true);
+      expect(lines.at(-1)).toBe(`${url}: 5 of 13 checks failed, 1 more with a warning`);
 
       const { run, report } = await checkJson(inProcessCli(recordedTiming()), url);
       expectPrintedSafely(run);
@@ -189,7 +192,8 @@ describe('what check sends', () => {
   it('one request per check (two for a redelivery, two copies), each a new msg_ event but for the repeats', async () => {
     await withRecordingReceiver([{ status: 204 }], async ({ url, received }) => {
       await checkJson(inProcessCli(recordedTiming()), url);
-      expect(received).toHaveLength(FIRST_ROUND_REQUESTS + 1);
+      // And the older event of the ordering check, sent once the newer one was answered.
+      expect(received).toHaveLength(FIRST_ROUND_REQUESTS + 2);
       const sent = received.map(signing);
       for (const request of received) expect([request.method, request.headers['content-type']]).toEqual(['POST', 'application/json']);
       for (const { envelope } of sent) expect(envelope.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
@@ -237,11 +241,12 @@ describe("check's default answer window", () => {
       await untilReceived(FIRST_ROUND_REQUESTS);
       await vi.advanceTimersByTimeAsync(10_000);
       const run = await running;
-      const rows = run.stdout.split('\n').slice(1, 13);
+      const rows = run.stdout.split('\n').slice(1, 14);
       expect(rows.filter((row) => row.startsWith('FAIL'))).toHaveLength(12);
+      expect(rows[12]).toMatch(/^warn\s.*\s{2}not checked: the newer event was not accepted \(no answer within 10 s \(\d+ ms\)\)$/);
       expect(rows[0]).toMatch(/\s{2}no answer within 10 s \(\d+ ms\)$/);
       expect(rows[1]).toMatch(/\s{2}no verdict: no answer within 10 s \(\d+ ms\)$/);
-      expect(run.stdout).toContain(`\n\n${url}: 12 of 12 checks failed\n`);
+      expect(run.stdout).toContain(`\n\n${url}: 12 of 13 checks failed, 1 more with a warning\n`);
       expect(run.code).toBe(1);
     });
   });
