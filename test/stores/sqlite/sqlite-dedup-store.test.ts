@@ -165,6 +165,32 @@ describe('SqliteDedupStore: ordering', () => {
     expect(rowCount(table)).toBe(0);
   });
 
+  it("holds the file's write lock through each ordered operation, from before its first read", async () => {
+    const file = suite.file();
+    const other = suite.open(file);
+    other.pragma('busy_timeout = 0');
+    const refusedOther: boolean[] = [];
+    const store = new SqliteDedupStore(suite.open(file), {
+      // Read once within each operation.
+      now: () => {
+        try {
+          other.exec('CREATE TABLE IF NOT EXISTS other_write (v INTEGER); INSERT INTO other_write (v) VALUES (1)');
+          refusedOther.push(false);
+        } catch (error) {
+          refusedOther.push(/database is locked/.test(String(error)));
+        }
+        return 1_700_000_000_000;
+      },
+    });
+    store.migrate();
+    const first = await claimInOrder(store, 'evt_1', order(1));
+    expect(await store.renewInOrder('evt_1', order(1), first.token, LONG)).toBe(true);
+    expect(await store.completeInOrder('evt_1', order(1), first.token, LONG)).toBe(true);
+    const second = await claimInOrder(store, 'evt_2', order(2));
+    expect(await store.releaseInOrder('evt_2', order(2), second.token)).toBe(true);
+    expect(refusedOther).toEqual([true, true, true, true, true]);
+  });
+
   it('writes nothing when a step fails midway: the claim of the event is rolled back with its object', async () => {
     const { store, table } = manualStore();
     db.exec(`CREATE TRIGGER ${table}_refuse BEFORE INSERT ON ${table}_order BEGIN SELECT RAISE(ABORT, 'the objects table refused'); END`);
