@@ -113,14 +113,8 @@ export class SqliteDedupStore implements OrderingDedupStore {
     checkCallback('now', now);
     this.#now = now;
     this.#sql = { ...statementsOn(this.#table.sql), ...orderedStatementsOn(this.#table.sql, this.#orderTable.sql) };
-    answerAtOnce(this, SqliteDedupStore.prototype, {
-      begin: this.#begin,
-      complete: this.#complete,
-      release: this.#release,
-      beginInOrder: this.#beginInOrder,
-      completeInOrder: this.#completeInOrder,
-      releaseInOrder: this.#releaseInOrder,
-    });
+    const ordered = { beginInOrder: this.#beginInOrder, completeInOrder: this.#completeInOrder, releaseInOrder: this.#releaseInOrder };
+    answerAtOnce(this, SqliteDedupStore.prototype, { begin: this.#begin, complete: this.#complete, release: this.#release, ...ordered });
   }
 
   // Each method answers its operation (below); a claim calls the operations at once. An async method turns
