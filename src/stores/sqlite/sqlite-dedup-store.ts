@@ -221,8 +221,10 @@ export class SqliteDedupStore implements OrderingDedupStore {
       // Both free, and the transaction holds the file's write lock: both claims take.
       const claimed = this.#statement('claim').get(key, token, now + leaseMs, now) as { token?: unknown } | undefined;
       const leased = this.#statement('leaseObject').get(order.key, token, now + leaseMs, now, order.version) as { stale?: unknown } | undefined;
-      if (claimed?.token !== token || (leased?.stale !== 0 && leased?.stale !== 1)) throw unexpectedAnswer();
-      return { state: 'claimed', token, stale: leased.stale === 1 };
+      // A driver told to read integers as BigInt (safeIntegers, readBigInts) answers 0n or 1n.
+      const stale = typeof leased?.stale === 'bigint' ? Number(leased.stale) : leased?.stale;
+      if (claimed?.token !== token || (stale !== 0 && stale !== 1)) throw unexpectedAnswer();
+      return { state: 'claimed', token, stale: stale === 1 };
     });
   };
 

@@ -191,6 +191,16 @@ describe('SqliteDedupStore: ordering', () => {
     expect(refusedOther).toEqual([true, true, true, true, true]);
   });
 
+  it('reads whether a claim is stale from a driver that answers integers as BigInt', async () => {
+    const database = suite.open();
+    database.defaultSafeIntegers(true);
+    const store = new SqliteDedupStore(database);
+    store.migrate();
+    const { token } = await claimInOrder(store, 'evt_5', order(5));
+    expect(await store.completeInOrder('evt_5', order(5), token, LONG)).toBe(true);
+    expect((await claimInOrder(store, 'evt_4', order(4))).stale).toBe(true);
+  });
+
   it('writes nothing when a step fails midway: the claim of the event is rolled back with its object', async () => {
     const { store, table } = manualStore();
     db.exec(`CREATE TRIGGER ${table}_refuse BEFORE INSERT ON ${table}_order BEGIN SELECT RAISE(ABORT, 'the objects table refused'); END`);
@@ -268,6 +278,22 @@ describe('SqliteDedupStore: answering at once', () => {
       store.renewInOrder('evt_1', at, 'token', LONG),
     ];
     for (const answer of answers) await expect(answer).rejects.toThrow('the clock failed');
+  });
+
+  it('rejects an ordered answer it does not expect rather than reading it as a claim', async () => {
+    const at: EventOrder = { key: 'scopescopescope1:msg_1', version: 1 };
+    for (const [claimed, leased] of [[{ token: 'another-token' }, { stale: 0 }], [undefined, { stale: 0 }], ['own', { stale: 'no' }], ['own', undefined]] as const) {
+      const odd: SqliteDatabase = {
+        exec: () => undefined,
+        inTransaction: false,
+        prepare: (sql) => ({
+          run: () => ({ changes: 0 }),
+          // The claim answers its own token where `claimed` says so; the event's and the object's holders are free.
+          get: (...params) => (sql.includes('RETURNING token') ? (claimed === 'own' ? { token: params[1] } : claimed) : sql.includes('AS stale') ? leased : undefined),
+        }),
+      };
+      await expect(new SqliteDedupStore(odd).beginInOrder('evt_1', at, LONG)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+    }
   });
 
   it('rejects an answer it does not expect rather than reading it as a claim', async () => {
