@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { checkCallback, checkDuration, checkOptionsObject } from '../../base/option-checks.js';
+import { WebhookOptionsError } from '../../base/options-error.js';
 import { WebhookDedupError } from '../../core/errors.js';
 import type { EventOrder } from '../../core/event-order.js';
-import { WebhookOptionsError } from '../../base/options-error.js';
 import { answerAtOnce, type BeginResult, type OrderedBeginResult, type OrderingDedupStore } from '../dedup-store.js';
 import { atomicStep } from './atomic-step.js';
 import { sqliteDatabase, type SqliteDatabase, type SqliteStatement } from './database.js';
