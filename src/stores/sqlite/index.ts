@@ -1,7 +1,8 @@
 /**
  * svc-webhooks/sqlite: exactly once on one machine, in a SQLite file that
  * survives a restart. `SqliteDedupStore` is a lease store for the entries'
- * `dedup` option, shared by every process that opens the file;
+ * `dedup` option, shared by every process that opens the file, and orders
+ * the events of one object for the `ordering` option;
  * `markProcessed` records a delivery's `dedupKey` in the application's own
  * SQLite transaction, so the record and the write commit or roll back
  * together; `migrateProcessedEvents` and `purgeProcessed` look after its

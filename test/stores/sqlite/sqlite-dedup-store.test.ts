@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { WebhookOptionsError } from '../../../src/base/options-error.js';
+import type { EventOrder } from '../../../src/core/event-order.js';
 import { answersAtOnce } from '../../../src/stores/dedup-store.js';
 import type { SqliteDatabase } from '../../../src/stores/sqlite/database.js';
 import { SqliteDedupStore, type SqliteDedupStoreOptions } from '../../../src/stores/sqlite/sqlite-dedup-store.js';
 import { claim, describeDedupContract, manualClock, type DedupHarness } from '../../helpers/dedup-store-contract.js';
 import { claimedAtOnce } from '../../helpers/claimed-at-once.js';
+import { claimInOrder, describeOrderingContract } from '../../helpers/ordering-store-contract.js';
 import { sqliteSuite } from '../../helpers/sqlite-suite.js';
 
 const LONG = 60_000;
@@ -22,6 +24,7 @@ function manualStore(options: SqliteDedupStoreOptions = {}): DedupHarness & { st
 }
 
 describeDedupContract('SqliteDedupStore via better-sqlite3', async () => manualStore());
+describeOrderingContract('SqliteDedupStore via better-sqlite3', async () => manualStore());
 
 describe('SqliteDedupStore: the table', () => {
   it('holds the token with the lease end while leased, then NULL with the retention end once done', async () => {
@@ -77,6 +80,171 @@ describe('SqliteDedupStore: the table', () => {
   });
 });
 
+describe('SqliteDedupStore: ordering', () => {
+  const order = (version: number, object = 'msg_1'): EventOrder => ({ key: `scopescopescope1:${object}`, version });
+  const objectRow = (table: string, object = 'msg_1') =>
+    db.prepare(`SELECT version, version_expires_at, token, lease_expires_at FROM ${table}_order WHERE key = ?`).get(order(0, object).key);
+  const rowCount = (table: string): number => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+  it('creates the objects table, the store table with _order appended, unless orderTable names another', () => {
+    const database = suite.open();
+    new SqliteDedupStore(database).migrate();
+    new SqliteDedupStore(database, { table: 'a'.repeat(63) }).migrate();
+    new SqliteDedupStore(database, { table: 'hooks', orderTable: 'objects' }).migrate();
+    const tables = database.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all();
+    expect(tables).toEqual([{ name: 'a'.repeat(63) }, { name: `${'a'.repeat(63)}_order` }, { name: 'hooks' }, { name: 'objects' }, { name: 'svc_webhooks_dedup' }, { name: 'svc_webhooks_dedup_order' }]);
+    const columns = database.prepare("SELECT name, type, pk FROM pragma_table_info('objects') ORDER BY cid").all();
+    expect(columns).toEqual([
+      { name: 'key', type: 'TEXT', pk: 1 },
+      { name: 'version', type: 'REAL', pk: 0 },
+      { name: 'version_expires_at', type: 'INTEGER', pk: 0 },
+      { name: 'token', type: 'TEXT', pk: 0 },
+      { name: 'lease_expires_at', type: 'INTEGER', pk: 0 },
+    ]);
+  });
+
+  it('refuses an orderTable that is the store table, or no table name, with a WebhookOptionsError', () => {
+    expect(() => new SqliteDedupStore(db, { table: 'hooks', orderTable: 'hooks' })).toThrow(new WebhookOptionsError('svc-webhooks: orderTable must be another table than table'));
+    expect(() => new SqliteDedupStore(db, { orderTable: 'svc_webhooks_dedup' })).toThrow(/^svc-webhooks: orderTable must be another table than table$/);
+    for (const orderTable of ['', 'Objects', 'main.objects', 'sqlite_order', 5]) {
+      expect(() => new SqliteDedupStore(db, { orderTable: orderTable as string })).toThrow(/^svc-webhooks: orderTable must be a table name/);
+    }
+  });
+
+  it("holds the object's lease while its event runs, then the version, kept when a stale event completes", async () => {
+    const { store, table } = manualStore();
+    const { token } = await claimInOrder(store, 'evt_5', order(5), 30_000);
+    expect(objectRow(table)).toEqual({ version: null, version_expires_at: null, token, lease_expires_at: 1_700_000_030_000 });
+    expect(await store.completeInOrder('evt_5', order(5), token, LONG)).toBe(true);
+    const recorded = { version: 5, version_expires_at: 1_700_000_000_000 + LONG, token: null, lease_expires_at: null };
+    expect(objectRow(table)).toEqual(recorded);
+    const old = await claimInOrder(store, 'evt_4', order(4));
+    expect(await store.completeInOrder('evt_4', order(4), old.token, 2 * LONG)).toBe(true);
+    expect(objectRow(table)).toEqual(recorded);
+  });
+
+  it('raises an expired version even when lower, and renews the object only under its own token', async () => {
+    const { store, table, advance } = manualStore();
+    const first = await claimInOrder(store, 'evt_9', order(9));
+    expect(await store.completeInOrder('evt_9', order(9), first.token, 100)).toBe(true);
+    await advance(100);
+    const next = await claimInOrder(store, 'evt_2', order(2), 1_000);
+    expect(next.stale).toBe(false);
+    expect(await store.renewInOrder('evt_2', order(2), next.token, 5_000)).toBe(true);
+    expect(objectRow(table)).toMatchObject({ token: next.token, lease_expires_at: 1_700_000_005_100 });
+    expect(await store.completeInOrder('evt_2', order(2), next.token, LONG)).toBe(true);
+    expect(objectRow(table)).toMatchObject({ version: 2, token: null });
+  });
+
+  it('deleteExpired deletes the objects with neither a live lease nor a live version, with the ids', async () => {
+    const { store, table, advance } = manualStore();
+    const leased = await claimInOrder(store, 'evt_leased', order(1, 'msg_leased'), 50);
+    expect(await store.renewInOrder('evt_leased', order(1, 'msg_leased'), leased.token, LONG)).toBe(true);
+    const old = await claimInOrder(store, 'evt_old', order(1, 'msg_old'));
+    expect(await store.completeInOrder('evt_old', order(1, 'msg_old'), old.token, 50)).toBe(true);
+    const kept = await claimInOrder(store, 'evt_kept', order(1, 'msg_kept'));
+    expect(await store.completeInOrder('evt_kept', order(1, 'msg_kept'), kept.token, LONG)).toBe(true);
+    await claimInOrder(store, 'evt_crashed', order(1, 'msg_crashed'), 50);
+    await advance(50);
+    // evt_old and evt_crashed, and their objects.
+    expect(store.deleteExpired()).toBe(4);
+    const objects = db.prepare(`SELECT key FROM ${table}_order ORDER BY key`).all();
+    expect(objects).toEqual([{ key: order(0, 'msg_kept').key }, { key: order(0, 'msg_leased').key }]);
+    expect(store.deleteExpired()).toBe(0);
+  });
+
+  it('deleteExpired deletes the ids alone where the objects table was never created, as by a migrate() of 1.0', async () => {
+    const { now, advance } = manualClock();
+    const table = `dedup_${++tables}`;
+    db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY NOT NULL, token TEXT, expires_at INTEGER NOT NULL) WITHOUT ROWID`);
+    const store = new SqliteDedupStore(db, { table, now });
+    await claim(store, 'evt_1', 50);
+    await advance(50);
+    expect(store.deleteExpired()).toBe(1);
+    await expect(store.beginInOrder('evt_2', order(1), LONG)).rejects.toThrow(/no such table/);
+    expect(rowCount(table)).toBe(0);
+  });
+
+  it("holds the file's write lock through each ordered operation, from before its first read", async () => {
+    const file = suite.file();
+    const other = suite.open(file);
+    other.pragma('busy_timeout = 0');
+    const refusedOther: boolean[] = [];
+    const store = new SqliteDedupStore(suite.open(file), {
+      // Read once within each operation.
+      now: () => {
+        try {
+          other.exec('CREATE TABLE IF NOT EXISTS other_write (v INTEGER); INSERT INTO other_write (v) VALUES (1)');
+          refusedOther.push(false);
+        } catch (error) {
+          refusedOther.push(/database is locked/.test(String(error)));
+        }
+        return 1_700_000_000_000;
+      },
+    });
+    store.migrate();
+    const first = await claimInOrder(store, 'evt_1', order(1));
+    expect(await store.renewInOrder('evt_1', order(1), first.token, LONG)).toBe(true);
+    expect(await store.completeInOrder('evt_1', order(1), first.token, LONG)).toBe(true);
+    const second = await claimInOrder(store, 'evt_2', order(2));
+    expect(await store.releaseInOrder('evt_2', order(2), second.token)).toBe(true);
+    expect(refusedOther).toEqual([true, true, true, true, true]);
+  });
+
+  it('reads whether a claim is stale from a driver that answers integers as BigInt', async () => {
+    const database = suite.open();
+    database.defaultSafeIntegers(true);
+    const store = new SqliteDedupStore(database);
+    store.migrate();
+    const { token } = await claimInOrder(store, 'evt_5', order(5));
+    expect(await store.completeInOrder('evt_5', order(5), token, LONG)).toBe(true);
+    expect((await claimInOrder(store, 'evt_4', order(4))).stale).toBe(true);
+  });
+
+  it('writes nothing when a step fails midway: the claim of the event is rolled back with its object', async () => {
+    const { store, table } = manualStore();
+    db.exec(`CREATE TRIGGER ${table}_refuse BEFORE INSERT ON ${table}_order BEGIN SELECT RAISE(ABORT, 'the objects table refused'); END`);
+    await expect(store.beginInOrder('evt_1', order(1), LONG)).rejects.toThrow('the objects table refused');
+    expect(rowCount(table)).toBe(0);
+    expect(db.inTransaction).toBe(false);
+    db.exec(`DROP TRIGGER ${table}_refuse`);
+    expect((await claimInOrder(store, 'evt_1', order(1))).stale).toBe(false);
+  });
+
+  it("runs inside a transaction the application opened on the connection, committing or rolling back with it", async () => {
+    const { store, table } = manualStore();
+    db.exec('BEGIN');
+    const { token } = await claimInOrder(store, 'evt_1', order(1));
+    db.exec('ROLLBACK');
+    expect(rowCount(table)).toBe(0);
+    expect(rowCount(`${table}_order`)).toBe(0);
+    // The step runs when called, its promise only carrying the answer out of better-sqlite3's transaction.
+    let answer: Promise<unknown> | undefined;
+    db.transaction(() => {
+      answer = store.beginInOrder('evt_1', order(1), LONG);
+    }).immediate();
+    const claimed = await answer;
+    expect(claimed).toMatchObject({ state: 'claimed' });
+    expect(claimed).not.toMatchObject({ token });
+    expect(await store.beginInOrder('evt_2', order(2), LONG)).toEqual({ state: 'in_progress' });
+  });
+
+  it("undoes its own step alone when it fails inside the application's transaction, which stays open", async () => {
+    const { store, table } = manualStore();
+    db.exec(`CREATE TRIGGER ${table}_refuse BEFORE INSERT ON ${table}_order BEGIN SELECT RAISE(ABORT, 'the objects table refused'); END`);
+    db.exec('BEGIN');
+    try {
+      db.prepare(`INSERT INTO ${table} (id, token, expires_at) VALUES ('evt_app', NULL, 1)`).run();
+      await expect(store.beginInOrder('evt_1', order(1), LONG)).rejects.toThrow('the objects table refused');
+      expect(db.inTransaction).toBe(true);
+      expect(db.prepare(`SELECT id FROM ${table}`).all()).toEqual([{ id: 'evt_app' }]);
+    } finally {
+      db.exec('ROLLBACK');
+      db.exec(`DROP TRIGGER ${table}_refuse`);
+    }
+  });
+});
+
 describe('SqliteDedupStore: answering at once', () => {
   it('registers its operations, so a claim and its settlement cost the delivery no turn of the event loop', async () => {
     const { store } = manualStore({ now: Date.now });
@@ -85,14 +253,47 @@ describe('SqliteDedupStore: answering at once', () => {
     expect(await store.begin(delivery.dedupKey, LONG)).toEqual({ state: 'done' });
   });
 
+  it('registers its ordered operations too: an ordered claim and its settlement answer at once, and record the version', async () => {
+    const { store, table } = manualStore({ now: Date.now });
+    const delivery = await claimedAtOnce(store, { version: () => 7 });
+    expect(await store.begin(delivery.dedupKey, LONG)).toEqual({ state: 'done' });
+    expect(db.prepare(`SELECT version, token FROM ${table}_order`).all()).toEqual([{ version: 7, token: null }]);
+  });
+
   it('rejects, never throws, from its methods when the database fails', async () => {
     const { store } = manualStore({
       now: () => {
         throw new Error('the clock failed');
       },
     });
-    const answers = [store.begin('evt_1', LONG), store.complete('evt_1', 'token', LONG), store.release('evt_1', 'token'), store.renew('evt_1', 'token', LONG)];
+    const at: EventOrder = { key: 'scopescopescope1:msg_1', version: 1 };
+    const answers = [
+      store.begin('evt_1', LONG),
+      store.complete('evt_1', 'token', LONG),
+      store.release('evt_1', 'token'),
+      store.renew('evt_1', 'token', LONG),
+      store.beginInOrder('evt_1', at, LONG),
+      store.completeInOrder('evt_1', at, 'token', LONG),
+      store.releaseInOrder('evt_1', at, 'token'),
+      store.renewInOrder('evt_1', at, 'token', LONG),
+    ];
     for (const answer of answers) await expect(answer).rejects.toThrow('the clock failed');
+  });
+
+  it('rejects an ordered answer it does not expect rather than reading it as a claim', async () => {
+    const at: EventOrder = { key: 'scopescopescope1:msg_1', version: 1 };
+    for (const [claimed, leased] of [[{ token: 'another-token' }, { stale: 0 }], [undefined, { stale: 0 }], ['own', { stale: 'no' }], ['own', undefined]] as const) {
+      const odd: SqliteDatabase = {
+        exec: () => undefined,
+        inTransaction: false,
+        prepare: (sql) => ({
+          run: () => ({ changes: 0 }),
+          // The claim answers its own token where `claimed` says so; the event's and the object's holders are free.
+          get: (...params) => (sql.includes('RETURNING token') ? (claimed === 'own' ? { token: params[1] } : claimed) : sql.includes('AS stale') ? leased : undefined),
+        }),
+      };
+      await expect(new SqliteDedupStore(odd).beginInOrder('evt_1', at, LONG)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+    }
   });
 
   it('rejects an answer it does not expect rather than reading it as a claim', async () => {
