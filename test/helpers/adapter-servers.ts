@@ -35,7 +35,7 @@ export type { ServedApp };
 export function serveExpress(options: ExpressWebhookOptions, route: RouteSpy, framework = express): Promise<ServedApp> {
   const app = framework();
   app.post('/webhooks', expressWebhook(options), async (req, res) => {
-    res.status(await route.handle(req.webhook.event, req.webhook.id)).end();
+    res.status(await route.handle(req.webhook.event, req.webhook.id, req.webhook.stale)).end();
   });
   return serveNode(createServer(app));
 }
