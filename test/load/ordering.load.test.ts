@@ -47,6 +47,7 @@ import { recordingLogger } from '../helpers/recording-logger.js';
 import { connectIoredis, randomPrefix } from '../helpers/redis-clients.js';
 import { now, SECRET } from '../helpers/signed-request.js';
 import { testDatabase } from '../helpers/test-database.js';
+import { until } from '../helpers/until.js';
 
 const OBJECTS = 200;
 const VERSIONS = 5;
@@ -104,12 +105,12 @@ async function sendWithCrash(run: OrderedRun, target: string, seed: number, cras
   return { answers, ms: performance.now() - started, beforeCrash };
 }
 
-async function until(what: string, timeoutMs: number, reached: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await reached())) {
-    if (performance.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
+/** Resolves once `drained()` holds, asked every 250 ms; rejects after DRAIN_MS. */
+function untilDrained(drained: () => Promise<boolean>): Promise<void> {
+  return until(async () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+    return drained();
+  }, DRAIN_MS);
 }
 
 describe(`events of one object in order, ${OBJECTS} objects × ${VERSIONS} versions, one crash each`, () => {
@@ -200,7 +201,7 @@ describe(`events of one object in order, ${OBJECTS} objects × ${VERSIONS} versi
 
     const { answers, ms: sentMs, beforeCrash } = await sendWithCrash(run, `${app.url}/webhooks`, seed, () => worker.killOne());
     const started = performance.now() - sentMs;
-    await until('every job completed', DRAIN_MS, async () => {
+    await untilDrained(async () => {
       const counts = await queue.getJobCounts('completed', 'failed');
       return counts.completed! + counts.failed! >= run.events.length;
     });
@@ -258,7 +259,7 @@ describe(`events of one object in order, ${OBJECTS} objects × ${VERSIONS} versi
     const started = performance.now() - sentMs;
     const states = async (): Promise<Record<string, number>> =>
       Object.fromEntries((await admin.query(`SELECT state, count(*)::int AS n FROM (${jobsQuery(major, testBoss.schema, 'state')}) AS jobs GROUP BY state`, [queue])).rows.map(({ state, n }) => [state, n]));
-    await until('the queue ran out', DRAIN_MS, async () => {
+    await untilDrained(async () => {
       const counts = await states();
       return ['created', 'retry', 'active'].every((state) => counts[state] === undefined);
     });
