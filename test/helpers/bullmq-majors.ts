@@ -24,6 +24,8 @@ export interface TestQueue extends JobQueue {
   readonly name: string;
   getJob(id: string): Promise<TestJob | undefined>;
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
+  /** The jobs in the given states, every one of them by default. */
+  getJobs(types: string[], start?: number, end?: number): Promise<TestJob[]>;
   obliterate(options: { force: boolean }): Promise<void>;
   /** The workers connected to the queue, as Redis lists its clients. */
   getWorkers(): Promise<unknown[]>;

@@ -1,5 +1,6 @@
 /**
- * The load run's worker processes (`load-worker.ts`): started, SIGKILLed
+ * The load runs' worker processes (`bullmq-load-worker.ts`, or another
+ * script that prints `ready` once it runs): started, SIGKILLed
  * one at a time in turn and started again at once, as a crashing host
  * would, and killed for good at the end. What they wrote to stderr is kept,
  * the last lines of it, for a run that fails.
@@ -13,19 +14,21 @@ const KEPT_STDERR = 4_000;
 export class WorkerFleet {
   readonly #processes: ChildProcess[] = [];
   readonly #env: ReadonlyArray<Record<string, string>>;
+  readonly #script: string;
   #next = 0;
   #stderr = '';
   /** The workers SIGKILLed mid-run: when each was killed (`Date.now()`), by process id. */
   readonly killed = new Map<number, number>();
 
   /** One process per entry of `env`, each with those variables over the test's own. */
-  private constructor(env: ReadonlyArray<Record<string, string>>) {
+  private constructor(env: ReadonlyArray<Record<string, string>>, script: string) {
     this.#env = env;
+    this.#script = script;
   }
 
-  /** Starts the processes and waits until each runs its worker. */
-  static async start(env: ReadonlyArray<Record<string, string>>): Promise<WorkerFleet> {
-    const fleet = new WorkerFleet(env);
+  /** Starts the processes, each running `script`, and waits until each runs its worker. */
+  static async start(env: ReadonlyArray<Record<string, string>>, script = WORKER): Promise<WorkerFleet> {
+    const fleet = new WorkerFleet(env, script);
     await Promise.all(env.map((_, index) => fleet.#spawn(index)));
     return fleet;
   }
@@ -57,7 +60,7 @@ export class WorkerFleet {
   }
 
   async #spawn(index: number): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+    const child = spawn(process.execPath, ['--import', 'tsx', this.#script], {
       env: { ...process.env, ...this.#env[index] },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
