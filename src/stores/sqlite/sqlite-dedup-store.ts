@@ -10,6 +10,7 @@ import { checkCallback, checkDuration, checkOptionsObject } from '../../base/opt
 import { WebhookDedupError } from '../../core/errors.js';
 import { answerAtOnce, type BeginResult, type DedupStore } from '../dedup-store.js';
 import { sqliteDatabase, type SqliteDatabase, type SqliteStatement } from './database.js';
+import { dedupStatements, type DedupOperation as Operation } from './dedup-statements.js';
 import { applySchema, DEDUP_TABLE, dedupSchema } from './schema.js';
 import { sqliteTableName, type SqliteTableName } from './table-name.js';
 
@@ -32,26 +33,6 @@ export interface SqliteDedupStoreOptions {
 const IN_PROGRESS: BeginResult = Object.freeze({ state: 'in_progress' });
 const DONE: BeginResult = Object.freeze({ state: 'done' });
 
-/** The row of a live lease held by a token: the id, the token and now are its parameters, in order. */
-const HELD = 'id = ? AND token = ? AND expires_at > ?';
-
-/** The SQL of each operation, on one table; a statement is prepared from it when first used. */
-function statementsOn(table: string) {
-  return {
-    // Takes the row only if it is absent or expired; RETURNING answers a row only when it did.
-    claim:
-      `INSERT INTO ${table} (id, token, expires_at) VALUES (?, ?, ?) ` +
-      'ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at WHERE expires_at <= ? ' +
-      'RETURNING token',
-    holder: `SELECT token FROM ${table} WHERE id = ?`,
-    complete: `UPDATE ${table} SET token = NULL, expires_at = ? WHERE ${HELD}`,
-    renew: `UPDATE ${table} SET expires_at = ? WHERE ${HELD}`,
-    release: `DELETE FROM ${table} WHERE ${HELD}`,
-    deleteExpired: `DELETE FROM ${table} WHERE expires_at <= ?`,
-  };
-}
-
-type Operation = keyof ReturnType<typeof statementsOn>;
 
 /**
  * A `DedupStore` in a table of a SQLite file, on a node:sqlite `DatabaseSync`
@@ -93,7 +74,7 @@ export class SqliteDedupStore implements DedupStore {
     this.#table = sqliteTableName('table', table, DEDUP_TABLE);
     checkCallback('now', now);
     this.#now = now;
-    this.#sql = statementsOn(this.#table.sql);
+    this.#sql = dedupStatements(this.#table.sql);
     answerAtOnce(this, SqliteDedupStore.prototype, { begin: this.#begin, complete: this.#complete, release: this.#release });
   }
 
