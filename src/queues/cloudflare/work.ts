@@ -22,9 +22,10 @@ export interface CloudflareWorkerDedupOptions<Env = unknown> {
    * Where the worker records the events it processed, keyed on each
    * delivery's `dedupKey`: a store, or a function that makes one from the
    * Worker's `env` for each batch, as a D1 binding exists only there
-   * (`(env) => new D1DedupStore(env.DB)`). Give it a table of its own, apart
-   * from the receiver's store: the receiver marks an event done once it is
-   * queued, the worker once it is processed. Required.
+   * (`(env) => new D1DedupStore(env.DB, { table: 'svc_webhooks_queue_dedup' })`).
+   * Give it a table of its own, apart from the receiver's store: the
+   * receiver marks an event done once it is queued, the worker once it is
+   * processed. Required.
    */
   readonly store: DedupStore | ((env: Env) => DedupStore);
   /**
@@ -102,7 +103,7 @@ export type CloudflareQueueHandler<Env = unknown> = (batch: QueueBatch, env: Env
  * export default {
  *   queue: work<{}, Env>({
  *     on: { 'message.received': async (event) => console.log(event.data.object.id) },
- *     dedup: { store: (env) => new D1DedupStore(env.DB, { table: 'svc_webhooks_processed' }) },
+ *     dedup: { store: (env) => new D1DedupStore(env.DB, { table: 'svc_webhooks_queue_dedup' }) },
  *   }),
  * };
  * ```

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { D1_SCHEMA_FILE, renderD1SchemaFile } from '../../../sql/d1-schema-file.js';
+import { D1_QUEUE_DEDUP_TABLE, D1_SCHEMA_FILE, renderD1SchemaFile } from '../../../sql/d1-schema-file.js';
 import { WebhookOptionsError } from '../../../src/base/options-error.js';
 import { WebhookDedupError } from '../../../src/core/errors.js';
 import type { D1Database } from '../../../src/stores/d1/d1-database.js';
@@ -58,15 +58,18 @@ describe('D1DedupStore: the table', () => {
     expect(await store.deleteExpired()).toBe(0);
   });
 
-  it('migrate is idempotent, and the default table is what the shipped migration creates', async () => {
-    const store = new D1DedupStore(db);
-    await store.migrate();
-    await store.migrate();
-    const created = await rows("SELECT sql FROM sqlite_master WHERE name LIKE 'svc_webhooks_dedup%' ORDER BY name");
+  it('migrate is idempotent, and creates what the shipped migration does, for either of its tables', async () => {
     const shipped = readFileSync(D1_SCHEMA_FILE, 'utf8');
-    for (const { sql } of created as Array<{ sql: string }>) expect(shipped).toContain(sql.replace(/^CREATE (TABLE|INDEX) /, 'CREATE $1 IF NOT EXISTS '));
-    expect(created).toHaveLength(2);
-    expect((await store.begin('evt_default', LONG)).state).toBe('claimed');
+    for (const table of [undefined, D1_QUEUE_DEDUP_TABLE]) {
+      const store = new D1DedupStore(db, { table });
+      await store.migrate();
+      await store.migrate();
+      const name = table ?? 'svc_webhooks_dedup';
+      const created = (await rows(`SELECT sql FROM sqlite_master WHERE tbl_name = '${name}' ORDER BY name`)) as Array<{ sql: string }>;
+      expect(created).toHaveLength(2);
+      for (const { sql } of created) expect(shipped).toContain(`${sql.replace(/^CREATE (TABLE|INDEX) /, 'CREATE $1 IF NOT EXISTS ')};`);
+      expect((await store.begin('evt_default', LONG)).state).toBe('claimed');
+    }
   });
 
   it('sql/svc-webhooks-d1.sql is what sql/d1-schema-file.ts produces (npm run sql:d1)', () => {
