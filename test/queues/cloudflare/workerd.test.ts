@@ -9,67 +9,64 @@ import { until } from '../../helpers/until.js';
 
 const WAIT_MS = 30_000;
 
-/** Waits until the consumer acked `count` more messages than it had at `before`. */
-async function acked(deployment: CloudflareDeployment, before: number, count: number): Promise<void> {
-  await until(async () => (await deployment.settled()).ack >= before + count, WAIT_MS);
+/** What sending copies of an event led to: the receiver's answers, and the handler's successful runs once the consumer acked the messages expected. */
+interface Delivered {
+  readonly statuses: number[];
+  readonly runs: number | undefined;
+}
+
+/**
+ * Sends `copies` of event `id`, one after another or all at once, waits
+ * until the consumer acked `acks` more messages, and answers what it came to.
+ */
+async function deliver(deployment: CloudflareDeployment, id: string, copies: number, acks: number, atOnce = false): Promise<Delivered> {
+  const before = (await deployment.settled()).ack;
+  const statuses: number[] = [];
+  if (atOnce) statuses.push(...(await Promise.all(Array.from({ length: copies }, () => deployment.send(id)))));
+  else for (let copy = 0; copy < copies; copy++) statuses.push(await deployment.send(id));
+  await until(async () => (await deployment.settled()).ack >= before + acks, WAIT_MS);
+  return { statuses, runs: (await deployment.runs()).get(id) };
+}
+
+/** Both Workers, started before the suite's tests with the receiver's store `receiverDedup`, stopped after them. */
+function deployed(receiverDedup: 'd1' | 'none'): () => CloudflareDeployment {
+  let deployment: CloudflareDeployment | undefined;
+  beforeAll(async () => {
+    deployment = await cloudflareDeployment(receiverDedup);
+  }, 60_000);
+  afterAll(() => deployment?.close());
+  return () => deployment!;
 }
 
 describe('a receiver that queues every copy (no store of its own): work() keeps each event once', () => {
-  let deployment: CloudflareDeployment;
-  beforeAll(async () => {
-    deployment = await cloudflareDeployment('none');
-  }, 60_000);
-  afterAll(() => deployment.close());
+  const deployment = deployed('none');
 
   it('runs an event queued twice once, and acks both messages', async () => {
-    const { ack } = await deployment.settled();
-    expect(await deployment.send('evt_twice')).toBe(202);
-    expect(await deployment.send('evt_twice')).toBe(202);
-    await acked(deployment, ack, 2);
-    expect((await deployment.runs()).get('evt_twice')).toBe(1);
+    expect(await deliver(deployment(), 'evt_twice', 2, 2)).toEqual({ statuses: [202, 202], runs: 1 });
   }, 40_000);
 
   it('runs an event of two concurrent requests once: the copy that finds it claimed waits, then is a duplicate', async () => {
-    const { ack } = await deployment.settled();
-    expect(await Promise.all([deployment.send('evt_concurrent'), deployment.send('evt_concurrent')])).toEqual([202, 202]);
-    await acked(deployment, ack, 2);
-    expect((await deployment.runs()).get('evt_concurrent')).toBe(1);
+    expect(await deliver(deployment(), 'evt_concurrent', 2, 2, true)).toEqual({ statuses: [202, 202], runs: 1 });
   }, 40_000);
 
   it('retries a failing handler until it succeeds, then runs it no more', async () => {
-    const before = await deployment.settled();
-    expect(await deployment.send('fail2_evt')).toBe(202);
-    await acked(deployment, before.ack, 1);
-    expect((await deployment.runs()).get('fail2_evt')).toBe(1);
-    expect((await deployment.settled()).retry - before.retry).toBe(2);
+    const { retry } = await deployment().settled();
+    expect(await deliver(deployment(), 'fail2_evt', 1, 1)).toEqual({ statuses: [202], runs: 1 });
+    expect((await deployment().settled()).retry - retry).toBe(2);
     // A copy sent after it succeeded is acked without running.
-    expect(await deployment.send('fail2_evt')).toBe(202);
-    await acked(deployment, before.ack, 2);
-    expect((await deployment.runs()).get('fail2_evt')).toBe(1);
+    expect(await deliver(deployment(), 'fail2_evt', 1, 1)).toEqual({ statuses: [202], runs: 1 });
   }, 40_000);
 });
 
 describe('a receiver with a D1DedupStore: copies stop at the receiver', () => {
-  let deployment: CloudflareDeployment;
-  beforeAll(async () => {
-    deployment = await cloudflareDeployment('d1');
-  }, 60_000);
-  afterAll(() => deployment.close());
+  const deployment = deployed('d1');
 
   it('answers a repeat 200 as a duplicate, queueing one message', async () => {
-    const { ack } = await deployment.settled();
-    expect(await deployment.send('evt_repeat')).toBe(202);
-    expect(await deployment.send('evt_repeat')).toBe(200);
-    await acked(deployment, ack, 1);
-    expect((await deployment.runs()).get('evt_repeat')).toBe(1);
+    expect(await deliver(deployment(), 'evt_repeat', 2, 1)).toEqual({ statuses: [202, 200], runs: 1 });
   }, 40_000);
 
   it('queues one of two concurrent requests for an event; the other is told it is in progress or done', async () => {
-    const { ack } = await deployment.settled();
-    const statuses = await Promise.all([deployment.send('evt_both'), deployment.send('evt_both')]);
-    expect(statuses.filter((status) => status === 202)).toHaveLength(1);
-    expect(statuses.filter((status) => status === 409 || status === 200)).toHaveLength(1);
-    await acked(deployment, ack, 1);
-    expect((await deployment.runs()).get('evt_both')).toBe(1);
+    const { statuses, runs } = await deliver(deployment(), 'evt_both', 2, 1, true);
+    expect([statuses.filter((status) => status === 202).length, statuses.filter((status) => status === 409 || status === 200).length, runs]).toEqual([1, 1, 1]);
   }, 40_000);
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { D1_QUEUE_DEDUP_TABLE, D1_SCHEMA_FILE, renderD1SchemaFile } from '../../../sql/d1-schema-file.js';
 import { WebhookOptionsError } from '../../../src/base/options-error.js';
 import { WebhookDedupError } from '../../../src/core/errors.js';
@@ -10,6 +10,9 @@ import { claim, describeDedupContract, manualClock, type DedupHarness } from '..
 import { miniflareD1 } from '../../helpers/miniflare-d1.js';
 
 const LONG = 60_000;
+// Each statement is a round trip from this process to workerd through miniflare's proxy: the contract's 50
+// concurrent claims take seconds on a loaded machine.
+vi.setConfig({ testTimeout: 30_000 });
 const d1 = await miniflareD1();
 const { db } = d1;
 afterAll(() => d1.close());
