@@ -8,6 +8,7 @@
  * the placeholder.
  */
 /// <reference path="./node-sqlite.d.ts" />
+/// <reference path="./cloudflare-workers.d.ts" />
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { Express, Request as ExpressRequest, RequestHandler } from 'express';
 import type { Redis } from 'ioredis';

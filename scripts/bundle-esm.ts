@@ -19,7 +19,8 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
+import { webModules } from './web-modules.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ESM = join(ROOT, 'dist/esm');
@@ -40,18 +41,6 @@ const webEntries = Object.values(pkg.exports).flatMap((entry) =>
 );
 const WEB = join(ROOT, 'dist/web');
 
-/** The web build's modules in place of the Node ones; no other `node:` import. */
-const webModules: Plugin = {
-  name: 'web-modules',
-  setup(esbuild) {
-    esbuild.onResolve({ filter: /\/runtime-crypto\.js$/ }, ({ path, resolveDir }) => ({ path: join(resolveDir, path.replace(/\.js$/, '.web.js')) }));
-    esbuild.onResolve({ filter: /^node:diagnostics_channel$/ }, () => ({ path: join(ESM, 'src/process/diagnostics-channel.web.js') }));
-    esbuild.onResolve({ filter: /^node:/ }, ({ path, importer }) => ({
-      errors: [{ text: `${path}, imported by ${relative(ROOT, importer)}, is not in the web build: give it a *.web.ts twin` }],
-    }));
-  },
-};
-
 rmSync(WEB, { recursive: true, force: true });
 await build({
   entryPoints: webEntries,
@@ -61,7 +50,7 @@ await build({
   platform: 'neutral',
   target: 'es2022',
   packages: 'external',
-  plugins: [webModules],
+  plugins: [webModules(ROOT, join(ESM, 'src/process/diagnostics-channel.web.js'), '.js')],
   logLevel: 'warning',
 });
 

@@ -29,7 +29,7 @@ export const SECRET_LOOKUP_CHANNEL = 'svc-webhooks:secret-lookup';
 export type EntryName = 'express' | 'hono' | 'fastify' | 'fetch' | 'lambda' | 'azure' | 'h3';
 
 /** The queue engine of a handoff or a worker. */
-export type QueueSystem = 'bullmq' | 'pg-boss';
+export type QueueSystem = 'bullmq' | 'pg-boss' | 'cloudflare';
 
 /**
  * What became of a delivery: `processed` (the route or a handler ran and
@@ -121,7 +121,7 @@ export interface EnqueueTrace {
    * nothing more than its delivery.
    */
   readonly carrier: Record<string, string>;
-  /** The job's id, once the engine gave it (BullMQ's is known at once): set by `asyncEnd`. */
+  /** The job's id, once the engine gave it (BullMQ's is known at once; Cloudflare Queues give none at send): set by `asyncEnd`. */
   readonly jobId?: string;
   /** `queued`, or `duplicate` for an event queued before (no job sent): set by `asyncEnd`. */
   readonly outcome?: 'queued' | 'duplicate';

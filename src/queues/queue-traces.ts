@@ -24,8 +24,11 @@ import { queuedDelivery, type QueuedDelivery } from './queued-delivery.js';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** What an engine's send resolves to: the job it created, or `'duplicate'` for an event it had queued before. */
-export type Sent = { readonly jobId: string } | 'duplicate';
+/**
+ * What an engine's send resolves to: the job it created (its id, where the
+ * engine gives one at send), or `'duplicate'` for an event it had queued before.
+ */
+export type Sent = { readonly jobId?: string } | 'duplicate';
 
 /**
  * Queues `delivery` with `send`, which gets the job's data: on the enqueue
@@ -47,7 +50,7 @@ export async function queueDelivery(
     const sent = await send(queuedDelivery(delivery, traceContextOf(run.carrier)));
     run.outcome = sent === 'duplicate' ? 'duplicate' : 'queued';
     if (sent === 'duplicate') return 'duplicate';
-    run.jobId = sent.jobId;
+    if (sent.jobId !== undefined) run.jobId = sent.jobId;
     return undefined;
   }, run);
 }

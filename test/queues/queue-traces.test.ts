@@ -83,6 +83,14 @@ describe('queueDelivery', () => {
     expect(queued.data).toEqual([{ delivery, trace: { traceparent: '00-abc-def-01', tracestate: 'k=v' } }]);
   });
 
+  it('leaves the job id unset for an engine that gives none at send (Cloudflare Queues)', async () => {
+    const ended: EnqueueTrace[] = [];
+    listen<EnqueueTrace>(ENQUEUE_CHANNEL, { asyncEnd: (trace) => void ended.push(trace) });
+    expect(await queueDelivery('cloudflare', 'webhooks', delivery, sender({}).send)).toBeUndefined();
+    expect(ended).toMatchObject([{ system: 'cloudflare', outcome: 'queued' }]);
+    expect(ended[0]).not.toHaveProperty('jobId');
+  });
+
   it('sends no trace when subscribers leave the carrier empty, and tells them what the send threw', async () => {
     const failures: unknown[] = [];
     listen<EnqueueTrace>(ENQUEUE_CHANNEL, { error: ({ error }) => void failures.push(error) });

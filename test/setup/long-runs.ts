@@ -12,6 +12,7 @@ export const LONG_RUNS = [
   'test/queues/pg-boss/majors-on-node-22.test.ts',
   'test/queues/bullmq/exactly-once.load.test.ts',
   'test/queues/pg-boss/exactly-once-load.test.ts',
+  'test/queues/cloudflare/exactly-once.load.test.ts',
   'test/queues/bullmq/redis-crash.test.ts',
   'test/cli/packed-cli.test.ts',
   'test/queues/pg-boss/exactly-once-crash.test.ts',

@@ -14,6 +14,7 @@ import type { EventOrder } from '../../core/event-order.js';
 import { answerAtOnce, type BeginResult, type OrderedBeginResult, type OrderingDedupStore } from '../dedup-store.js';
 import { atomicStep } from './atomic-step.js';
 import { sqliteDatabase, type SqliteDatabase, type SqliteStatement } from './database.js';
+import { dedupStatements, type DedupOperation } from './dedup-statements.js';
 import { dedupOrderSchema, orderedStatementsOn, orderTableBeside } from './ordered-statements.js';
 import { applySchema, DEDUP_TABLE, dedupSchema } from './schema.js';
 import { sqliteTableName, type SqliteTableName } from './table-name.js';
@@ -44,26 +45,7 @@ export interface SqliteDedupStoreOptions {
 const IN_PROGRESS = Object.freeze({ state: 'in_progress' } as const);
 const DONE = Object.freeze({ state: 'done' } as const);
 
-/** The row of a live lease held by a token: the id, the token and now are its parameters, in order. */
-const HELD = 'id = ? AND token = ? AND expires_at > ?';
-
-/** The SQL of each operation, on one table; a statement is prepared from it when first used. */
-function statementsOn(table: string) {
-  return {
-    // Takes the row only if it is absent or expired; RETURNING answers a row only when it did.
-    claim:
-      `INSERT INTO ${table} (id, token, expires_at) VALUES (?, ?, ?) ` +
-      'ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at WHERE expires_at <= ? ' +
-      'RETURNING token',
-    holder: `SELECT token FROM ${table} WHERE id = ?`,
-    complete: `UPDATE ${table} SET token = NULL, expires_at = ? WHERE ${HELD}`,
-    renew: `UPDATE ${table} SET expires_at = ? WHERE ${HELD}`,
-    release: `DELETE FROM ${table} WHERE ${HELD}`,
-    deleteExpired: `DELETE FROM ${table} WHERE expires_at <= ?`,
-  };
-}
-
-type Operation = keyof ReturnType<typeof statementsOn> | keyof ReturnType<typeof orderedStatementsOn>;
+type Operation = DedupOperation | keyof ReturnType<typeof orderedStatementsOn>;
 
 /** Matched in the message of the error SQLite gives for a table that does not exist. */
 const NO_SUCH_TABLE = /no such table/;
@@ -112,7 +94,7 @@ export class SqliteDedupStore implements OrderingDedupStore {
     if (this.#orderTable.sql === this.#table.sql) throw new WebhookOptionsError('svc-webhooks: orderTable must be another table than table');
     checkCallback('now', now);
     this.#now = now;
-    this.#sql = { ...statementsOn(this.#table.sql), ...orderedStatementsOn(this.#table.sql, this.#orderTable.sql) };
+    this.#sql = { ...dedupStatements(this.#table.sql), ...orderedStatementsOn(this.#table.sql, this.#orderTable.sql) };
     const ordered = { beginInOrder: this.#beginInOrder, completeInOrder: this.#completeInOrder, releaseInOrder: this.#releaseInOrder };
     answerAtOnce(this, SqliteDedupStore.prototype, { begin: this.#begin, complete: this.#complete, release: this.#release, ...ordered });
   }

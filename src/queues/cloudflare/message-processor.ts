@@ -1,0 +1,70 @@
+/**
+ * What the worker does with one message: claim its event in the dedup
+ * store, run the event's handler under that claim, settle the claim by the
+ * outcome, and ack or retry the message. An event done before is acked
+ * without running; an event another isolate holds is retried later.
+ */
+import { writeLog, type WebhookLogger } from '../../base/logger.js';
+import { claimKey, type ClaimSettings } from '../../process/claim.js';
+import type { Dispatcher } from '../../process/dispatcher.js';
+import { runQueuedJob } from '../queue-traces.js';
+import { isQueuedDelivery } from '../queued-delivery.js';
+import type { QueueMessage } from './queue-types.js';
+
+/** What a message's run needs besides the message: fixed per worker, but the claims, per batch. */
+export interface MessageRun {
+  readonly dispatcher: Dispatcher;
+  readonly claims: ClaimSettings;
+  readonly logger: WebhookLogger;
+  /** The queue's name, from the batch. */
+  readonly queue: string;
+  /** How long a message whose event another isolate holds waits before it is delivered again. */
+  readonly busyDelaySeconds: number;
+}
+
+/**
+ * Runs one message and acks or retries it: acked once its handler
+ * succeeded or had succeeded before; retried at once (by the queue's own
+ * `retry_delay`) when the handler failed, and after `busyDelaySeconds` when
+ * another isolate holds its event or the store failed. A message that is no
+ * queued delivery is retried, with one line to `logger`, so that it ends in
+ * the dead-letter queue rather than lost. Never rejects.
+ */
+export async function runMessage(run: MessageRun, message: QueueMessage): Promise<void> {
+  const { body } = message;
+  if (!isQueuedDelivery(body)) {
+    writeLog(
+      run.logger,
+      'error',
+      { code: 'invalid_job', jobId: message.id },
+      `the queue message ${message.id} holds no queued delivery (it was not sent by enqueue); it is retried, to end in the dead-letter queue`,
+    );
+    message.retry();
+    return;
+  }
+  try {
+    const settled = await runQueuedJob('cloudflare', run.queue, message.id, body, async (job) => {
+      const attempt = await claimKey(run.claims, body.delivery);
+      if (attempt.state === 'done') {
+        job.ended('duplicate');
+        return 'ack';
+      }
+      // Another isolate runs it (a copy of the message, or a run whose isolate died and whose lease lives on),
+      // or the store failed: later.
+      if (attempt.state !== 'claimed') {
+        job.ended('postponed');
+        return 'later';
+      }
+      const outcome = await job.dispatch(run.dispatcher);
+      await attempt.settle(outcome.kind !== 'failed');
+      job.ended(outcome.kind === 'failed' ? 'failed' : 'processed');
+      return outcome.kind === 'failed' ? 'retry' : 'ack';
+    });
+    if (settled === 'ack') message.ack();
+    else if (settled === 'later') message.retry({ delaySeconds: run.busyDelaySeconds });
+    else message.retry();
+  } catch {
+    // A subscriber of the job channel threw: the queue delivers the message again, and the store keeps it once.
+    message.retry();
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The Cloudflare tests' deployment, in workerd through miniflare: the
+ * receiving Worker (test/helpers/cloudflare/receiver-worker.ts) with a
+ * producer binding on the queue `webhooks` and a D1 database, and the
+ * consuming Worker (consumer-worker.ts) on the same queue and database. Each
+ * is bundled from the sources as the web build is (no `node:` module; no
+ * `nodejs_compat`), and sends go to the receiver over workerd's own dispatch.
+ */
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { Miniflare } from 'miniflare';
+import { webModules } from '../../scripts/web-modules.js';
+import { D1DedupStore } from '../../src/stores/d1/d1-dedup-store.js';
+import type { D1Database } from '../../src/stores/d1/d1-database.js';
+import { signedHeaders } from '../../src/testing/index.js';
+import { SECRET } from './signed-request.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** One Worker bundled from its source file: one ES module with everything in it but workerd's own modules. */
+async function bundled(file: string): Promise<string> {
+  const result = await build({
+    entryPoints: [join(ROOT, 'test/helpers/cloudflare', file)],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    external: ['cloudflare:*'],
+    plugins: [webModules(ROOT, join(ROOT, 'src/process/diagnostics-channel.web.ts'), '.ts')],
+    logLevel: 'warning',
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/** The tables the test Workers write besides the stores': runs that succeeded, planned failures' attempts, settled messages. */
+const TEST_TABLES = [
+  'CREATE TABLE runs (id TEXT NOT NULL)',
+  'CREATE TABLE attempts (id TEXT PRIMARY KEY, n INTEGER NOT NULL)',
+  'CREATE TABLE settled (kind TEXT NOT NULL)',
+];
+
+export interface CloudflareDeployment {
+  /** Sends the event `id` signed now, as the service would, to the receiver; answers its status. */
+  send(id: string): Promise<number>;
+  /** How many times the handler succeeded for each event. */
+  runs(): Promise<Map<string, number>>;
+  /** How many messages the consumer acked, and how many it retried. */
+  settled(): Promise<{ ack: number; retry: number }>;
+  /** Sends `body` straight to the queue, as a program other than `enqueue` might. */
+  sendRaw(body: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts both Workers on a fresh, migrated database. `receiverDedup` is the
+ * receiver's store: D1, or none (every copy of an event queued).
+ */
+export async function cloudflareDeployment(receiverDedup: 'd1' | 'none'): Promise<CloudflareDeployment> {
+  const [receiver, consumer] = await Promise.all([bundled('receiver-worker.ts'), bundled('consumer-worker.ts')]);
+  const shared = { modules: true, compatibilityDate: '2025-07-01', d1Databases: { DB: 'webhooks-db' } } as const;
+  const miniflare = new Miniflare({
+    workers: [
+      { ...shared, name: 'receiver', script: receiver, queueProducers: { WEBHOOKS: 'webhooks' }, bindings: { WEBHOOK_SECRET: SECRET, RECEIVER_DEDUP: receiverDedup } },
+      // Retries come back at once, but for a busy event's own delay; enough of them that no message runs out.
+      { ...shared, name: 'consumer', script: consumer, queueConsumers: { webhooks: { maxBatchSize: 25, maxBatchTimeout: 0, maxRetries: 100, retryDelay: 0 } } },
+    ],
+  });
+  const db = (await miniflare.getD1Database('DB', 'receiver')) as unknown as D1Database;
+  const reader = db as unknown as { prepare(sql: string): { all(): Promise<{ results: unknown[] }> } };
+  await new D1DedupStore(db, { table: 'received' }).migrate();
+  await new D1DedupStore(db, { table: 'processed' }).migrate();
+  await db.batch(TEST_TABLES.map((sql) => db.prepare(sql)));
+  const rows = async <T>(sql: string): Promise<T[]> => (await reader.prepare(sql).all()).results as T[];
+  return {
+    async send(id) {
+      const body = JSON.stringify({ id, type: 'call.missed', created_at: '2026-01-01T00:00:00Z', data: { object: { id: `call_${id}` } } });
+      const headers = signedHeaders(body, { id, timestamp: Math.floor(Date.now() / 1000), secret: SECRET });
+      const response = await miniflare.dispatchFetch('http://receiver.test/webhooks', { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' } });
+      await response.arrayBuffer();
+      return response.status;
+    },
+    async runs() {
+      const counted = await rows<{ id: string; n: number }>('SELECT id, COUNT(*) AS n FROM runs GROUP BY id');
+      return new Map(counted.map(({ id, n }) => [id, n]));
+    },
+    async settled() {
+      const counted = await rows<{ kind: 'ack' | 'retry'; n: number }>('SELECT kind, COUNT(*) AS n FROM settled GROUP BY kind');
+      const of = (kind: string): number => counted.find((row) => row.kind === kind)?.n ?? 0;
+      return { ack: of('ack'), retry: of('retry') };
+    },
+    async sendRaw(body) {
+      const queue = await miniflare.getQueueProducer('WEBHOOKS', 'receiver');
+      await queue.send(body, { contentType: 'json' });
+    },
+    close: () => miniflare.dispose(),
+  };
+}
