@@ -96,10 +96,10 @@ export function versionNumber(version: unknown): number | undefined {
   const match = RFC_3339.exec(version);
   if (match === null) return undefined;
   const [, date, time, fraction = '', zone] = match;
-  const ms = Date.parse(`${date}T${time}.${fraction.slice(0, 3).padEnd(3, '0')}${zone!.toUpperCase()}`);
+  // The whole seconds by Date (which refuses a day or hour out of range), then the fraction, to the microsecond.
+  const ms = Date.parse(`${date}T${time}${zone!.toUpperCase()}`);
   if (Number.isNaN(ms)) return undefined;
-  // Date keeps milliseconds: the digits past them are a fraction of one. Whole microseconds stay apart.
-  return fraction.length > 3 ? ms + Number(`0.${fraction.slice(3)}`) : ms;
+  return ms + Number(`0.${fraction}`) * 1000;
 }
 
 const UNREADABLE = 'the ordering key or version of this event could not be read; retry later';

@@ -53,6 +53,13 @@ describe('eventOrder', () => {
   });
 
   it('throws invalid_event_order, what was thrown its cause, for a function that throws or answers what cannot order', () => {
+    const bad = checkOrdering({ version: () => 'soon' })!;
+    expect(() => eventOrder(bad, delivery(1))).toThrow(
+      expect.objectContaining({
+        message: 'the ordering key or version of this event could not be read; retry later',
+        cause: new TypeError('ordering.key must answer a non-empty string and ordering.version a finite number, a valid Date or an RFC 3339 time'),
+      }),
+    );
     const thrown = new Error('no field');
     const throwing = checkOrdering({ version: () => { throw thrown; } })!;
     expect(() => eventOrder(throwing, delivery(1))).toThrow(expect.objectContaining({ code: 'invalid_event_order', cause: thrown }));
@@ -74,8 +81,9 @@ describe('checkOrdering', () => {
   it('throws WebhookOptionsError for no version function, a key that is no function, an unknown policy, no object', () => {
     expect(() => checkOrdering({})).toThrow(new WebhookOptionsError('svc-webhooks: ordering.version is required: a function from the event to its version, e.g. (event) => event.timestamp'));
     expect(() => checkOrdering({ version: () => 1, key: 'id' })).toThrow(new WebhookOptionsError('svc-webhooks: ordering.key must be a function'));
-    expect(() => checkOrdering({ version: () => 1, staleEvents: 'drop' })).toThrow(WebhookOptionsError);
-    expect(() => checkOrdering('timestamp')).toThrow(WebhookOptionsError);
+    expect(() => checkOrdering({ version: () => 1, staleEvents: 'drop' })).toThrow(new WebhookOptionsError("svc-webhooks: ordering.staleEvents must be 'skip' or 'run'"));
+    expect(() => checkOrdering('timestamp')).toThrow(new WebhookOptionsError('svc-webhooks: ordering options must be an object'));
+    expect(() => checkOrdering({ version: 'timestamp' })).toThrow(WebhookOptionsError);
   });
 });
 
