@@ -4,10 +4,15 @@
  * event skipped, an order that cannot be read, a failing store). The same
  * for every entry and for `dispatch`.
  */
+import type { WebhookLogger } from '../base/logger.js';
+import { checkPolicy } from '../base/option-checks.js';
 import { whenSettled } from '../base/user-code.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { WebhookDedupError } from '../core/errors.js';
-import { claimKey, type ClaimAttempt, type ClaimSettings, type Settle } from '../process/claim.js';
+import type { CheckedOrdering } from '../core/event-order.js';
+import { checkClaimOptions, claimKey, claimSettings, type ClaimAttempt, type ClaimOptions, type ClaimSettings, type Settle } from '../process/claim.js';
+import { storeErrorLog, storeErrorReporter } from '../process/store-failures.js';
+import type { DedupStore } from '../stores/dedup-store.js';
 import { duplicate, refused, RETRY_SOON, staleSkipped, type DecidedResponse } from './responses.js';
 
 /** What to do when the dedup store fails before the user's code runs. */
@@ -26,6 +31,28 @@ export interface StaleClaim {
  * anything (a stale event skipped among them).
  */
 export type ClaimOutcome = Settle | undefined | StaleClaim | DecidedResponse;
+
+/** What an entry's and `dispatch`'s `dedup` options say of their claims: the claims' own options, and `whenUnavailable`. */
+export interface ClaimAnswerOptions extends ClaimOptions {
+  readonly whenUnavailable?: DedupUnavailablePolicy;
+}
+
+/**
+ * The claims on `store` of an entry or of `dispatch`, each answered (see `claimAnswers`): `dedup`'s durations,
+ * `whenUnavailable` and `onError` checked (by default a line to `logger`), events put in order by `ordering`
+ * where given. Throws `WebhookOptionsError` for bad options, and for a store that cannot order when ordering.
+ */
+export function dedupClaims(
+  store: DedupStore,
+  dedup: ClaimAnswerOptions,
+  ordering: CheckedOrdering | undefined,
+  logger?: WebhookLogger,
+): (delivery: WebhookDelivery) => ClaimOutcome | Promise<ClaimOutcome> {
+  const durations = checkClaimOptions(dedup, 600_000);
+  const whenUnavailable = checkPolicy('dedup.whenUnavailable', dedup.whenUnavailable, ['reject', 'process'] as const) ?? 'reject';
+  const report = storeErrorReporter(dedup.onError ?? storeErrorLog(store, undefined, logger), logger);
+  return claimAnswers(claimSettings(store, durations, report, ordering), whenUnavailable);
+}
 
 /**
  * Claims on the store of `settings`, each answered: at once where the store

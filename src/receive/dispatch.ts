@@ -3,15 +3,13 @@
  * `verifyDelivery()`, and the answer to send; under a claim on its event in
  * a dedup store, and in order, where the options ask.
  */
-import { checkPolicy } from '../base/option-checks.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { checkOrdering, staleDelivery, type OrderingOptions } from '../core/event-order.js';
-import { checkClaimOptions, checkDedupObject, claimSettings } from '../process/claim.js';
+import { checkDedupObject } from '../process/claim.js';
 import { createDispatcher, type Dispatcher } from '../process/dispatcher.js';
 import type { EventSchemas, HandlerOptions } from '../process/handler-types.js';
-import { storeErrorLog, storeErrorReporter } from '../process/store-failures.js';
 import { isDedupStore, type DedupStore } from '../stores/dedup-store.js';
-import { claimAnswers, type ClaimOutcome } from './claim-answers.js';
+import { dedupClaims, type ClaimOutcome } from './claim-answers.js';
 import type { DedupOptions } from './receiver.js';
 import { handlersAnswer, isStaleSkipped, type DecidedResponse, type DispatchResult } from './responses.js';
 import { WebhookOptionsError } from '../base/options-error.js';
@@ -73,10 +71,7 @@ export function dispatch<S extends EventSchemas = {}>(delivery: WebhookDelivery,
   }
   checkDedupObject(dedup, 'an object with the store ({ store, leaseMs, … })');
   if (!isDedupStore(dedup.store)) throw new WebhookOptionsError('svc-webhooks: dispatch needs dedup.store, a DedupStore (begin, complete, release and renew)');
-  const durations = checkClaimOptions(dedup, 600_000);
-  const whenUnavailable = checkPolicy('dedup.whenUnavailable', dedup.whenUnavailable, ['reject', 'process'] as const) ?? 'reject';
-  const report = storeErrorReporter(dedup.onError ?? storeErrorLog(dedup.store));
-  const claim = claimAnswers(claimSettings(dedup.store, durations, report, ordering), whenUnavailable);
+  const claim = dedupClaims(dedup.store, dedup, ordering);
   return Promise.resolve(claim(delivery)).then((claimed) => runClaimed(dispatcher, delivery, claimed));
 }
 

@@ -6,7 +6,7 @@
 import { checkLogger, type WebhookLogger } from '../base/logger.js';
 import { DeadlineQueue } from '../base/deadlines.js';
 import { whenSettled } from '../base/user-code.js';
-import { checkCallback, checkDuration, checkOptionsObject, checkPolicy, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
+import { checkCallback, checkDuration, checkOptionsObject, checkRenamed, MAX_TIMER_MS } from '../base/option-checks.js';
 import type { WebhookDelivery } from '../core/delivery.js';
 import { readHeader, type WebhookHeaders } from '../core/headers.js';
 import { resolveVerifyOptions, type ResolvedVerifyOptions, type VerifyOptions } from '../core/options.js';
@@ -16,8 +16,8 @@ import { cachedKeys } from '../core/key-cache.js';
 import { verifyOnThisRuntime } from '../core/verify-delivery.js';
 import { parseSeconds } from '../core/timestamp.js';
 import { checkOrdering, type OrderingOptions } from '../core/event-order.js';
-import { checkClaimOptions, checkDedupObject, claimSettings } from '../process/claim.js';
-import { claimAnswers, type ClaimOutcome, type DedupUnavailablePolicy } from './claim-answers.js';
+import { checkDedupObject } from '../process/claim.js';
+import { dedupClaims, type ClaimOutcome, type DedupUnavailablePolicy } from './claim-answers.js';
 import { storeErrorLog, storeErrorReporter, type StoreErrorCallback } from '../process/store-failures.js';
 import type { DedupStore } from '../stores/dedup-store.js';
 import { MemoryDedupStore } from '../stores/memory-dedup-store.js';
@@ -210,13 +210,12 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
   if (dedupOptions !== false) checkDedupObject(dedupOptions, 'an object of options ({ store, leaseMs, … }) or false');
   const dedup = dedupOptions === false ? undefined : dedupOptions;
   const store = dedup === undefined ? undefined : dedup.store === undefined ? new MemoryDedupStore({ now }) : dedup.store;
-  const durations = checkClaimOptions(dedup ?? {}, 600_000);
-  const whenUnavailable = checkPolicy('dedup.whenUnavailable', dedup?.whenUnavailable, ['reject', 'process'] as const) ?? 'reject';
   const logger = checkLogger(options.logger);
   const ordering = checkOrdering(options.ordering);
   if (ordering !== undefined && store === undefined) {
     throw new WebhookOptionsError('svc-webhooks: ordering needs dedup: the store records each object\'s version; give dedup (or leave it out for a memory store), not false');
   }
+  const claim = store === undefined ? undefined : dedupClaims(store, dedup!, ordering, logger);
   // The secret resolver's failures get a log of their own, so a failing dedup store cannot quiet them.
   const verify: TenantVerify =
     tenants === undefined
@@ -226,10 +225,6 @@ export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>
           verifyOptions,
           storeErrorReporter(tenants.onLookupError ?? storeErrorLog(tenants.secret, undefined, logger), logger, 'tenants.onLookupError'),
         );
-  const claim =
-    store === undefined
-      ? undefined
-      : claimAnswers(claimSettings(store, durations, storeErrorReporter(dedup?.onError ?? storeErrorLog(store, undefined, logger), logger), ordering), whenUnavailable);
   const tenantOf = tenants?.of;
 
   return {
