@@ -13,3 +13,8 @@ export function errorChain(error: unknown): unknown[] {
   }
   return chain;
 }
+
+/** Whether `error`, or a cause in its chain, carries `code` (a Postgres SQLSTATE, say) as its `code`. */
+export function hasErrorCode(error: unknown, code: string): boolean {
+  return errorChain(error).some((link) => (link as { code?: unknown }).code === code);
+}

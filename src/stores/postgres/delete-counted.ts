@@ -1,5 +1,5 @@
 /** A DELETE whose deleted rows are counted, on any client the Postgres entry takes. */
-import { errorChain } from '../error-chain.js';
+import { hasErrorCode } from '../error-chain.js';
 import type { RunStatement } from './connection.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
 
@@ -25,7 +25,7 @@ const UNDEFINED_TABLE = '42P01';
  */
 export function deleteCountedIfTable(run: RunStatement, deleteStatement: string, params: string[]): Promise<number> {
   return deleteCounted(run, deleteStatement, params).catch((error: unknown) => {
-    if (errorChain(error).some((link) => (link as { code?: unknown }).code === UNDEFINED_TABLE)) return 0;
+    if (hasErrorCode(error, UNDEFINED_TABLE)) return 0;
     throw error;
   });
 }

@@ -3,7 +3,7 @@
  * rolls back with the caller's writes: `markProcessed` and `markProcessedInOrder`.
  */
 import { WebhookOptionsError } from '../../base/options-error.js';
-import { errorChain } from '../error-chain.js';
+import { hasErrorCode } from '../error-chain.js';
 import { isPool, statementRunner, type PostgresConnection, type RunStatement } from './connection.js';
 import type { TableName } from './table-name.js';
 
@@ -45,7 +45,7 @@ export function runInTransaction(
   return run(`LOCK TABLE ONLY ${tables.map((table) => table.sql).join(', ')} IN ROW EXCLUSIVE MODE`, []).then(
     () => run(statement, params),
     (error: unknown) => {
-      if (!errorChain(error).some((link) => (link as { code?: unknown }).code === NO_ACTIVE_TRANSACTION)) throw error;
+      if (!hasErrorCode(error, NO_ACTIVE_TRANSACTION)) throw error;
       throw new WebhookOptionsError(
         `svc-webhooks: ${user} ran outside a transaction (its connection had no BEGIN), where the record would ` +
           `commit alone and a retry after a failed side effect would be skipped: call ${user} inside the ` +

@@ -39,7 +39,6 @@ export interface PostgresDedupStoreOptions {
 
 const IN_PROGRESS = Object.freeze({ state: 'in_progress' } as const);
 const DONE = Object.freeze({ state: 'done' } as const);
-/** SQLSTATE undefined_table. */
 /** A duration in milliseconds, always the first parameter. */
 const MS = "$1::bigint * interval '1 millisecond'";
 
