@@ -5,8 +5,9 @@
  * run again; an event another worker holds waits, without using an attempt.
  */
 import type { Job } from 'bullmq';
-import { claimKey, type ClaimSettings } from '../../process/claim.js';
-import { jobFailure, type Dispatcher } from '../../process/dispatcher.js';
+import type { ClaimSettings } from '../../process/claim.js';
+import type { Dispatcher } from '../../process/dispatcher.js';
+import { runClaimedJob } from '../claimed-job.js';
 import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery, type QueuedDelivery } from '../queued-delivery.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
@@ -31,33 +32,9 @@ export function jobProcessor(dispatcher: Dispatcher, claims: ClaimSettings, post
     // A job another program added: running handlers on it would give them what their types do not promise.
     if (!isQueuedDelivery(job.data)) throw new WebhookOptionsError('svc-webhooks: this job was not added by enqueue(): its data is not { delivery } of one event');
     return runQueuedJob('bullmq', job.queueName, job.id ?? '', job.data, async (run) => {
-      const { delivery } = job.data;
-      const attempt = await claimKey(claims, delivery);
-      if (attempt.state === 'done') {
-        run.ended('duplicate');
-        return 'duplicate';
-      }
-      // Its order could not be read: fails as a handler would, and BullMQ's attempts decide.
-      if (attempt.state === 'unordered') {
-        run.ended('failed');
-        throw attempt.error;
-      }
-      // Another worker runs it or another event of its object (a copy, or the first run of a job BullMQ found
-      // stalled), or the store failed: wait.
-      if (attempt.state !== 'claimed') {
-        run.ended('postponed');
-        return postpone(job, token);
-      }
-      if (attempt.stale && claims.ordering!.staleEvents === 'skip') {
-        await attempt.settle(true);
-        run.ended('stale');
-        return 'stale';
-      }
-      const outcome = await run.dispatch(dispatcher, attempt.stale);
-      await attempt.settle(outcome.kind !== 'failed');
-      run.ended(outcome.kind === 'failed' ? 'failed' : 'processed');
-      if (outcome.kind === 'failed') throw jobFailure(outcome.error);
-      return 'processed';
+      const claimed = await runClaimedJob(run, claims, dispatcher, job.data.delivery);
+      if (claimed.kind === 'failed') throw claimed.error;
+      return claimed.kind === 'postponed' ? postpone(job, token) : claimed.kind;
     });
   };
 }

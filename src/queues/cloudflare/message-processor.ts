@@ -5,7 +5,8 @@
  * without running; an event another isolate holds is retried later.
  */
 import { writeLog, type WebhookLogger } from '../../base/logger.js';
-import { claimKey, type ClaimSettings } from '../../process/claim.js';
+import type { ClaimSettings } from '../../process/claim.js';
+import { runClaimedJob } from '../claimed-job.js';
 import type { Dispatcher } from '../../process/dispatcher.js';
 import { runQueuedJob } from '../queue-traces.js';
 import { isQueuedDelivery } from '../queued-delivery.js';
@@ -43,26 +44,10 @@ export async function runMessage(run: MessageRun, message: QueueMessage): Promis
     return;
   }
   try {
-    const settled = await runQueuedJob('cloudflare', run.queue, message.id, body, async (job) => {
-      const attempt = await claimKey(run.claims, body.delivery);
-      if (attempt.state === 'done') {
-        job.ended('duplicate');
-        return 'ack';
-      }
-      // Another isolate runs it (a copy of the message, or a run whose isolate died and whose lease lives on),
-      // or the store failed: later.
-      if (attempt.state !== 'claimed') {
-        job.ended('postponed');
-        return 'later';
-      }
-      const outcome = await job.dispatch(run.dispatcher);
-      await attempt.settle(outcome.kind !== 'failed');
-      job.ended(outcome.kind === 'failed' ? 'failed' : 'processed');
-      return outcome.kind === 'failed' ? 'retry' : 'ack';
-    });
-    if (settled === 'ack') message.ack();
-    else if (settled === 'later') message.retry({ delaySeconds: run.busyDelaySeconds });
-    else message.retry();
+    const settled = await runQueuedJob('cloudflare', run.queue, message.id, body, (job) => runClaimedJob(job, run.claims, run.dispatcher, body.delivery));
+    if (settled.kind === 'postponed') message.retry({ delaySeconds: run.busyDelaySeconds });
+    else if (settled.kind === 'failed') message.retry();
+    else message.ack();
   } catch {
     // A subscriber of the job channel threw: the queue delivers the message again, and the store keeps it once.
     message.retry();
