@@ -7,28 +7,38 @@
  * server), the Nitro 3 one (examples/nitro3, the h3 2 release candidate
  * Nitro 3 brings: `nitro build`, tsc, its .output server) and a Lambda
  * function (examples/lambda.ts in an empty project, bundled by the esbuild
- * command of its header). A temporary copy of each installs its dependencies
- * and the tarball, all side by side; then each is built and run in turn. A
+ * command of its header), and a NestJS app with a queue (test/package/
+ * nest-queue/: a receiving app whose `handoff` queues on BullMQ through
+ * @nestjs/bullmq, and a worker app of `WebhooksModule.forWorker`, compiled by
+ * tsc against the installed types). A temporary copy of each installs its
+ * dependencies and the tarball, all side by side; then each is built and
+ * run in turn. A
  * server is sent a signed event, the same again, a tampered one and an
  * unsigned one, and is started again with its secret empty, which must stop
  * the start (a Nitro plugin, or Next.js's instrumentation hook, creates the
  * route's entry then). The bundled Lambda handler is invoked with the same
- * events as an HTTP API (payload 2.0) and a REST API pass them. Prints how
- * long each step took. Arguments name the apps to run (next, nitro, nitro3,
- * lambda); none runs them all.
+ * events as an HTTP API (payload 2.0) and a REST API pass them. The NestJS
+ * apps are sent a signed event through the testing kit, then the same event
+ * again once its job is done: the worker's injected service must see it
+ * once, and the repeat's job end as a duplicate. Prints how long each step
+ * took. Arguments name the apps to run (next, nitro, nitro3, lambda,
+ * nestjs-queue); none runs them all.
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { sign } from '../../src/index.js';
+import { Queue } from 'bullmq';
+import { sign, type WebhookEvent } from '../../src/index.js';
+import { simulateDelivery, testEvent } from '../../src/testing/index.js';
 import { freePort } from '../helpers/free-port.js';
 import { lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { PACKAGE_ROOT, packTarball } from './pack.js';
 
 const SECRET = 'whsec_bmV4dGpzLWV4YW1wbGUtY2ktc2VjcmV0LTAxMjM0NQ==';
 const READY_TIMEOUT_MS = 60_000;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 type Checks = Array<[string, boolean]>;
 
@@ -164,22 +174,45 @@ function checkAnswers(label: string, [signed, again, tampered, unsigned]: Readon
   checks.push([`${label}: an unsigned event is answered 400 missing_header (got ${unsigned![0]})`, unsigned![0] === 400 && errorCodeOf(unsigned![1]) === 'missing_header']);
 }
 
-/** Starts `framework`'s server, its errors shown when `showErrors`; answers its URL, its exit code once it exited, what it printed and a way to stop it. */
-async function startServer(framework: Framework, project: string, env: NodeJS.ProcessEnv, showErrors: boolean) {
-  const port = await freePort();
-  const server = spawn(process.execPath, framework.start(port), { cwd: project, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const state = { log: '', exitCode: undefined as number | null | undefined };
-  server.stdout.on('data', (chunk: Buffer) => (state.log += chunk));
-  server.stderr.on('data', (chunk: Buffer) => {
+/** A Node process of a project: what it printed so far, its exit code once it exited, and a way to stop it. */
+interface Started {
+  readonly state: { log: string; exitCode: number | null | undefined };
+  readonly stop: () => Promise<void>;
+}
+
+/** Runs Node with `args` in `project`, its errors shown when `showErrors`. */
+function startNode(project: string, args: readonly string[], env: NodeJS.ProcessEnv, showErrors: boolean): Started {
+  const child = spawn(process.execPath, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const state: Started['state'] = { log: '', exitCode: undefined };
+  child.stdout.on('data', (chunk: Buffer) => (state.log += chunk));
+  child.stderr.on('data', (chunk: Buffer) => {
     state.log += chunk;
     if (showErrors) process.stderr.write(chunk);
   });
-  const exited = new Promise<void>((resolve) => server.on('exit', (code) => resolve(void (state.exitCode = code))));
+  const exited = new Promise<void>((resolve) => child.on('exit', (code) => resolve(void (state.exitCode = code))));
   const stop = async (): Promise<void> => {
-    if (state.exitCode === undefined) server.kill();
+    if (state.exitCode === undefined) child.kill();
     await exited;
   };
-  return { url: `http://127.0.0.1:${port}${framework.path}`, state, exited, stop };
+  return { state, stop };
+}
+
+/** Starts `framework`'s server, its errors shown when `showErrors`; answers its URL, its exit code once it exited, what it printed and a way to stop it. */
+async function startServer(framework: Framework, project: string, env: NodeJS.ProcessEnv, showErrors: boolean) {
+  const port = await freePort();
+  return { url: `http://127.0.0.1:${port}${framework.path}`, ...startNode(project, framework.start(port), { ...env, PORT: String(port) }, showErrors) };
+}
+
+/** Waits until `started` printed a line matching `pattern`, and answers the match; fails if it exits first. */
+async function printed(started: Started, pattern: RegExp): Promise<RegExpExecArray> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    const match = pattern.exec(started.state.log);
+    if (match !== null) return match;
+    if (started.state.exitCode !== undefined) throw new Error(`it exited before printing ${pattern}:\n${started.state.log}`);
+    if (Date.now() > deadline) throw new Error(`it did not print ${pattern} within ${READY_TIMEOUT_MS} ms:\n${started.state.log}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Serves the built project, sends it the deliveries and pushes what it checked to `checks`. */
@@ -309,6 +342,68 @@ const LAMBDA: App = {
   },
 };
 
+/** The NestJS app with a queue, in test/package/nest-queue/: the module both apps import, the receiving app, the worker app. */
+const NEST_QUEUE_FILES = ['calls.ts', 'receiver.ts', 'worker.ts'];
+
+/**
+ * The NestJS apps of test/package/nest-queue/ in an empty project with the
+ * tarball, NestJS 12, @nestjs/bullmq and BullMQ, compiled by tsc as a Nest
+ * project compiles (decorators and their metadata), both started on a queue
+ * of the run's own. A signed event, then another, whose run shows the first's
+ * job done and removed (one worker runs the jobs in order); the first again,
+ * queued again since the receiving app keeps no store, then another.
+ */
+const NEST_QUEUE: App = {
+  name: 'nestjs-queue',
+  layOut: (project) => {
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'nestjs-queue-app', private: true, type: 'module' }));
+    for (const file of NEST_QUEUE_FILES) copyFileSync(join(PACKAGE_ROOT, 'test/package/nest-queue', file), join(project, file));
+  },
+  packages: ['@nestjs/common@12', '@nestjs/core@12', '@nestjs/platform-express@12', '@nestjs/bullmq@12', 'bullmq@6', 'ioredis@6', 'reflect-metadata', 'rxjs', '@types/node@20'],
+  run: async (project, checks) => {
+    const tsc = join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc');
+    const options = ['--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--types', 'node', '--experimentalDecorators', '--emitDecoratorMetadata'];
+    step('nestjs-queue: tsc', () => runIn(project, process.env, [process.execPath, tsc, ...options, ...NEST_QUEUE_FILES]));
+    const queue = `svc-webhooks-frameworks-${Date.now()}`;
+    const env: NodeJS.ProcessEnv = { ...process.env, WEBHOOK_SECRET: SECRET, QUEUE: queue, REDIS_URL, PORT: String(await freePort()) };
+    const since = Date.now();
+    const receiver = startNode(project, ['receiver.js'], env, true);
+    const worker = startNode(project, ['worker.js'], env, true);
+    try {
+      const [, url] = await printed(receiver, /listening on (\S+)/);
+      await printed(worker, /Working the BullMQ queue/);
+      console.log(`nestjs-queue start: ${seconds(since)}`);
+      const deliver = async (event: WebhookEvent): Promise<string> => {
+        const { attempts } = await simulateDelivery(url!, event, { secret: SECRET });
+        return attempts.map(({ status }) => status ?? 'no answer').join(', ');
+      };
+      /** Delivers an event of its own and waits until the service saw it: the jobs queued before it are done. */
+      const drain = async (): Promise<void> => {
+        const marker = testEvent('call.missed');
+        await deliver(marker);
+        await printed(worker, new RegExp(`received call\\.missed ${marker.id}`));
+      };
+      const event = testEvent('call.missed');
+      const first = await deliver(event);
+      await drain();
+      const again = await deliver(event);
+      await drain();
+      checks.push([`nestjs-queue: a signed event is answered 202 by the receiving app (got ${first})`, first === '202']);
+      checks.push([`nestjs-queue: the same event, once its job is done, is answered 202 and queued again (got ${again})`, again === '202']);
+      const seen = runsOf(worker.state.log, event.id);
+      checks.push([`nestjs-queue: the worker's @OnWebhook method ran with its injected service once (ran ${seen} times)`, seen === 1]);
+      const jobs = worker.state.log.split('\n').flatMap((line) => (line.startsWith(`job of ${event.id}: `) ? [line.slice(`job of ${event.id}: `.length)] : []));
+      checks.push([`nestjs-queue: the event's two jobs ended processed, then duplicate (got ${jobs.join(', ')})`, jobs.join(', ') === 'processed, duplicate']);
+    } finally {
+      await Promise.all([receiver.stop(), worker.stop()]);
+      const { hostname, port } = new URL(REDIS_URL);
+      const left = new Queue(queue, { connection: { host: hostname, port: Number(port || 6379) } });
+      await left.obliterate({ force: true });
+      await left.close();
+    }
+  },
+};
+
 /** Runs `npm install` of `packages` in `project`; prints what npm said only if it failed. */
 async function install(app: App, project: string, packages: readonly string[]): Promise<void> {
   const since = Date.now();
@@ -324,7 +419,7 @@ async function install(app: App, project: string, packages: readonly string[]): 
 
 const { tarball } = step('pack', () => packTarball());
 const checks: Checks = [];
-const apps = [...FRAMEWORKS.map(frameworkApp), LAMBDA].filter(({ name }) => runs(name));
+const apps = [...FRAMEWORKS.map(frameworkApp), LAMBDA, NEST_QUEUE].filter(({ name }) => runs(name));
 const projects = apps.map(({ name }) => mkdtempSync(join(tmpdir(), `svc-webhooks-${name}-`)));
 try {
   // Side by side, since an install waits on the network; then one app at a time, since builds and servers share the cores.

@@ -1,28 +1,37 @@
 /**
  * Runs every file of test/runtimes/cases/ and test/runtimes/web-cases/
- * against the built package on Node (the one running this, and 22 and 24
- * from the npm registry's platform packages), Bun, Deno and workerd (through
+ * against the package on Node (the one running this, and 22 and 24 from the
+ * npm registry's platform packages), Bun, Deno and workerd (through
  * miniflare, with nodejs_compat); and the web cases alone, which need no
  * node: module, on workerd without nodejs_compat and on Vercel's Edge
  * runtime (the edge-runtime package: no process, no require). Fails if any
- * case fails or any runtime does not report. Expects a fresh dist/.
+ * case fails, any bundle does not build or any runtime does not report.
  *
- * One esbuild bundle per shell, with the package itself resolved through its
- * "exports" to dist/, under the conditions the runtime's bundler uses
- * (wrangler's `workerd`, Next.js's `edge-light`, else `import`). Node, Bun
- * and Deno load dist/ as published files and other packages (hono) from
- * node_modules, so the cases and an adapter share one copy; workerd and the
- * Edge runtime get everything bundled in, as a Worker or an Edge function would.
+ * It packs the package first, as `npm publish` would (the `prepack` script
+ * builds dist/). One esbuild bundle per shell. Node, Bun and Deno load dist/
+ * as published files, each `svc-webhooks[/subpath]` resolved through
+ * package.json's "exports" (`import`), and other packages (hono) from
+ * node_modules, so the cases and an adapter share one copy. workerd and the
+ * Edge runtime get everything bundled in, as a Worker or an Edge function
+ * would, with the package as a user has it: the tarball unpacked into
+ * node_modules of an empty project, resolved there by esbuild itself under
+ * one condition of the packed package.json: `workerd` (wrangler's first)
+ * without nodejs_compat, `edge-light` (Next.js's first) on the Edge runtime,
+ * `worker` (the generic one) with nodejs_compat. A bundler falls back from
+ * its first condition to the next, so one condition each shows that each
+ * leads to files that are packed and load, where a fallback would hide one
+ * that does not.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { EdgeRuntime, runServer } from 'edge-runtime';
 import { Miniflare } from 'miniflare';
 import { nodeBinary, OTHER_NODES } from '../helpers/node-versions.js';
-import { PACKAGE_ROOT } from '../package/pack.js';
+import { PACKAGE_ROOT, packTarball } from '../package/pack.js';
 
 const COMPATIBILITY_DATE = '2025-07-01';
 const TIMEOUT_MS = 60_000;
@@ -31,23 +40,24 @@ const SUMMARY = /^([\w-]+): (\d+) passed, (\d+) failed$/;
 
 interface Manifest {
   name: string;
-  exports: Record<string, Record<string, { default?: string } | undefined>>;
+  exports: Record<string, { import?: { default?: string } } | undefined>;
 }
 const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as Manifest;
 const caseFolders = { all: 'test/runtimes/cases', web: 'test/runtimes/web-cases' } as const;
 const filesOf = (folder: string): string[] => readdirSync(join(PACKAGE_ROOT, folder)).filter((file) => file.endsWith('.ts')).sort().map((file) => `./${folder}/${file}`);
 
-/** Where a shell runs: its entry, the case folders it runs, the package conditions its bundler resolves. */
+/** Where a shell runs: its entry, the case folders it runs, the package condition its bundle resolves under. */
 interface Shell {
   readonly name: 'cli' | 'worker' | 'worker-no-compat' | 'edge';
   readonly folders: readonly (keyof typeof caseFolders)[];
-  readonly conditions: readonly string[];
+  /** The condition of the packed package a bundled shell resolves it under; the CLI shell loads dist/ through `import`. */
+  readonly condition?: 'workerd' | 'edge-light' | 'worker';
 }
 const SHELLS = {
-  cli: { name: 'cli', folders: ['all', 'web'], conditions: [] },
-  worker: { name: 'worker', folders: ['all', 'web'], conditions: ['workerd', 'worker'] },
-  workerNoCompat: { name: 'worker-no-compat', folders: ['web'], conditions: ['workerd', 'worker'] },
-  edge: { name: 'edge', folders: ['web'], conditions: ['edge-light', 'worker'] },
+  cli: { name: 'cli', folders: ['all', 'web'] },
+  worker: { name: 'worker', folders: ['all', 'web'], condition: 'worker' },
+  workerNoCompat: { name: 'worker-no-compat', folders: ['web'], condition: 'workerd' },
+  edge: { name: 'edge', folders: ['web'], condition: 'edge-light' },
 } as const satisfies Record<string, Shell>;
 
 /** The entry module of a shell: imports every case file of its folders, so a new case is just a new file. */
@@ -64,43 +74,80 @@ function entrySource(shell: Shell): string {
   return `${imports.join('\n')}\n${body}\n`;
 }
 
-/** Resolves `svc-webhooks[/subpath]` as a bundler would under `conditions`, then `import`, to the file in dist/. */
-function builtPackage(external: boolean, conditions: readonly string[]): Plugin {
-  const prefix = new RegExp(`^${manifest.name}(/|$)`);
+const packageImports = new RegExp(`^${manifest.name}(/|$)`);
+
+/** Resolves `svc-webhooks[/subpath]` through package.json's `import` condition to the file in dist/, left for the runtime to load. */
+function builtPackage(): Plugin {
   return {
     name: 'built-package',
     setup(esbuild) {
-      esbuild.onResolve({ filter: prefix }, ({ path }) => {
+      esbuild.onResolve({ filter: packageImports }, ({ path }) => {
         const subpath = path === manifest.name ? '.' : `./${path.slice(manifest.name.length + 1)}`;
-        const entry = manifest.exports[subpath];
-        const condition = [...conditions, 'import'].find((name) => entry?.[name] !== undefined);
-        const target = condition === undefined ? undefined : entry?.[condition]?.default;
+        const target = manifest.exports[subpath]?.import?.default;
         if (target === undefined) return { errors: [{ text: `${path} is not in package.json "exports"` }] };
-        const file = join(PACKAGE_ROOT, target);
-        return external ? { path: pathToFileURL(file).href, external: true } : { path: file };
+        return { path: pathToFileURL(join(PACKAGE_ROOT, target)).href, external: true };
       });
     },
   };
 }
 
-async function bundle(shell: Shell, outfile: string): Promise<void> {
-  const cli = shell.name === 'cli';
-  await build({
-    stdin: { contents: entrySource(shell), resolveDir: PACKAGE_ROOT, sourcefile: `conformance-${shell.name}.ts`, loader: 'ts' },
-    outfile,
-    bundle: true,
-    // An Edge function is a script.
-    format: shell.name === 'edge' ? 'iife' : 'esm',
-    platform: 'neutral',
-    mainFields: ['module', 'main'],
-    conditions: [...shell.conditions],
-    target: 'es2022',
-    // Where the runtime has no node: module, one left in fails the load, as it would there.
-    external: ['node:*'],
-    packages: cli ? 'external' : 'bundle',
-    plugins: [builtPackage(cli, shell.conditions)],
-    logLevel: 'warning',
-  });
+/**
+ * Resolves `svc-webhooks[/subpath]` as esbuild resolves it from `project`,
+ * where the tarball is installed: through the packed package.json, under the
+ * build's conditions, to the packed files.
+ */
+function packedPackage(project: string): Plugin {
+  const fromProject = { fromProject: true };
+  return {
+    name: 'packed-package',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: packageImports }, async ({ path, kind, pluginData }) => {
+        // The resolve below comes back through this hook: esbuild's own resolution takes it from there.
+        if (pluginData === fromProject) return undefined;
+        const { path: file, sideEffects, errors } = await esbuild.resolve(path, { kind, resolveDir: project, pluginData: fromProject });
+        return errors.length > 0 ? { errors } : { path: file, sideEffects };
+      });
+    },
+  };
+}
+
+/** Unpacks `tarball` into node_modules of the empty `project`, as npm installs a package without dependencies. */
+function install(tarball: string, name: string, project: string): void {
+  const folder = join(project, 'node_modules', name);
+  mkdirSync(folder, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', folder, '--strip-components=1']);
+}
+
+/**
+ * Bundles `shell` into `outfile`, the package resolved by `resolver`: the CLI
+ * shell with node_modules left out, the others with everything in. Answers
+ * esbuild's errors where it did not build (a file the package names and the
+ * tarball lacks), else undefined.
+ */
+async function bundle(shell: Shell, outfile: string, resolver: Plugin): Promise<string | undefined> {
+  const cli = shell.condition === undefined;
+  try {
+    await build({
+      stdin: { contents: entrySource(shell), resolveDir: PACKAGE_ROOT, sourcefile: `conformance-${shell.name}.ts`, loader: 'ts' },
+      outfile,
+      bundle: true,
+      // An Edge function is a script.
+      format: shell.name === 'edge' ? 'iife' : 'esm',
+      platform: 'neutral',
+      mainFields: ['module', 'main'],
+      conditions: cli ? [] : [shell.condition],
+      target: 'es2022',
+      // Where the runtime has no node: module, one left in fails the load, as it would there.
+      external: ['node:*'],
+      packages: cli ? 'external' : 'bundle',
+      plugins: [resolver],
+      logLevel: 'warning',
+    });
+    return undefined;
+  } catch (error) {
+    // esbuild printed each error above, with its notes.
+    return `its bundle did not build: ${(error as Error).message}\n`;
+  }
 }
 
 interface Run {
@@ -185,23 +232,40 @@ function summary(run: Run): { passed: number; failed: number } | undefined {
 const cache = join(PACKAGE_ROOT, '.cache');
 mkdirSync(cache, { recursive: true });
 const workdir = mkdtempSync(join(cache, 'conformance-'));
+// Outside the repository, so that nothing of it (tsconfig.json's paths, its node_modules) resolves the package.
+const project = mkdtempSync(join(tmpdir(), 'svc-webhooks-runtimes-'));
 try {
+  // The prepack build writes dist/, which the CLI shell loads, from the sources the tarball is packed from.
+  const { tarball, name } = packTarball();
+  install(tarball, name, project);
+  rmSync(dirname(tarball), { recursive: true, force: true });
   const cli = join(workdir, 'conformance.mjs');
   const worker = join(workdir, 'worker.mjs');
   const workerNoCompat = join(workdir, 'worker-no-compat.mjs');
   const edge = join(workdir, 'edge.js');
-  await Promise.all([bundle(SHELLS.cli, cli), bundle(SHELLS.worker, worker), bundle(SHELLS.workerNoCompat, workerNoCompat), bundle(SHELLS.edge, edge)]);
+  const packed = packedPackage(project);
+  const [cliFailure, workerFailure, workerNoCompatFailure, edgeFailure] = await Promise.all([
+    bundle(SHELLS.cli, cli, builtPackage()),
+    bundle(SHELLS.worker, worker, packed),
+    bundle(SHELLS.workerNoCompat, workerNoCompat, packed),
+    bundle(SHELLS.edge, edge, packed),
+  ]);
+  // A runtime whose bundle did not build fails with esbuild's errors; the others run.
+  const unlessFailed = (failure: string | undefined, runtime: string, run: () => Promise<Run>): Promise<Run> =>
+    failure === undefined ? run() : Promise.resolve({ runtime, ok: false, output: failure });
   const nodes = await Promise.all(OTHER_NODES.map(async (major) => [major, await nodeBinary(major)] as const));
+  const onCli = (runtime: string, command: string, args: readonly string[], cwd: string): Promise<Run> =>
+    unlessFailed(cliFailure, runtime, () => runProcess(runtime, command, args, cwd));
   const runs = await Promise.all([
-    runProcess(`node${process.versions.node.split('.')[0]}`, process.execPath, [cli], workdir),
-    ...nodes.map(([major, binary]) => runProcess(`node${major}`, binary, [cli], workdir)),
-    runProcess('bun', join(BIN, 'bun'), [cli], workdir),
+    onCli(`node${process.versions.node.split('.')[0]}`, process.execPath, [cli], workdir),
+    ...nodes.map(([major, binary]) => onCli(`node${major}`, binary, [cli], workdir)),
+    onCli('bun', join(BIN, 'bun'), [cli], workdir),
     // Deno reads package.json here to find packages in node_modules. h3 2's server layer (srvx) reads
     // whether to color its output at import: the only environment the cases need.
-    runProcess('deno', join(BIN, 'deno'), ['run', '--quiet', '--no-lock', '--allow-net=127.0.0.1', '--allow-env=FORCE_COLOR,NO_COLOR,TERM', cli], PACKAGE_ROOT),
-    runWorkerd(worker, true),
-    runWorkerd(workerNoCompat, false),
-    runEdge(edge),
+    onCli('deno', join(BIN, 'deno'), ['run', '--quiet', '--no-lock', '--allow-net=127.0.0.1', '--allow-env=FORCE_COLOR,NO_COLOR,TERM', cli], PACKAGE_ROOT),
+    unlessFailed(workerFailure, 'workerd', () => runWorkerd(worker, true)),
+    unlessFailed(workerNoCompatFailure, 'workerd-no-compat', () => runWorkerd(workerNoCompat, false)),
+    unlessFailed(edgeFailure, 'edge-runtime', () => runEdge(edge)),
   ]);
   // Runtimes without node: modules run the web cases alone: their counts are compared among themselves.
   const webOnly = new Set(['workerd-no-compat', 'edge-runtime']);
@@ -228,4 +292,5 @@ try {
   if (failed > 0) process.exitCode = 1;
 } finally {
   rmSync(workdir, { recursive: true, force: true });
+  rmSync(project, { recursive: true, force: true });
 }
