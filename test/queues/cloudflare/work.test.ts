@@ -13,9 +13,7 @@ import type { DedupStore } from '../../../src/stores/dedup-store.js';
 import { hearJobs, type HeardJobs } from '../../helpers/heard-traces.js';
 import { batchOf, recordedMessage } from '../../helpers/queue-batch.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
-import { BY_TIMESTAMP } from '../../helpers/ordering-contract.js';
-import { deliveryOf, deliveryOfEvent } from '../../helpers/signed-request.js';
-import { TestDedupStore } from '../../helpers/test-dedup-store.js';
+import { deliveryOf } from '../../helpers/signed-request.js';
 
 const stores: MemoryDedupStore[] = [];
 afterEach(() => {
@@ -133,50 +131,6 @@ describe('work: each message once through the dedup store', () => {
     } finally {
       heard?.stop();
     }
-  });
-});
-
-describe('work with ordering', () => {
-  /** The message of version `version` (seconds into the hour) of `object`. */
-  function versionMessage(version: number, object = 'msg_1') {
-    const id = `evt_${object}_v${version}`;
-    const event = { id, type: 'message.received', timestamp: new Date(Date.UTC(2026, 10, 29, 12, 0, version)).toISOString(), data: { object: { id: object } } } as WebhookEvent;
-    return recordedMessage(`m_${id}`, JSON.parse(JSON.stringify(queuedDelivery(deliveryOfEvent(event)))));
-  }
-
-  it('runs one message of an object at a time, retrying the other later, and acks a stale one without running it', async () => {
-    const ran: string[] = [];
-    const handle = work({ on: { 'message.received': (event) => void ran.push(event.id) }, dedup: { store: memoryStore(), leaseMs: 10_000 }, ordering: BY_TIMESTAMP });
-    const [v2, v3, other] = [versionMessage(2), versionMessage(3), versionMessage(1, 'msg_2')];
-    await handle(batchOf(v2, v3, other), {});
-    expect([v2.settled, v3.settled, other.settled]).toEqual([['ack'], [{ retry: 3 }], ['ack']]);
-    const [v1, v3again] = [versionMessage(1), versionMessage(3)];
-    await handle(batchOf(v1), {});
-    await handle(batchOf(v3again), {});
-    expect([v1.settled, v3again.settled]).toEqual([['ack'], ['ack']]);
-    expect(ran).toEqual(['evt_msg_1_v2', 'evt_msg_2_v1', 'evt_msg_1_v3']);
-  });
-
-  it("runs a stale message marked delivery.stale under staleEvents: 'run'", async () => {
-    const ran: Array<[string, boolean | undefined]> = [];
-    const handle = work({ on: { 'message.received': (event, delivery) => void ran.push([event.id, delivery.stale]) }, dedup: { store: memoryStore() }, ordering: { ...BY_TIMESTAMP, staleEvents: 'run' } });
-    await handle(batchOf(versionMessage(4)), {});
-    await handle(batchOf(versionMessage(2)), {});
-    expect(ran).toEqual([['evt_msg_1_v4', undefined], ['evt_msg_1_v2', true]]);
-  });
-
-  it('refuses, at creation, a dedup store that cannot order, naming what it lacks', () => {
-    expect(() => work({ on: {}, dedup: { store: new TestDedupStore() }, ordering: BY_TIMESTAMP })).toThrow(
-      new WebhookOptionsError('svc-webhooks: ordering needs a dedup store that orders events (an OrderingDedupStore); this one lacks beginInOrder, completeInOrder, releaseInOrder, renewInOrder'),
-    );
-    expect(() => work({ on: {}, dedup: { store: memoryStore() }, ordering: {} as never })).toThrow(/^svc-webhooks: ordering.version is required/);
-  });
-
-  it('fails the batch, settling nothing, when dedup.store(env) answers a store that cannot order', async () => {
-    const handle = work({ on: {}, dedup: { store: () => new TestDedupStore() }, ordering: BY_TIMESTAMP });
-    const message = versionMessage(1);
-    await expect(handle(batchOf(message), {})).rejects.toThrow(/^svc-webhooks: ordering needs a dedup store that orders events/);
-    expect(message.settled).toEqual([]);
   });
 });
 
