@@ -50,7 +50,7 @@ type Operation = DedupOperation | keyof ReturnType<typeof orderedBatchStatements
 /**
  * A `DedupStore` in a table of a Cloudflare D1 database, from a Worker's
  * binding: leases and done ids are shared by every isolate, every Worker
- * bound to the database and every deploy. Create the table with the
+ * bound to the database and every deploy. Create the tables with the
  * migration the package ships (`sql/svc-webhooks-d1.sql`, applied by
  * `wrangler d1 migrations apply`) or `await store.migrate()`. It orders
  * events too (`OrderingDedupStore`), in a second table, `orderTable`.
