@@ -27,6 +27,24 @@ async function processed(store: OrderingDedupStore, id: string, version: number)
   expect(await store.completeInOrder(id, order(version), token, LONG)).toBe(true);
 }
 
+/**
+ * Leaves four ordered events and their objects for a store's `deleteExpired`, then lets 50 ms pass:
+ * one leased anew past its first lease, one done with a retention of 50 ms, one done for long, one
+ * whose lease ran out (as after a crash). Answers the keys of the objects that must stay, in order;
+ * the events of the other two and their objects, four rows, are to go.
+ */
+export async function objectsToPurge({ store, advance }: DedupHarness & { store: OrderingDedupStore }): Promise<Array<{ key: string }>> {
+  const leased = await claimInOrder(store, 'evt_leased', order(1, 'msg_leased'), 50);
+  expect(await store.renewInOrder('evt_leased', order(1, 'msg_leased'), leased.token, LONG)).toBe(true);
+  const old = await claimInOrder(store, 'evt_old', order(1, 'msg_old'));
+  expect(await store.completeInOrder('evt_old', order(1, 'msg_old'), old.token, 50)).toBe(true);
+  const kept = await claimInOrder(store, 'evt_kept', order(1, 'msg_kept'));
+  expect(await store.completeInOrder('evt_kept', order(1, 'msg_kept'), kept.token, LONG)).toBe(true);
+  await claimInOrder(store, 'evt_crashed', order(1, 'msg_crashed'), 50);
+  await advance(50);
+  return [{ key: order(0, 'msg_kept').key }, { key: order(0, 'msg_leased').key }];
+}
+
 /** The contract's suite for one store that orders. */
 export function describeOrderingContract(name: string, harness: () => Promise<DedupHarness>, timing: ContractTiming = DEFAULT_TIMING): void {
   const { shortMs: SHORT_LEASE, pastShortMs: PAST_SHORT } = timing;

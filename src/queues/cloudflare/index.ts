@@ -6,8 +6,10 @@
  * is a consumer Worker's `queue` handler: it runs the typed handlers of
  * each message under a lease on its event in a dedup store (a
  * `D1DedupStore` of `svc-webhooks/d1`, made from the Worker's `env`), so
- * that a message delivered twice runs its handler once. Loads on workerd
- * without `nodejs_compat`, and imports nothing of Cloudflare's.
+ * that a message delivered twice runs its handler once, and, with
+ * `ordering`, the events of one object one at a time, never an older after
+ * a newer. Loads on workerd without `nodejs_compat`, and imports nothing of
+ * Cloudflare's.
  * @packageDocumentation
  */
 export { enqueue, type CloudflareEnqueueOptions } from './enqueue.js';

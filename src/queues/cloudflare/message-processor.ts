@@ -1,8 +1,9 @@
 /**
  * What the worker does with one message: claim its event in the dedup
  * store, run the event's handler under that claim, settle the claim by the
- * outcome, and ack or retry the message. An event done before is acked
- * without running; an event another isolate holds is retried later.
+ * outcome, and ack or retry the message. An event done before, or stale
+ * (`ordering`), is acked without running; an event another isolate holds,
+ * or whose object another event holds, is retried later.
  */
 import { writeLog, type WebhookLogger } from '../../base/logger.js';
 import type { ClaimSettings } from '../../process/claim.js';
@@ -19,15 +20,16 @@ export interface MessageRun {
   readonly logger: WebhookLogger;
   /** The queue's name, from the batch. */
   readonly queue: string;
-  /** How long a message whose event another isolate holds waits before it is delivered again. */
+  /** How long a message whose event, or its object, another run holds waits before it is delivered again. */
   readonly busyDelaySeconds: number;
 }
 
 /**
  * Runs one message and acks or retries it: acked once its handler
- * succeeded or had succeeded before; retried at once (by the queue's own
- * `retry_delay`) when the handler failed, and after `busyDelaySeconds` when
- * another isolate holds its event or the store failed. A message that is no
+ * succeeded or had succeeded before, or its event was skipped as stale;
+ * retried at once (by the queue's own `retry_delay`) when the handler
+ * failed, and after `busyDelaySeconds` when another run holds its event or
+ * its object, or the store failed. A message that is no
  * queued delivery is retried, with one line to `logger`, so that it ends in
  * the dead-letter queue rather than lost. Never rejects.
  */

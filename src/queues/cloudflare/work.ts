@@ -7,6 +7,7 @@
 import { checkLogger, type WebhookLogger } from '../../base/logger.js';
 import { checkOptionsObject } from '../../base/option-checks.js';
 import { WebhookOptionsError } from '../../base/options-error.js';
+import { checkOrdering, type CheckedOrdering, type OrderingOptions } from '../../core/event-order.js';
 import { checkClaimOptions, checkDedupObject, claimSettings, type ClaimDurations, type ClaimSettings } from '../../process/claim.js';
 import { createDispatcher } from '../../process/dispatcher.js';
 import { handlerErrorLog } from '../../process/handler-options.js';
@@ -68,6 +69,17 @@ export interface CloudflareWorkerOptions<S extends EventSchemas = {}, Env = unkn
   /** Where and how the worker records the events it processed. Required. */
   readonly dedup: CloudflareWorkerDedupOptions<Env>;
   /**
+   * Puts the events about one object in order, as an entry's `ordering`
+   * does, where the worker applies them: messages of one object run one at
+   * a time (another is retried after a quarter of `dedup.leaseMs`, as a
+   * copy whose event another isolate holds), and a message older than one
+   * of its object processed before is stale: acked without running, or run
+   * with `delivery.stale` under `staleEvents: 'run'`. `dedup.store` must
+   * order events, as a `D1DedupStore` does.
+   * @default undefined (each message runs as it comes)
+   */
+  readonly ordering?: OrderingOptions;
+  /**
    * Where the worker's lines about what went wrong go (a handler that
    * failed, a store that failed, a message that holds no delivery), with
    * fields to filter on, as an entry's `logger`.
@@ -89,9 +101,13 @@ export type CloudflareQueueHandler<Env = unknown> = (batch: QueueBatch, env: Env
  * queue's `retry_delay`) when it failed, and retried after a quarter of
  * `dedup.leaseMs` when another isolate holds its event or the store failed.
  * Every retry counts towards the queue's `max_retries`: give it a
- * dead-letter queue, where a message out of retries keeps its event. Throws
- * `WebhookOptionsError` for bad options; a `dedup.store` function that makes
- * no store fails the batch, and the queue delivers it again.
+ * dead-letter queue, where a message out of retries keeps its event. With
+ * `ordering`, a message waits likewise while another event of its object
+ * runs, and a stale one is acked without running. Throws
+ * `WebhookOptionsError` for bad options, and for a `dedup.store` that
+ * cannot order given with `ordering`; a `dedup.store` function that makes
+ * no store, or one that cannot order, fails the batch, and the queue
+ * delivers it again.
  *
  * @example
  * ```ts
@@ -119,12 +135,13 @@ export function work<S extends EventSchemas = {}, Env = unknown>(options: Cloudf
     throw new WebhookOptionsError('svc-webhooks: work needs dedup.store, a DedupStore (begin, complete, release and renew) or a function of env that makes one');
   }
   const durations = checkClaimOptions(dedup, 900_000);
+  const ordering = checkOrdering(options.ordering);
   const logger = checkLogger(options.logger);
   const dispatcher = createDispatcher(options, handlerErrorLog("the queue retries its message as its max_retries allow", logger));
   // Keyed on the options, not the store, so that stores made per batch share one limit on lines.
   const report = storeErrorReporter(dedup.onError ?? storeErrorLog(dedup, 'the message is retried later', logger), logger);
   const busyDelaySeconds = Math.max(1, Math.ceil(durations.leaseMs / 4 / 1000));
-  const settingsOf = claimsOn(durations, report);
+  const settingsOf = claimsOn(durations, report, ordering);
   const fixed = typeof given === 'function' ? undefined : settingsOf(given);
   return async (batch, env) => {
     const claims = fixed ?? settingsOf((given as (env: Env) => DedupStore)(env));
@@ -134,13 +151,13 @@ export function work<S extends EventSchemas = {}, Env = unknown>(options: Cloudf
 }
 
 /** The claim settings of each store, made once per store: a store made per batch gets its own. */
-function claimsOn(durations: ClaimDurations, report: ClaimSettings['report']): (store: unknown) => ClaimSettings {
+function claimsOn(durations: ClaimDurations, report: ClaimSettings['report'], ordering: CheckedOrdering | undefined): (store: unknown) => ClaimSettings {
   const settings = new WeakMap<object, ClaimSettings>();
   return (store) => {
     if (!isDedupStore(store)) throw new WebhookOptionsError('svc-webhooks: dedup.store(env) must answer a DedupStore (begin, complete, release and renew)');
     let held = settings.get(store);
     if (held === undefined) {
-      held = claimSettings(store, durations, report);
+      held = claimSettings(store, durations, report, ordering);
       settings.set(store, held);
     }
     return held;

@@ -28,7 +28,11 @@ export interface D1Statement {
 export interface D1Database {
   /** Compiles one statement. */
   prepare(sql: string): D1Statement;
-  /** Runs statements in order, in one transaction: all of them or none. */
+  /**
+   * Runs statements in order, in one transaction: all of them or none.
+   * Resolves to one result per statement, its rows in `results` and its
+   * figures in `meta`, as `run` answers.
+   */
   batch(statements: D1Statement[]): Promise<unknown[]>;
 }
 

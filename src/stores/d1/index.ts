@@ -2,8 +2,9 @@
  * svc-webhooks/d1: exactly once on Cloudflare Workers, without a server of
  * your own. `D1DedupStore` is a lease store for the entries' and
  * `svc-webhooks/cloudflare`'s `work()`'s `dedup` option in a D1 database,
- * shared by every isolate of every Worker bound to it. Its table comes from
- * the migration the package ships (`sql/svc-webhooks-d1.sql`) or
+ * shared by every isolate of every Worker bound to it, and orders the events
+ * of one object for their `ordering` option. Its tables come from the
+ * migration the package ships (`sql/svc-webhooks-d1.sql`) or
  * `store.migrate()`. Loads on workerd without `nodejs_compat`, and imports
  * nothing of Cloudflare's.
  * @packageDocumentation

@@ -5,17 +5,26 @@
  */
 
 /** The row of a live lease held by a token: the id, the token and now are its parameters, in order. */
-const HELD = 'id = ? AND token = ? AND expires_at > ?';
+export const HELD = 'id = ? AND token = ? AND expires_at > ?';
+
+/**
+ * A claim of the row `values` gives (id, token, lease end: a `VALUES` list, or a `SELECT … WHERE` that
+ * yields it only when a condition holds), taken only if the id is absent or expired; RETURNING answers a
+ * row only when it took. Parameters: those of `values`, then now.
+ */
+export function claimFrom(table: string, values: string): string {
+  return (
+    `INSERT INTO ${table} (id, token, expires_at) ${values} ` +
+    'ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at WHERE expires_at <= ? ' +
+    'RETURNING token'
+  );
+}
 
 /** The SQL of each operation on `table` (quoted); a store prepares a statement from it when first used. */
 export function dedupStatements(table: string) {
   return {
-    // Takes the row only if it is absent or expired; RETURNING answers a row only when it did.
     // Parameters: id, token, lease end, now.
-    claim:
-      `INSERT INTO ${table} (id, token, expires_at) VALUES (?, ?, ?) ` +
-      'ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at WHERE expires_at <= ? ' +
-      'RETURNING token',
+    claim: claimFrom(table, 'VALUES (?, ?, ?)'),
     // Parameters: id.
     holder: `SELECT token FROM ${table} WHERE id = ?`,
     // Parameters: retention end, then those of HELD.

@@ -8,14 +8,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { checkCallback, checkDuration, checkOptionsObject } from '../../base/option-checks.js';
-import { WebhookOptionsError } from '../../base/options-error.js';
 import { WebhookDedupError } from '../../core/errors.js';
 import type { EventOrder } from '../../core/event-order.js';
 import { answerAtOnce, type BeginResult, type OrderedBeginResult, type OrderingDedupStore } from '../dedup-store.js';
 import { atomicStep } from './atomic-step.js';
 import { sqliteDatabase, type SqliteDatabase, type SqliteStatement } from './database.js';
 import { dedupStatements, type DedupOperation } from './dedup-statements.js';
-import { dedupOrderSchema, orderedStatementsOn, orderTableBeside } from './ordered-statements.js';
+import { dedupOrderSchema, isMissingTable, orderedStatementsOn, orderTableOption } from './ordered-statements.js';
 import { applySchema, DEDUP_TABLE, dedupSchema } from './schema.js';
 import { sqliteTableName, type SqliteTableName } from './table-name.js';
 
@@ -46,9 +45,6 @@ const IN_PROGRESS = Object.freeze({ state: 'in_progress' } as const);
 const DONE = Object.freeze({ state: 'done' } as const);
 
 type Operation = DedupOperation | keyof ReturnType<typeof orderedStatementsOn>;
-
-/** Matched in the message of the error SQLite gives for a table that does not exist. */
-const NO_SUCH_TABLE = /no such table/;
 
 /**
  * A `DedupStore` in a table of a SQLite file, on a node:sqlite `DatabaseSync`
@@ -90,8 +86,7 @@ export class SqliteDedupStore implements OrderingDedupStore {
     checkOptionsObject('SqliteDedupStore', options);
     const { table, orderTable, now = Date.now } = options;
     this.#table = sqliteTableName('table', table, DEDUP_TABLE);
-    this.#orderTable = orderTable === undefined ? orderTableBeside(table ?? DEDUP_TABLE) : sqliteTableName('orderTable', orderTable, DEDUP_TABLE);
-    if (this.#orderTable.sql === this.#table.sql) throw new WebhookOptionsError('svc-webhooks: orderTable must be another table than table');
+    this.#orderTable = orderTableOption(table, orderTable, this.#table);
     checkCallback('now', now);
     this.#now = now;
     this.#sql = { ...dedupStatements(this.#table.sql), ...orderedStatementsOn(this.#table.sql, this.#orderTable.sql) };
@@ -168,7 +163,7 @@ export class SqliteDedupStore implements OrderingDedupStore {
     try {
       objects = Number(this.#statement('deleteExpiredObjects').run(now, now).changes);
     } catch (error) {
-      if (error instanceof Error && NO_SUCH_TABLE.test(error.message)) return ids;
+      if (isMissingTable(error)) return ids;
       throw error;
     }
     return ids + objects;

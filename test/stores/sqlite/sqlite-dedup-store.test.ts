@@ -6,7 +6,7 @@ import type { SqliteDatabase } from '../../../src/stores/sqlite/database.js';
 import { SqliteDedupStore, type SqliteDedupStoreOptions } from '../../../src/stores/sqlite/sqlite-dedup-store.js';
 import { claim, describeDedupContract, manualClock, type DedupHarness } from '../../helpers/dedup-store-contract.js';
 import { claimedAtOnce } from '../../helpers/claimed-at-once.js';
-import { claimInOrder, describeOrderingContract } from '../../helpers/ordering-store-contract.js';
+import { claimInOrder, describeOrderingContract, objectsToPurge } from '../../helpers/ordering-store-contract.js';
 import { sqliteSuite } from '../../helpers/sqlite-suite.js';
 
 const LONG = 60_000;
@@ -137,20 +137,11 @@ describe('SqliteDedupStore: ordering', () => {
   });
 
   it('deleteExpired deletes the objects with neither a live lease nor a live version, with the ids', async () => {
-    const { store, table, advance } = manualStore();
-    const leased = await claimInOrder(store, 'evt_leased', order(1, 'msg_leased'), 50);
-    expect(await store.renewInOrder('evt_leased', order(1, 'msg_leased'), leased.token, LONG)).toBe(true);
-    const old = await claimInOrder(store, 'evt_old', order(1, 'msg_old'));
-    expect(await store.completeInOrder('evt_old', order(1, 'msg_old'), old.token, 50)).toBe(true);
-    const kept = await claimInOrder(store, 'evt_kept', order(1, 'msg_kept'));
-    expect(await store.completeInOrder('evt_kept', order(1, 'msg_kept'), kept.token, LONG)).toBe(true);
-    await claimInOrder(store, 'evt_crashed', order(1, 'msg_crashed'), 50);
-    await advance(50);
-    // evt_old and evt_crashed, and their objects.
-    expect(store.deleteExpired()).toBe(4);
-    const objects = db.prepare(`SELECT key FROM ${table}_order ORDER BY key`).all();
-    expect(objects).toEqual([{ key: order(0, 'msg_kept').key }, { key: order(0, 'msg_leased').key }]);
-    expect(store.deleteExpired()).toBe(0);
+    const harness = manualStore();
+    const kept = await objectsToPurge(harness);
+    expect(harness.store.deleteExpired()).toBe(4);
+    expect(db.prepare(`SELECT key FROM ${harness.table}_order ORDER BY key`).all()).toEqual(kept);
+    expect(harness.store.deleteExpired()).toBe(0);
   });
 
   it('deleteExpired deletes the ids alone where the objects table was never created, as by a migrate() of 1.0', async () => {
