@@ -41,6 +41,8 @@ export interface WebhookMethods {
   readonly on: EventHandlers;
   /** `Class.method` by event type, in the order found. */
   readonly where: ReadonlyMap<KnownEventType, string>;
+  /** The event types they handle, in the order found. */
+  readonly types: readonly KnownEventType[];
 }
 
 /** The `@OnWebhook` methods of every provider, each handler calling its method on the provider's instance. */
@@ -62,12 +64,7 @@ export function handlersIn(discovery: DiscoveryService): WebhookMethods {
       on[type] = (event, delivery) => (wrapper.instance as Record<string | symbol, WebhookMethod<KnownEventType>>)[method]!(event, delivery);
     }
   }
-  return { on: on as EventHandlers, where };
-}
-
-/** The methods for a log line: `call.missed to MissedCalls.missed, …`. */
-export function describeMethods({ where }: WebhookMethods): string {
-  return [...where].map(([type, name]) => `${type} to ${name}`).join(', ');
+  return { on: on as EventHandlers, where, types: [...where.keys()] };
 }
 
 /** The decorated methods of a class, its own and those it inherits. */

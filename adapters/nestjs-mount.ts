@@ -4,11 +4,12 @@ import type { ApplicationConfig, DiscoveryService, HttpAdapterHost } from '@nest
 import { WebhookOptionsError } from '../src/base/options-error.js';
 import type { KnownEventType } from '../src/core/event.js';
 import { createPipeline, type PipelineOptions } from '../src/receive/pipeline.js';
-import { describeMethods, handlersIn, type WebhookMethods } from './nestjs-handlers.js';
+import { handlersIn } from './nestjs-handlers.js';
+import { describeHandoff, describeMethods, moduleLog } from './nestjs-log.js';
 import { checkRouteOptions, type WebhooksModuleOptions } from './nestjs-options.js';
 import { checkedPlatform } from './nestjs-platform-checks.js';
 import { nestPlatform, type RouteController, type RouteRequest } from './nestjs-route.js';
-import { moduleLog, WebhooksWorker } from './nestjs-worker.js';
+import { WebhooksWorker } from './nestjs-worker.js';
 
 /** The webhook route the module added: a provider it exports, for `app.get(WebhooksRoute)` or to inject. */
 export class WebhooksRoute {
@@ -38,9 +39,8 @@ export interface MountedRoute {
 export function mountRoute(controller: RouteController, options: WebhooksModuleOptions, host: HttpAdapterHost, discovery: DiscoveryService, config: ApplicationConfig): MountedRoute {
   const { path, entry } = checkRouteOptions(options);
   const methods = handlersIn(discovery);
-  const types = [...methods.where.keys()];
   const handsOff = entry.handoff !== undefined;
-  if (!handsOff && types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule found no @OnWebhook method on a provider, and no handoff: nothing would run');
+  if (!handsOff && methods.types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule found no @OnWebhook method on a provider, and no handoff: nothing would run');
   const platform = checkedPlatform(host);
   // With a handoff the methods are the worker's: the request only queues.
   const runs = handsOff ? entry : { ...entry, on: methods.on };
@@ -50,7 +50,7 @@ export function mountRoute(controller: RouteController, options: WebhooksModuleO
   const route = tenants !== undefined ? `${path.replace(/\/$/, '')}/:tenant` : path;
   controller.mount(route, receive);
   return {
-    route: new WebhooksRoute(route, types),
+    route: new WebhooksRoute(route, methods.types),
     onModuleInit() {
       if (!handsOff && discovery.getProviders().some(({ instance }) => instance instanceof WebhooksWorker)) {
         throw new WebhookOptionsError(
@@ -60,15 +60,9 @@ export function mountRoute(controller: RouteController, options: WebhooksModuleO
       }
     },
     onApplicationBootstrap() {
-      moduleLog.log(`Mapped {${servedPath(route, config)}, POST} route: ${handsOff ? handedOff(methods) : describeMethods(methods)}`);
+      moduleLog.log(`Mapped {${servedPath(route, config)}, POST} route: ${handsOff ? describeHandoff(methods) : describeMethods(methods)}`);
     },
   };
-}
-
-/** What the route's line in the log says of a handoff: where the methods run, if the app has any. */
-function handedOff(methods: WebhookMethods): string {
-  const types = [...methods.where.keys()];
-  return types.length === 0 ? 'each delivery to its queue' : `each delivery to its queue, whose worker (WebhooksModule.forWorker) runs the @OnWebhook methods of ${types.join(', ')}`;
 }
 
 /**

@@ -6,7 +6,6 @@
  * of its own, it takes the app's `@nestjs/bullmq` one, found by the tokens
  * that package provides it under: nothing of it is imported.
  */
-import { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import type { WorkerOptions } from 'bullmq';
 import type { WebhookLogger } from '../src/base/logger.js';
@@ -17,7 +16,8 @@ import type { EventSchemas, HandlerOptions } from '../src/process/handler-types.
 import { work as workOnBullMQ, type BullMQClasses, type WorkerDedupOptions } from '../src/queues/bullmq/work.js';
 import type { PgBossInstance, PgBossWorkOptions } from '../src/queues/pg-boss/pg-boss-types.js';
 import { work as workOnPgBoss } from '../src/queues/pg-boss/work.js';
-import { describeMethods, type WebhookMethods } from './nestjs-handlers.js';
+import type { WebhookMethods } from './nestjs-handlers.js';
+import { describeMethods, moduleLog } from './nestjs-log.js';
 
 /** A BullMQ queue (BullMQ 5 or 6) for `forWorker`: the one the receiving side's `handoff: enqueue(queue)` adds to. */
 export interface WebhooksModuleBullMQQueue {
@@ -118,9 +118,6 @@ export interface QueueWorker {
   onModuleDestroy(): Promise<void>;
 }
 
-/** The module's own lines, as Nest writes its own: through the app's logger, under the module's name. */
-export const moduleLog = new Logger('WebhooksModule');
-
 const ENGINE_NAMES = { bullmq: 'BullMQ', 'pg-boss': 'pg-boss' } as const;
 
 /** Stops a worker that started; resolves once it has. */
@@ -143,12 +140,11 @@ export function queueWorker(options: WebhooksModuleWorkerOptions, methods: Webho
   if (queue.engine === 'pg-boss' && typeof (queue.boss as Partial<WebhooksModulePgBoss> | null | undefined)?.offWork !== 'function') {
     throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker needs queue.boss, a pg-boss instance (new PgBoss(...), started)');
   }
-  const types = [...methods.where.keys()];
-  if (types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker found no @OnWebhook method on a provider: its worker would run nothing');
+  if (methods.types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker found no @OnWebhook method on a provider: its worker would run nothing');
   const where = `the ${ENGINE_NAMES[engine]} queue ${JSON.stringify(queue.name)}`;
   let started: Promise<Stop> | undefined;
   return {
-    worker: new WebhooksWorker(engine, queue.name, types),
+    worker: new WebhooksWorker(engine, queue.name, methods.types),
     async onApplicationBootstrap() {
       started = start(options, methods, moduleRef, where);
       await started;
