@@ -20,7 +20,8 @@ import { handlersIn } from './nestjs-handlers.js';
 import { mountRoute, WebhooksRoute, type MountedRoute } from './nestjs-mount.js';
 import type { WebhooksModuleOptions } from './nestjs-options.js';
 import { webhooksController } from './nestjs-route.js';
-import { queueWorker, WebhooksWorker, type QueueWorker, type WebhooksModuleWorkerOptions } from './nestjs-worker.js';
+import { queueWorker, WebhooksWorker, type QueueWorker } from './nestjs-worker.js';
+import type { WebhooksModuleWorkerOptions } from './nestjs-worker-options.js';
 
 export { OnWebhook, type OnWebhookDecorator, type WebhookMethod } from './nestjs-handlers.js';
 export { WebhooksRoute } from './nestjs-mount.js';
@@ -31,12 +32,12 @@ export {
   type WebhooksModuleTenants,
 } from './nestjs-options.js';
 export {
-  WebhooksWorker,
   type WebhooksModuleBullMQQueue,
   type WebhooksModulePgBoss,
   type WebhooksModulePgBossQueue,
   type WebhooksModuleWorkerOptions,
-} from './nestjs-worker.js';
+} from './nestjs-worker-options.js';
+export { WebhooksWorker } from './nestjs-worker.js';
 
 /**
  * `forRootAsync`'s options (`forWorkerAsync`'s, with `O` the worker's): the
