@@ -20,6 +20,16 @@ export type OnWebhookDecorator<T extends KnownEventType> = <M extends WebhookMet
   descriptor: TypedPropertyDescriptor<M>,
 ) => void;
 
+/**
+ * Options given as an object, without `on`: the `@OnWebhook` methods of the
+ * providers are the handlers, of the route and of the worker alike. `what`
+ * names the module's method, `needs` what its options hold. Throws `WebhookOptionsError`.
+ */
+export function checkOptionsWithoutOn(what: string, options: unknown, needs: string): void {
+  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError(`svc-webhooks: ${what} needs options with ${needs}`);
+  if ((options as { readonly on?: unknown }).on !== undefined) throw new WebhookOptionsError(`svc-webhooks: ${what} takes no on: the @OnWebhook methods of the providers are the handlers`);
+}
+
 /** The methods decorated with `@OnWebhook`, by the prototype that declares them: method name to event type. */
 const decorated = new WeakMap<object, Map<string | symbol, KnownEventType>>();
 

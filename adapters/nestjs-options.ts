@@ -6,6 +6,7 @@ import type { EntryOptions } from '../src/receive/pipeline.js';
 import type { SingleEndpoint } from '../src/receive/receiver.js';
 import type { TenantsOptions } from '../src/receive/tenants.js';
 import type { HandlersMode, HandoffMode } from '../src/receive/what-runs.js';
+import { checkOptionsWithoutOn } from './nestjs-handlers.js';
 
 /** The module's options besides what runs: the entry's, and where the route is. */
 export interface WebhooksModuleEntryOptions extends EntryOptions {
@@ -56,11 +57,12 @@ export interface CheckedOptions {
 }
 
 /**
- * Checks what the module reads of `options` itself (the route's path, the
- * tenants without `of`, a secret given); the entry's options are the
- * pipeline's to check. Throws `WebhookOptionsError`.
+ * Checks what the module reads of `options` itself (no `on`, the route's
+ * path, the tenants without `of`, a secret given); the entry's options are
+ * the pipeline's to check. Throws `WebhookOptionsError`.
  */
 export function checkRouteOptions(options: WebhooksModuleOptions): CheckedOptions {
+  checkOptionsWithoutOn('WebhooksModule.forRoot', options, 'secret or tenants');
   checkRenamed(options, MOVED);
   const { path = '/webhooks', ...entry } = options;
   if (typeof path !== 'string' || !path.startsWith('/')) throw new WebhookOptionsError('svc-webhooks: WebhooksModule path must be a string that starts with /');

@@ -5,6 +5,7 @@ import { WebhookOptionsError } from '../src/base/options-error.js';
 import type { EventSchemas, HandlerOptions } from '../src/process/handler-types.js';
 import type { BullMQClasses, WorkerDedupOptions } from '../src/queues/bullmq/work.js';
 import type { PgBossInstance, PgBossWorkOptions } from '../src/queues/pg-boss/pg-boss-types.js';
+import { checkOptionsWithoutOn } from './nestjs-handlers.js';
 
 /** A BullMQ queue (BullMQ 5 or 6) for `forWorker`: the one the receiving side's `handoff: enqueue(queue)` adds to. */
 export interface WebhooksModuleBullMQQueue {
@@ -83,8 +84,7 @@ export interface WebhooksModuleWorkerOptions extends Omit<HandlerOptions<EventSc
 
 /** Checks `options` and their queue: its engine, its name and, on pg-boss, the instance. Throws `WebhookOptionsError`. */
 export function checkWorkerOptions(options: WebhooksModuleWorkerOptions): void {
-  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker needs options with the queue');
-  if (options.on !== undefined) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker takes no on: the @OnWebhook methods of the providers are the handlers');
+  checkOptionsWithoutOn('WebhooksModule.forWorker', options, 'the queue');
   const { queue } = options;
   const engine = (queue as Partial<WebhooksModuleWorkerOptions['queue']> | null | undefined)?.engine;
   if (engine !== 'bullmq' && engine !== 'pg-boss') {
