@@ -20,6 +20,16 @@ export type OnWebhookDecorator<T extends KnownEventType> = <M extends WebhookMet
   descriptor: TypedPropertyDescriptor<M>,
 ) => void;
 
+/**
+ * Options given as an object, without `on`: the `@OnWebhook` methods of the
+ * providers are the handlers, of the route and of the worker alike. `what`
+ * names the module's method, `needs` what its options hold. Throws `WebhookOptionsError`.
+ */
+export function checkOptionsWithoutOn(what: string, options: unknown, needs: string): void {
+  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError(`svc-webhooks: ${what} needs options with ${needs}`);
+  if ((options as { readonly on?: unknown }).on !== undefined) throw new WebhookOptionsError(`svc-webhooks: ${what} takes no on: the @OnWebhook methods of the providers are the handlers`);
+}
+
 /** The methods decorated with `@OnWebhook`, by the prototype that declares them: method name to event type. */
 const decorated = new WeakMap<object, Map<string | symbol, KnownEventType>>();
 
@@ -41,6 +51,8 @@ export interface WebhookMethods {
   readonly on: EventHandlers;
   /** `Class.method` by event type, in the order found. */
   readonly where: ReadonlyMap<KnownEventType, string>;
+  /** The event types they handle, in the order found. */
+  readonly types: readonly KnownEventType[];
 }
 
 /** The `@OnWebhook` methods of every provider, each handler calling its method on the provider's instance. */
@@ -62,12 +74,7 @@ export function handlersIn(discovery: DiscoveryService): WebhookMethods {
       on[type] = (event, delivery) => (wrapper.instance as Record<string | symbol, WebhookMethod<KnownEventType>>)[method]!(event, delivery);
     }
   }
-  return { on: on as EventHandlers, where };
-}
-
-/** The methods for a log line: `call.missed to MissedCalls.missed, …`. */
-export function describeMethods({ where }: WebhookMethods): string {
-  return [...where].map(([type, name]) => `${type} to ${name}`).join(', ');
+  return { on: on as EventHandlers, where, types: [...where.keys()] };
 }
 
 /** The decorated methods of a class, its own and those it inherits. */

@@ -3,10 +3,8 @@
  * app's `@OnWebhook` methods for the jobs a receiving side's `handoff` queued,
  * on BullMQ or pg-boss, through that engine's own `work()`: started at the
  * app's bootstrap, stopped at its shutdown. On BullMQ, without a connection
- * of its own, it takes the app's `@nestjs/bullmq` one, found by the tokens
- * that package provides it under: nothing of it is imported.
+ * of its own, it takes the app's `@nestjs/bullmq` one.
  */
-import { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import type { WorkerOptions } from 'bullmq';
 import type { WebhookLogger } from '../src/base/logger.js';
@@ -14,85 +12,12 @@ import { WebhookOptionsError } from '../src/base/options-error.js';
 import { reasonOf } from '../src/base/user-code.js';
 import type { KnownEventType } from '../src/core/event.js';
 import type { EventSchemas, HandlerOptions } from '../src/process/handler-types.js';
-import { work as workOnBullMQ, type BullMQClasses, type WorkerDedupOptions } from '../src/queues/bullmq/work.js';
-import type { PgBossInstance, PgBossWorkOptions } from '../src/queues/pg-boss/pg-boss-types.js';
+import { work as workOnBullMQ } from '../src/queues/bullmq/work.js';
 import { work as workOnPgBoss } from '../src/queues/pg-boss/work.js';
-import { describeMethods, type WebhookMethods } from './nestjs-handlers.js';
-
-/** A BullMQ queue (BullMQ 5 or 6) for `forWorker`: the one the receiving side's `handoff: enqueue(queue)` adds to. */
-export interface WebhooksModuleBullMQQueue {
-  /** The queue's engine. */
-  readonly engine: 'bullmq';
-  /** The queue's name, as the receiving side's `Queue` has it. Required. */
-  readonly name: string;
-  /**
-   * Where the worker records the events it processed, and how it claims
-   * them, as the `dedup` of svc-webhooks/bullmq's `work()` takes it: a
-   * `store` shared by every worker of the queue, apart from the receivers'. Required.
-   */
-  readonly dedup: WorkerDedupOptions;
-  /**
-   * BullMQ's `Worker` options (`connection`, `concurrency`, …), passed to
-   * BullMQ as given. Without `connection`, the worker takes the
-   * `connection` and `prefix` of the app's
-   * `@nestjs/bullmq`: those of its queue of `name`
-   * (`BullModule.registerQueue({ name })`), else those of
-   * `BullModule.forRoot`; with neither, the bootstrap fails.
-   * @default {} (the connection of `@nestjs/bullmq`)
-   */
-  readonly worker?: Partial<WorkerOptions>;
-  /**
-   * BullMQ's classes, where it is installed under another name or bundled.
-   * @default await import('bullmq')
-   */
-  readonly bullmq?: BullMQClasses;
-}
-
-/** A pg-boss instance (10, 11 or 12) for `forWorker`: what svc-webhooks/pg-boss's `work()` calls, and how its worker is stopped. */
-export interface WebhooksModulePgBoss extends PgBossInstance {
-  /** Stops a worker: pg-boss 10 and 11 take `{ id }`, pg-boss 12 the queue's name and `{ id }`. */
-  offWork(worker: string | { readonly id: string }, options?: { readonly id: string }): Promise<unknown>;
-}
-
-/** A pg-boss queue for `forWorker`: the one the receiving side's `handoff: enqueue(boss, name, { pool })` sends to. */
-export interface WebhooksModulePgBossQueue {
-  /** The queue's engine. */
-  readonly engine: 'pg-boss';
-  /**
-   * The app's pg-boss instance, started. The module starts its worker on it
-   * at bootstrap and stops that worker at shutdown; the instance is yours to
-   * stop after (`boss.stop()`, which on pg-boss 10 and 11 is what waits for
-   * the jobs still running). Required.
-   */
-  readonly boss: WebhooksModulePgBoss;
-  /** The queue's name. Required. */
-  readonly name: string;
-  /**
-   * pg-boss's work options (`batchSize`, `pollingIntervalSeconds`, …), passed on as given.
-   * @default {} (pg-boss's defaults)
-   */
-  readonly worker?: PgBossWorkOptions;
-}
-
-/**
- * `forWorker`'s options: the queue whose jobs run the `@OnWebhook` methods,
- * and the options of `on` besides the handlers (`schemas`,
- * `unknownEvents`, `onUnknownEvent`, `onHandlerError`), which the worker
- * applies as a receiver would.
- */
-export interface WebhooksModuleWorkerOptions extends Omit<HandlerOptions<EventSchemas>, 'on'> {
-  /** The queue: `{ engine: 'bullmq', name, dedup }` or `{ engine: 'pg-boss', boss, name }`. Required. */
-  readonly queue: WebhooksModuleBullMQQueue | WebhooksModulePgBossQueue;
-  /** Not in the module: its `@OnWebhook` methods are the handlers. */
-  readonly on?: undefined;
-  /**
-   * Where the worker's lines about what went wrong go (a method that threw,
-   * a store that failed, a job that holds no queued delivery), with fields
-   * to filter on, as the `logger` of `work()`.
-   * @default one sentence per line on `console.error`
-   */
-  readonly logger?: WebhookLogger;
-}
+import { nestBullMQConnection } from './nestjs-bullmq-connection.js';
+import type { WebhookMethods } from './nestjs-handlers.js';
+import { describeMethods, moduleLog } from './nestjs-log.js';
+import { checkWorkerOptions, type WebhooksModulePgBoss, type WebhooksModuleWorkerOptions } from './nestjs-worker-options.js';
 
 /** The worker the module runs: a provider it exports, for `app.get(WebhooksWorker)` or to inject. */
 export class WebhooksWorker {
@@ -118,9 +43,6 @@ export interface QueueWorker {
   onModuleDestroy(): Promise<void>;
 }
 
-/** The module's own lines, as Nest writes its own: through the app's logger, under the module's name. */
-export const moduleLog = new Logger('WebhooksModule');
-
 const ENGINE_NAMES = { bullmq: 'BullMQ', 'pg-boss': 'pg-boss' } as const;
 
 /** Stops a worker that started; resolves once it has. */
@@ -132,23 +54,13 @@ type Stop = () => Promise<unknown>;
  * `@nestjs/bullmq` queue), at bootstrap.
  */
 export function queueWorker(options: WebhooksModuleWorkerOptions, methods: WebhookMethods, moduleRef: ModuleRef): QueueWorker {
-  if (typeof options !== 'object' || options === null) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker needs options with the queue');
-  if (options.on !== undefined) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker takes no on: the @OnWebhook methods of the providers are the handlers');
-  const { queue } = options;
-  const engine = (queue as Partial<WebhooksModuleWorkerOptions['queue']> | null | undefined)?.engine;
-  if (engine !== 'bullmq' && engine !== 'pg-boss') {
-    throw new WebhookOptionsError("svc-webhooks: WebhooksModule.forWorker needs queue, { engine: 'bullmq', name, dedup } or { engine: 'pg-boss', boss, name }");
-  }
-  if (typeof queue.name !== 'string' || queue.name === '') throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker needs queue.name, the name of the queue');
-  if (queue.engine === 'pg-boss' && typeof (queue.boss as Partial<WebhooksModulePgBoss> | null | undefined)?.offWork !== 'function') {
-    throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker needs queue.boss, a pg-boss instance (new PgBoss(...), started)');
-  }
-  const types = [...methods.where.keys()];
-  if (types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker found no @OnWebhook method on a provider: its worker would run nothing');
-  const where = `the ${ENGINE_NAMES[engine]} queue ${JSON.stringify(queue.name)}`;
+  checkWorkerOptions(options);
+  const { engine, name } = options.queue;
+  if (methods.types.length === 0) throw new WebhookOptionsError('svc-webhooks: WebhooksModule.forWorker found no @OnWebhook method on a provider: its worker would run nothing');
+  const where = `the ${ENGINE_NAMES[engine]} queue ${JSON.stringify(name)}`;
   let started: Promise<Stop> | undefined;
   return {
-    worker: new WebhooksWorker(engine, queue.name, types),
+    worker: new WebhooksWorker(engine, name, methods.types),
     async onApplicationBootstrap() {
       started = start(options, methods, moduleRef, where);
       await started;
@@ -194,30 +106,4 @@ async function start(options: WebhooksModuleWorkerOptions, methods: WebhookMetho
  */
 async function stopOnPgBoss(boss: WebhooksModulePgBoss, name: string, id: string): Promise<void> {
   await boss.offWork({ id }).catch(() => boss.offWork(name, { id }));
-}
-
-/** What the worker takes of `@nestjs/bullmq`'s options for a queue: where Redis is. */
-type NestBullMQConnection = Pick<WorkerOptions, 'connection' | 'prefix'>;
-
-/**
- * The connection of the app's `@nestjs/bullmq` for the queue `name`: its
- * registered queue's (`getQueueToken(name)`), else the one of its
- * `forRoot` (`getSharedConfigToken()`), as `@nestjs/bullmq`'s own workers
- * take it; `undefined` where the app has neither.
- */
-function nestBullMQConnection(moduleRef: ModuleRef, name: string): NestBullMQConnection | undefined {
-  const options = provided<{ readonly opts?: NestBullMQConnection }>(moduleRef, `BullQueue_${name}`)?.opts ?? provided<NestBullMQConnection>(moduleRef, 'BULLMQ_CONFIG(default)');
-  if (options?.connection === undefined) return undefined;
-  const { connection, prefix } = options;
-  return { connection, ...(prefix !== undefined && { prefix }) };
-}
-
-/** The provider of `token` in any module of the app, or `undefined` where there is none. */
-function provided<T>(moduleRef: ModuleRef, token: string): T | undefined {
-  try {
-    return moduleRef.get<unknown, T>(token, { strict: false });
-  } catch {
-    // Nest's UnknownElementException: the app has no such provider.
-    return undefined;
-  }
 }

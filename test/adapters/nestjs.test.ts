@@ -449,6 +449,15 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
     expect(await bootstrapError(platform, WebhooksModule.forRoot(options), [MissedCalls], { rawBody: false })).toContain('NestFactory.create(AppModule, { rawBody: true })');
   });
 
+  it('fails the bootstrap, naming the fix, for handlers of on, or no options from a forRootAsync factory', async () => {
+    expect(await bootstrapError(platform, WebhooksModule.forRoot({ ...options, on: { 'call.missed': () => undefined } as never }), [MissedCalls])).toBe(
+      'svc-webhooks: WebhooksModule.forRoot takes no on: the @OnWebhook methods of the providers are the handlers',
+    );
+    expect(await bootstrapError(platform, WebhooksModule.forRootAsync({ useFactory: () => undefined as never }), [MissedCalls])).toBe(
+      'svc-webhooks: WebhooksModule.forRoot needs options with secret or tenants',
+    );
+  });
+
   it('fails the bootstrap, naming the fix, for two methods of one type, a request-scoped provider, nothing to run, or a bad path', async () => {
     @Injectable()
     class MoreMissedCalls {
