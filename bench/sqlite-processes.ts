@@ -152,8 +152,8 @@ async function claimer(file: string): Promise<void> {
   }
   const ms = performance.now() - started;
   db.close();
-  console.log(JSON.stringify({ ids: claimed, ms, busy } satisfies Claimed));
-  process.exit(0);
+  // Exits once the line is written: stdin's reader would keep the process alive, and an exit before would cut the line.
+  process.stdout.write(`${JSON.stringify({ ids: claimed, ms, busy } satisfies Claimed)}\n`, () => process.exit(0));
 }
 
 if (process.argv[2] === 'claimer') {
