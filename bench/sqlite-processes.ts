@@ -13,13 +13,13 @@
  * second and the writes that waited out the busy timeout (each tried
  * again), and checks that every event was claimed exactly once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { built } from './built.js';
@@ -82,14 +82,14 @@ async function filledFile(file: string): Promise<void> {
   db.close();
 }
 
-/** The lines `child` prints, one at a time. */
-function linesOf(child: ChildProcess): () => Promise<string> {
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  return async () => {
-    const { value, done } = await lines.next();
-    if (done === true) throw new Error('a claimer ended without a line');
-    return value;
+/** The next line each of `readers` reads; rejects when one's process ends first. */
+function nextLines(readers: readonly Interface[]): Promise<string[]> {
+  const next = async (reader: Interface): Promise<string> => {
+    const ended = once(reader, 'close').then(() => Promise.reject(new Error('a claimer ended without a line')));
+    const [line] = (await Promise.race([once(reader, 'line'), ended])) as [string];
+    return line;
   };
+  return Promise.all(readers.map(next));
 }
 
 /** Runs one claimer per list of `plan` on `file`, started together once all are loaded. */
@@ -101,10 +101,10 @@ async function claimsPerSecond(file: string, plan: string[][]): Promise<Round> {
     return child;
   });
   try {
-    const lines = children.map(linesOf);
-    for (const next of lines) if ((await next()) !== 'ready') throw new Error('a claimer did not start');
+    const readers = children.map((child) => createInterface({ input: child.stdout! }));
+    if ((await nextLines(readers)).some((line) => line !== 'ready')) throw new Error('a claimer did not start');
     for (const child of children) child.stdin!.write('go\n');
-    const answers = (await Promise.all(lines.map((next) => next()))).map((line) => JSON.parse(line) as Claimed);
+    const answers = (await nextLines(readers)).map((line) => JSON.parse(line) as Claimed);
     const claimed = answers.flatMap((answer) => answer.ids);
     const offered = new Set(plan.flat());
     if (claimed.length !== offered.size || new Set(claimed).size !== offered.size) {
