@@ -33,6 +33,12 @@ export const PAIRS = {
     ours: 'Fetch + sqlite: verifyWebhook with a SqliteDedupStore',
     scale: 1,
   },
+  commits: {
+    label: 'Fetch + its MemoryDedupStore and two single-row commits to a WAL file per event vs its MemoryDedupStore',
+    minimum: 'Fetch + dedup: verifyWebhook with its MemoryDedupStore',
+    ours: 'Fetch + commits: verifyWebhook with its MemoryDedupStore, the handler committing twice',
+    scale: 1,
+  },
   ordering: {
     label: `Fetch + its MemoryDedupStore with \`ordering\` vs without, ${STORED.toLocaleString('en-US')} events stored`,
     minimum: 'Fetch + dedup: verifyWebhook with its MemoryDedupStore',

@@ -9,7 +9,8 @@
  * the ids it has seen in a bounded Map, on apps kept across rounds. Also the
  * Fetch entry with its default MemoryDedupStore, holding about 10,000 events
  * already, against a Map seen-set holding as many; the Fetch entry with a
- * SqliteDedupStore on a WAL file holding as many, against its MemoryDedupStore;
+ * SqliteDedupStore on a WAL file holding as many, against its MemoryDedupStore,
+ * and with a handler that commits twice to that file, the least two write transactions cost;
  * and the handlers of `on` against a lookup by type. Each request is a 1 KiB
  * envelope with an event id of its own, signed ahead of time, with the
  * Content-Length every host gives; a Lambda event is parsed from JSON, as
@@ -238,11 +239,10 @@ let sqlite: Database.Database | undefined;
 let sqliteTables = 0;
 
 /**
- * A SqliteDedupStore on a WAL file of this process's own, removed at exit, with `synchronous = NORMAL` (a
- * commit is written to the WAL, and made durable at the next checkpoint): a table new each round, holding
- * `STORED` processed events, as its claims leave them.
+ * The WAL file of this process's own, removed at exit, with `synchronous = NORMAL` (a commit is written to
+ * the WAL, and made durable at the next checkpoint).
  */
-function filledSqliteStore(): InstanceType<typeof SqliteDedupStore> {
+function sqliteFile(): Database.Database {
   if (sqlite === undefined) {
     const dir = mkdtempSync(join(tmpdir(), 'svc-webhooks-bench-sqlite-'));
     process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -250,11 +250,30 @@ function filledSqliteStore(): InstanceType<typeof SqliteDedupStore> {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
   }
+  return sqlite;
+}
+
+/** A handler that also commits twice to the WAL file, each time a one-row update: the least two write transactions cost. */
+function committingHandler(): (event: WebhookEvent) => void {
+  const db = sqliteFile();
+  const table = `commits_${++sqliteTables}`;
+  db.exec(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO ${table} VALUES (1, 0)`);
+  const update = db.prepare(`UPDATE ${table} SET n = n + 1 WHERE id = 1`);
+  return (event) => {
+    update.run();
+    update.run();
+    handler(event);
+  };
+}
+
+/** A SqliteDedupStore on the WAL file: a table new each round, holding `STORED` processed events, as its claims leave them. */
+function filledSqliteStore(): InstanceType<typeof SqliteDedupStore> {
+  const db = sqliteFile();
   const table = `dedup_${++sqliteTables}`;
-  const store = new SqliteDedupStore(sqlite, { table, now });
+  const store = new SqliteDedupStore(db, { table, now });
   store.migrate();
-  const insert = sqlite.prepare(`INSERT INTO ${table} (id, token, expires_at) VALUES (?, NULL, ?)`);
-  sqlite.transaction(() => {
+  const insert = db.prepare(`INSERT INTO ${table} (id, token, expires_at) VALUES (?, NULL, ?)`);
+  db.transaction(() => {
     for (let i = 0; i < STORED; i++) insert.run(`stored:evt_stored_${i}`, now() + RETENTION_MS);
   })();
   return store;
@@ -290,6 +309,11 @@ const cases: Record<string, CpuCase> = {
   },
   'Fetch + sqlite: verifyWebhook with a SqliteDedupStore': () => {
     const entry = fetchWebhook({ ...options, dedup: { store: filledSqliteStore() } }, handler);
+    const next = walk(pool);
+    return async () => (await entry(request(next()))).status;
+  },
+  'Fetch + commits: verifyWebhook with its MemoryDedupStore, the handler committing twice': async () => {
+    const entry = fetchWebhook({ ...options, dedup: { store: await filledStore() } }, committingHandler());
     const next = walk(pool);
     return async () => (await entry(request(next()))).status;
   },

@@ -96,7 +96,7 @@ export class D1DedupStore implements OrderingDedupStore {
     checkDuration('leaseMs', leaseMs);
     const now = this.#now();
     const token = crypto.randomUUID();
-    const claimed = await this.#statement('claim', key, token, now + leaseMs, now).first<{ token?: unknown }>();
+    const claimed = await this.#statement('claimReturning', key, token, now + leaseMs, now).first<{ token?: unknown }>();
     if (claimed !== null) {
       if (claimed.token === token) return { state: 'claimed', token };
       // Anything else must not read as a claim.

@@ -174,12 +174,7 @@ export class SqliteDedupStore implements OrderingDedupStore {
     checkDuration('leaseMs', leaseMs);
     const now = this.#now();
     const token = randomUUID();
-    const claimed = this.#statement('claim').get(key, token, now + leaseMs, now) as { token?: unknown } | undefined;
-    if (claimed !== undefined) {
-      if (claimed.token === token) return { state: 'claimed', token };
-      // Anything else must not read as a claim.
-      throw unexpectedAnswer();
-    }
+    if (this.#claimed(key, token, now + leaseMs, now)) return { state: 'claimed', token };
     // The row was live at the claim: a token is another delivery's lease, NULL a done id. One released
     // since is no claim of this delivery's either: in progress, and the sender's retry claims it.
     const held = this.#statement('holder').get(key) as { token?: unknown } | undefined;
@@ -196,11 +191,11 @@ export class SqliteDedupStore implements OrderingDedupStore {
       if (this.#statement('objectHolder').get(order.key, now) !== undefined) return IN_PROGRESS;
       const token = randomUUID();
       // Both free, and the transaction holds the file's write lock: both claims take.
-      const claimed = this.#statement('claim').get(key, token, now + leaseMs, now) as { token?: unknown } | undefined;
+      if (!this.#claimed(key, token, now + leaseMs, now)) throw unexpectedAnswer();
       const leased = this.#statement('leaseObject').get(order.key, token, now + leaseMs, now, order.version) as { stale?: unknown } | undefined;
       // A driver told to read integers as BigInt (safeIntegers, readBigInts) answers 0n or 1n.
       const stale = typeof leased?.stale === 'bigint' ? Number(leased.stale) : leased?.stale;
-      if (claimed?.token !== token || (stale !== 0 && stale !== 1)) throw unexpectedAnswer();
+      if (stale !== 0 && stale !== 1) throw unexpectedAnswer();
       return { state: 'claimed', token, stale: stale === 1 };
     });
   };
@@ -235,6 +230,13 @@ export class SqliteDedupStore implements OrderingDedupStore {
     const now = this.#now();
     return this.#changed('renew', now + leaseMs, key, token, now);
   };
+
+  /** Whether the claim of `key` took its row: one row changed, or none; any other count must not read as a claim. */
+  #claimed(key: string, token: string, leaseEnd: number, now: number): boolean {
+    const changes = Number(this.#statement('claim').run(key, token, leaseEnd, now).changes);
+    if (changes !== 0 && changes !== 1) throw unexpectedAnswer();
+    return changes === 1;
+  }
 
   #changed(operation: Operation, ...params: Array<string | number>): boolean {
     return Number(this.#statement(operation).run(...params).changes) === 1;

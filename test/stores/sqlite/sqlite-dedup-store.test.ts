@@ -273,14 +273,14 @@ describe('SqliteDedupStore: answering at once', () => {
 
   it('rejects an ordered answer it does not expect rather than reading it as a claim', async () => {
     const at: EventOrder = { key: 'scopescopescope1:msg_1', version: 1 };
-    for (const [claimed, leased] of [[{ token: 'another-token' }, { stale: 0 }], [undefined, { stale: 0 }], ['own', { stale: 'no' }], ['own', undefined]] as const) {
+    for (const [claimed, leased] of [[0, { stale: 0 }], [2, { stale: 0 }], [1, { stale: 'no' }], [1, undefined]] as const) {
       const odd: SqliteDatabase = {
         exec: () => undefined,
         inTransaction: false,
         prepare: (sql) => ({
-          run: () => ({ changes: 0 }),
-          // The claim answers its own token where `claimed` says so; the event's and the object's holders are free.
-          get: (...params) => (sql.includes('RETURNING token') ? (claimed === 'own' ? { token: params[1] } : claimed) : sql.includes('AS stale') ? leased : undefined),
+          // The claim changes `claimed` rows; the event's and the object's holders are free.
+          run: () => ({ changes: sql.includes('ON CONFLICT (id)') ? claimed : 0 }),
+          get: () => (sql.includes('AS stale') ? leased : undefined),
         }),
       };
       await expect(new SqliteDedupStore(odd).beginInOrder('evt_1', at, LONG)).rejects.toMatchObject({ code: 'dedup_unavailable' });
@@ -288,8 +288,8 @@ describe('SqliteDedupStore: answering at once', () => {
   });
 
   it('rejects an answer it does not expect rather than reading it as a claim', async () => {
-    for (const row of [{ token: 'another-token' }, { token: null }, {}]) {
-      const odd: SqliteDatabase = { exec: () => undefined, prepare: () => ({ run: () => ({ changes: 0 }), get: () => row }) };
+    for (const changes of [2, -1, Number.NaN]) {
+      const odd: SqliteDatabase = { exec: () => undefined, prepare: () => ({ run: () => ({ changes }), get: () => undefined }) };
       await expect(new SqliteDedupStore(odd).begin('evt_1', LONG)).rejects.toMatchObject({ code: 'dedup_unavailable' });
     }
   });
