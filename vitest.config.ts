@@ -14,7 +14,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           exclude: [...exclude, ...LONG_RUNS],
-          typecheck: { enabled: true },
+          typecheck: { enabled: true, exclude },
           // Most suites wait on servers, timers and child processes rather than compute: four at once on
           // two cores, not vitest's one.
           maxWorkers: 4,
