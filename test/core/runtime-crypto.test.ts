@@ -56,7 +56,8 @@ describe('the web build of runtime-crypto', () => {
       }),
       { numRuns: 50 },
     );
-  });
+    // fast-check's first string of unit 'binary' costs it about 1.5 s of CPU on a 2-core machine, more under load.
+  }, 30_000);
 
   it('compares digests as timingSafeEqual does', () => {
     fc.assert(
