@@ -16,6 +16,7 @@ import { queuedDelivery } from '../../src/queues/queued-delivery.js';
 import { D1DedupStore } from '../../src/stores/d1/d1-dedup-store.js';
 import type { D1Database } from '../../src/stores/d1/d1-database.js';
 import { signedHeaders } from '../../src/testing/index.js';
+import { sentAgainOnClosedSocket } from './miniflare-d1.js';
 import { keyOf, SECRET } from './signed-request.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -97,7 +98,7 @@ export async function cloudflareDeployment(receiverDedup: 'd1' | 'none', consume
       },
     ],
   });
-  const db = (await miniflare.getD1Database('DB', 'receiver')) as unknown as D1Database;
+  const db = sentAgainOnClosedSocket((await miniflare.getD1Database('DB', 'receiver')) as unknown as D1Database);
   const reader = db as unknown as { prepare(sql: string): { all(): Promise<{ results: unknown[] }> } };
   await new D1DedupStore(db, { table: 'received' }).migrate();
   await new D1DedupStore(db, { table: 'processed' }).migrate();
