@@ -221,7 +221,11 @@ export class D1DedupStore implements OrderingDedupStore {
   /** Runs `statements` as one batch; answers the rows each changed. */
   async #changes(...statements: D1Statement[]): Promise<number[]> {
     const answers = await this.#db.batch(statements);
-    return statements.map((_, index) => (answers[index] as Partial<D1RunResult> | undefined)?.meta?.changes ?? 0);
+    return statements.map((_, index) => {
+      const changes = (answers[index] as Partial<D1RunResult> | undefined)?.meta?.changes;
+      if (typeof changes !== 'number') throw unexpectedAnswer();
+      return changes;
+    });
   }
 
   #statement(operation: Operation, ...params: Array<string | number>): D1Statement {

@@ -198,6 +198,17 @@ describe('D1DedupStore: ordering', () => {
       await expect(new D1DedupStore(odd).beginInOrder('evt_1', order(1), LONG)).rejects.toMatchObject({ code: 'dedup_unavailable' });
     }
   });
+
+  it('rejects an ordered completion, release or renewal whose answer counts no rows, rather than reading it as a lost lease', async () => {
+    const odd = {
+      prepare: () => ({ bind: () => ({}) }),
+      batch: async (statements: unknown[]) => statements.map(() => ({ meta: {} })),
+    } as unknown as D1Database;
+    const store = new D1DedupStore(odd);
+    await expect(store.completeInOrder('evt_1', order(1), 'token', LONG)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+    await expect(store.releaseInOrder('evt_1', order(1), 'token')).rejects.toMatchObject({ code: 'dedup_unavailable' });
+    await expect(store.renewInOrder('evt_1', order(1), 'token', LONG)).rejects.toMatchObject({ code: 'dedup_unavailable' });
+  });
 });
 
 describe('D1DedupStore: options', () => {
