@@ -7,8 +7,8 @@
  * each message under a lease on its event in a dedup store (a
  * `D1DedupStore` of `svc-webhooks/d1`, made from the Worker's `env`), so
  * that a message delivered twice runs its handler once, and, with
- * `ordering`, the events of one object one at a time, never an older after
- * a newer. Loads on workerd without `nodejs_compat`, and imports nothing of
+ * `ordering`, the events of one object one at a time, an older one after
+ * a newer skipped as stale. Loads on workerd without `nodejs_compat`, and imports nothing of
  * Cloudflare's.
  * @packageDocumentation
  */
