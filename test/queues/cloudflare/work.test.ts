@@ -136,15 +136,23 @@ describe('work: each message once through the dedup store', () => {
 
 describe('work: options', () => {
   it.each([
-    ['no options', undefined],
-    ['no on', { dedup: { store: new MemoryDedupStore() } }],
-    ['no dedup', { on: {} }],
-    ['a store as dedup', { on: {}, dedup: new MemoryDedupStore() }],
-    ['a dedup.store that is no store', { on: {}, dedup: { store: {} } }],
-    ['a lease under a millisecond', { on: {}, dedup: { store: new MemoryDedupStore(), leaseMs: 0 } }],
-    ['a maxClaimMs under leaseMs', { on: {}, dedup: { store: new MemoryDedupStore(), leaseMs: 5_000, maxClaimMs: 1_000 } }],
-    ['a logger without warn', { on: {}, dedup: { store: new MemoryDedupStore() }, logger: { error: () => undefined } }],
-  ])('refuses %s', (_what, options) => {
+    ['no options', undefined, 'work needs options with on and dedup'],
+    ['options that are no object', 'on', 'work options must be an object'],
+    ['no on', { dedup: { store: new MemoryDedupStore() } }, 'work needs on, an object of handlers by event type'],
+    ['a null on', { on: null, dedup: { store: new MemoryDedupStore() } }, 'work needs on, an object of handlers by event type'],
+    ['no dedup', { on: {} }, 'dedup must be an object with the store ({ store, leaseMs, … })'],
+    ['a store as dedup', { on: {}, dedup: new MemoryDedupStore() }, 'dedup'],
+    ['a dedup.store that is no store', { on: {}, dedup: { store: {} } }, 'work needs dedup.store, a DedupStore (begin, complete, release and renew) or a function of env that makes one'],
+    ['a lease under a millisecond', { on: {}, dedup: { store: new MemoryDedupStore(), leaseMs: 0 } }, 'leaseMs'],
+    ['a maxClaimMs under leaseMs', { on: {}, dedup: { store: new MemoryDedupStore(), leaseMs: 5_000, maxClaimMs: 1_000 } }, 'maxClaimMs'],
+    ['a logger without warn', { on: {}, dedup: { store: new MemoryDedupStore() }, logger: { error: () => undefined } }, 'logger'],
+  ])('refuses %s, saying what it needs', (_what, options, message) => {
     expect(() => work(options as unknown as CloudflareWorkerOptions)).toThrow(WebhookOptionsError);
+    expect(() => work(options as unknown as CloudflareWorkerOptions)).toThrow(message);
+  });
+
+  it('refuses a batch whose dedup.store(env) answers no store, saying what it must answer', async () => {
+    const handle = work({ on: {}, dedup: { store: () => ({}) as DedupStore } });
+    await expect(handle(batchOf(messageOf('evt_1')), {})).rejects.toThrow('dedup.store(env) must answer a DedupStore (begin, complete, release and renew)');
   });
 });
