@@ -11,7 +11,7 @@ import { checkCallback, checkDuration, checkOptionsObject } from '../../base/opt
 import { WebhookDedupError } from '../../core/errors.js';
 import type { EventOrder } from '../../core/event-order.js';
 import type { BeginResult, OrderedBeginResult, OrderingDedupStore } from '../dedup-store.js';
-import { dedupStatements, type DedupOperation } from '../sqlite/dedup-statements.js';
+import { CLAIM_VALUES, claimFrom, dedupStatements, type DedupOperation } from '../sqlite/dedup-statements.js';
 import { dedupOrderSchema, isMissingTable, orderedBatchStatementsOn, orderTableOption } from '../sqlite/ordered-statements.js';
 import { DEDUP_TABLE, dedupSchema } from '../sqlite/schema.js';
 import { sqliteTableName, type SqliteTableName } from '../sqlite/table-name.js';
@@ -45,7 +45,7 @@ export interface D1DedupStoreOptions {
 const IN_PROGRESS = Object.freeze({ state: 'in_progress' } as const);
 const DONE = Object.freeze({ state: 'done' } as const);
 
-type Operation = DedupOperation | keyof ReturnType<typeof orderedBatchStatementsOn>;
+type Operation = DedupOperation | 'claimReturning' | keyof ReturnType<typeof orderedBatchStatementsOn>;
 
 /**
  * A `DedupStore` in a table of a Cloudflare D1 database, from a Worker's
@@ -88,7 +88,12 @@ export class D1DedupStore implements OrderingDedupStore {
     this.#orderTable = orderTableOption(table, orderTable, this.#table);
     checkCallback('now', now);
     this.#now = now;
-    this.#sql = { ...dedupStatements(this.#table.sql), ...orderedBatchStatementsOn(this.#table.sql, this.#orderTable.sql) };
+    this.#sql = {
+      ...dedupStatements(this.#table.sql),
+      // As the claim, answering the token when it took: read in the same round trip.
+      claimReturning: claimFrom(this.#table.sql, CLAIM_VALUES),
+      ...orderedBatchStatementsOn(this.#table.sql, this.#orderTable.sql),
+    };
   }
 
   /** Claims `key` for `leaseMs`, unless another delivery holds it or it is done; see `DedupStore.begin`. */

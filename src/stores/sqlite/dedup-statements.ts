@@ -19,6 +19,9 @@ function takeFrom(table: string, values: string): string {
   );
 }
 
+/** The row a plain claim writes: id, token, lease end. */
+export const CLAIM_VALUES = 'VALUES (?, ?, ?)';
+
 /** As `takeFrom`, RETURNING a row only when it took. */
 export function claimFrom(table: string, values: string): string {
   return `${takeFrom(table, values)} RETURNING token`;
@@ -29,9 +32,7 @@ export function dedupStatements(table: string) {
   return {
     // Parameters: id, token, lease end, now. SQLite counts the rows it changed; RETURNING would cost the claim
     // a table of its answers (about a tenth of a claim and its completion).
-    claim: takeFrom(table, 'VALUES (?, ?, ?)'),
-    // As claim, answering the token when it took: D1 reads it in the same round trip.
-    claimReturning: claimFrom(table, 'VALUES (?, ?, ?)'),
+    claim: takeFrom(table, CLAIM_VALUES),
     // Parameters: id.
     holder: `SELECT token FROM ${table} WHERE id = ?`,
     // Parameters: retention end, then those of HELD.
