@@ -13,12 +13,10 @@
  */
 // First: the file's comment goes with its first import into the declarations, and these stay there.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Buffer } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { WebhookDelivery } from '../src/core/delivery.js';
 import type { WebhookError } from '../src/core/errors.js';
-import { handlerRuns } from '../src/process/diagnostics.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
@@ -108,10 +106,6 @@ interface FastifyWebhookRequest {
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebhookOptions<S>): FastifyPluginAsync {
   const { routes, path, onError } = options;
-  // Fastify goes on to the route from the preParsing hook's promise, in the context the hook began in.
-  // The context the route was let through in (an instrumentation's handler span, say) is taken up again
-  // by a preHandler hook, and the route runs in it.
-  const routeContexts = new WeakMap<FastifyRequest, ReturnType<typeof AsyncLocalStorage.snapshot>>();
   checkMount(options);
   const receive = createPipeline<FastifyWebhookRequest, void>(
     options as PipelineOptions,
@@ -138,8 +132,6 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
             // Both before any later hook of yours runs; the content-type parser hands Fastify this body again.
             request.webhook = delivery;
             request.body = bytes;
-            // Only a subscriber of the handler channel gives the route a context of its own to run in.
-            if (handlerRuns?.hasSubscribers) routeContexts.set(request, AsyncLocalStorage.snapshot());
             const ended = statusWhenEnded(reply.raw);
             proceed();
             return ended;
@@ -153,24 +145,22 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
     const hiddenTypes = new WeakMap<FastifyRequest, string>();
     // Before Fastify's parsing, so that a refusal is answered here (a user's setErrorHandler in
     // `routes` never sees it), the read deadline holds, and every later hook sees a verified delivery.
-    webhooks.addHook(
-      'preParsing',
-      (request, reply, payload) =>
-        new Promise<Readable | undefined>((resolve, reject) => {
-          const proceed = (): void => {
-            // Fastify answers an empty or malformed Content-Type 415 on its own, before any parser. The
-            // signature does not cover that header: hide it from that check, and give it back in preValidation.
-            const type = request.headers['content-type'];
-            if (type !== undefined && request.mediaType === undefined) {
-              hiddenTypes.set(request, type);
-              delete request.raw.headers['content-type'];
-            }
-            resolve(payload);
-          };
-          // Answered here (reply sent): Fastify goes no further.
-          receive({ request, reply, payload, proceed, bytes: undefined }).then(() => resolve(undefined), reject);
-        }),
-    );
+    // A callback, not a promise: `done` goes on to the route at once, in the context the delivery was let
+    // through in (an instrumentation's handler span, say), and your hooks and route run in it.
+    webhooks.addHook('preParsing', (request, reply, payload, done) => {
+      const proceed = (): void => {
+        // Fastify answers an empty or malformed Content-Type 415 on its own, before any parser. The
+        // signature does not cover that header: hide it from that check, and give it back in preValidation.
+        const type = request.headers['content-type'];
+        if (type !== undefined && request.mediaType === undefined) {
+          hiddenTypes.set(request, type);
+          delete request.raw.headers['content-type'];
+        }
+        done(null, payload);
+      };
+      // Answered here (reply sent): Fastify goes no further.
+      receive({ request, reply, payload, proceed, bytes: undefined }).then(undefined, done);
+    });
     // Only this scope loses JSON parsing: the signature is over the bytes as sent. The parser runs past
     // Fastify's check, and for every verified delivery (its body is never empty): the type comes back
     // there, ahead of every hook of yours (Fastify 4 hides every type, lacking request.mediaType).
@@ -181,15 +171,7 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
       done(null, request.body as Buffer | undefined);
     });
     if (routes === undefined) webhooks.post(path!, answeredInHook);
-    else {
-      // Ahead of every hook of yours: those and the route run in the context the delivery was let through in.
-      webhooks.addHook('preHandler', (request, _reply, done) => {
-        const resume = routeContexts.get(request);
-        if (resume === undefined) done();
-        else resume(done);
-      });
-      await routes(webhooks);
-    }
+    else await routes(webhooks);
   };
 }
 
