@@ -13,7 +13,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { answeredOnNode, rawBodyLeftByParser, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { SecretOrTenants } from '../src/receive/receiver.js';
+import { entryOptions, type SecretOrTenants } from '../src/receive/receiver.js';
 import type { MiddlewareMode } from '../src/receive/what-runs.js';
 import { sendOnExpress } from './answers.js';
 
@@ -72,7 +72,7 @@ interface ExpressRequest {
  * ```
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: ExpressWebhookOptions<S>): RequestHandler {
-  const { onError } = options;
+  const { onError } = entryOptions(options);
   const receive = createPipeline<ExpressRequest, void>(
     options as PipelineOptions,
     {

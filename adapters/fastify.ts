@@ -20,7 +20,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import { answeredOnNode, readNodeBody, statusWhenEnded } from '../src/receive/node-platform.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { SecretOrTenants } from '../src/receive/receiver.js';
+import { entryOptions, type SecretOrTenants } from '../src/receive/receiver.js';
 import type { HandlersMode, HandoffMode, RouteMode } from '../src/receive/what-runs.js';
 import { WebhookOptionsError } from '../src/base/options-error.js';
 import { sendOnFastify } from './answers.js';
@@ -105,7 +105,7 @@ interface FastifyWebhookRequest {
  * ```
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebhookOptions<S>): FastifyPluginAsync {
-  const { routes, path, onError } = options;
+  const { routes, path, onError } = entryOptions(options);
   checkMount(options);
   const receive = createPipeline<FastifyWebhookRequest, void>(
     options as PipelineOptions,

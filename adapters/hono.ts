@@ -14,7 +14,7 @@ import type { WebhookError } from '../src/core/errors.js';
 import type { EventSchemas } from '../src/process/handler-types.js';
 import type { BodyLimits } from '../src/receive/body-limits.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from '../src/receive/pipeline.js';
-import type { SecretOrTenants } from '../src/receive/receiver.js';
+import { entryOptions, type SecretOrTenants } from '../src/receive/receiver.js';
 import { onErrorAnswer } from '../src/receive/platform.js';
 import { readRequestBody, WEB_ANSWERS } from '../src/receive/web-platform.js';
 import type { MiddlewareMode } from '../src/receive/what-runs.js';
@@ -73,7 +73,7 @@ const BODY_USED_MESSAGE =
  * ```
  */
 export function verifyWebhook<S extends EventSchemas = {}>(options: HonoWebhookOptions<S>): MiddlewareHandler {
-  const { onError } = options;
+  const { onError } = entryOptions(options);
   const receive = createPipeline<HonoRequest, Response>(
     options as PipelineOptions,
     {

@@ -86,3 +86,15 @@ function checkSecretGiven(secret: unknown): void {
       "(e.g. config.getOrThrow<string>('WEBHOOK_SECRET') of ConfigService, which names a missing variable); or tenants, for many tenants",
   );
 }
+
+/**
+ * The options of `forRootAsync` or `forWorkerAsync` (`method`), checked where they are given: an object with a
+ * `useFactory` function. Nest would otherwise fail the bootstrap with an error of its own, or the call throw a
+ * `TypeError`. Throws `WebhookOptionsError`.
+ */
+export function checkAsyncOptions<O extends { readonly useFactory: unknown }>(method: string, options: O): O {
+  if (options === null || typeof options !== 'object' || typeof options.useFactory !== 'function') {
+    throw new WebhookOptionsError(`svc-webhooks: WebhooksModule.${method} needs options with useFactory, a function that returns the module's options`);
+  }
+  return options;
+}

@@ -18,7 +18,7 @@ import { type DynamicModule, type FactoryProvider, type ModuleMetadata, type Pro
 import { ApplicationConfig, DiscoveryModule, DiscoveryService, HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { handlersIn } from './nestjs-handlers.js';
 import { mountRoute, WebhooksRoute, type MountedRoute } from './nestjs-mount.js';
-import type { WebhooksModuleOptions } from './nestjs-options.js';
+import { checkAsyncOptions, type WebhooksModuleOptions } from './nestjs-options.js';
 import { webhooksController } from './nestjs-route.js';
 import { queueWorker, WebhooksWorker, type QueueWorker } from './nestjs-worker.js';
 import type { WebhooksModuleWorkerOptions } from './nestjs-worker-options.js';
@@ -112,7 +112,8 @@ export class WebhooksModule {
    * });
    * ```
    */
-  static forRootAsync({ imports = [], useFactory, inject = [] }: WebhooksModuleAsyncOptions): DynamicModule {
+  static forRootAsync(options: WebhooksModuleAsyncOptions): DynamicModule {
+    const { imports = [], useFactory, inject = [] } = checkAsyncOptions('forRootAsync', options);
     return moduleWith(imports, { provide: OPTIONS, useFactory, inject });
   }
 
@@ -177,7 +178,8 @@ export class WebhooksModule {
    * });
    * ```
    */
-  static forWorkerAsync({ imports = [], useFactory, inject = [] }: WebhooksModuleAsyncOptions<WebhooksModuleWorkerOptions>): DynamicModule {
+  static forWorkerAsync(options: WebhooksModuleAsyncOptions<WebhooksModuleWorkerOptions>): DynamicModule {
+    const { imports = [], useFactory, inject = [] } = checkAsyncOptions('forWorkerAsync', options);
     return workerModule(imports, { provide: OPTIONS, useFactory, inject });
   }
 }

@@ -49,6 +49,7 @@ import {
   type JobTrace,
   type StoreMessage,
 } from '../src/process/diagnostics.js';
+import { checkOptionsObject } from '../src/base/option-checks.js';
 
 /** Options of `instrumentWebhooks()`. */
 export interface InstrumentWebhooksOptions {
@@ -83,7 +84,8 @@ interface Receiving {
 }
 
 /**
- * Subscribes to the channels of every entry and records what they publish; returns how to stop.
+ * Subscribes to the channels of every entry and records what they publish; returns how to stop. Throws
+ * `WebhookOptionsError` for options that are no object.
  * @example
  * ```ts
  * // Once, after the OpenTelemetry SDK started, before the receiver takes requests.
@@ -94,6 +96,7 @@ interface Receiving {
  * ```
  */
 export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): WebhookInstrumentation {
+  checkOptionsObject('instrumentWebhooks', options);
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
   const deliveries = meter.createCounter('webhook.deliveries', { description: 'Webhook deliveries answered, by outcome' });

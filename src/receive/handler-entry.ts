@@ -12,6 +12,7 @@ import type { EntryName } from '../process/diagnostics.js';
 import type { BodyLimits } from './body-limits.js';
 import { createPipeline, type EntryOptions, type PipelineOptions } from './pipeline.js';
 import { onErrorAnswer, type HostAnswers } from './platform.js';
+import { entryOptions } from './receiver.js';
 import type { WebhookResponse } from './responses.js';
 
 /**
@@ -75,7 +76,7 @@ export function createHandlerEntry<Q, C, A>(
   handler: unknown,
   host: HandlerHost<Q, C, A>,
 ): (request: Q, context: C) => Promise<A> {
-  const { onError } = options;
+  const { onError } = entryOptions(options);
   const { answers, keepAlive, delivered } = host;
   const receive = createPipeline<HostRequest<Q, C>, A>(
     options as PipelineOptions,

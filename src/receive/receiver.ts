@@ -183,13 +183,23 @@ export interface Receiver {
 }
 
 /**
+ * `options` when it is an object; throws `WebhookOptionsError` for anything else. Each entry checks its
+ * options with it before it reads one, so that `verifyWebhook(undefined)` is an option mistake, not a
+ * `TypeError` from reading a property of nothing.
+ */
+export function entryOptions<T>(options: T): T & object {
+  if (options === null || typeof options !== 'object') {
+    throw new WebhookOptionsError('svc-webhooks: options with a secret (or tenants) are required');
+  }
+  return options;
+}
+
+/**
  * Builds the receiver's steps; `tenants.of` is typed by each entry for its
  * own request. Checks the options once; throws `WebhookOptionsError`.
  */
 export function createReceiver(options: ReceiverOptions & SecretOrTenants<never>): Receiver {
-  if (options === null || typeof options !== 'object') {
-    throw new WebhookOptionsError('svc-webhooks: options with a secret (or tenants) are required');
-  }
+  entryOptions(options);
   checkRenamed(options, MOVED);
   const { secret, tenants, bodyTimeoutMs = 10_000 } = options;
   const verifyOptions = resolveVerifyOptions(options);

@@ -13,6 +13,7 @@ import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
+import { expectOptionMistake } from '../helpers/handler-adapter.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { deliveryOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
@@ -24,6 +25,14 @@ describe('adapter option checks', () => {
     ['fastify', () => fastifyWebhook({ secret: SECRET, onError: 'log' as never, routes: () => {} })],
   ])('%s refuses an onError that is no function, naming it', (_name, create) => {
     expect(create).toThrow(new WebhookOptionsError('svc-webhooks: onError must be a function'));
+  });
+
+  it.each([
+    ['express', (given: unknown) => expressWebhook(given as never)],
+    ['hono', (given: unknown) => honoWebhook(given as never)],
+    ['fastify', (given: unknown) => fastifyWebhook(given as never)],
+  ])('%s refuses options that are no object as an option mistake, before it reads one of them', (_name, create) => {
+    for (const given of [undefined, null, SECRET]) expectOptionMistake(() => create(given), 'options with a secret (or tenants) are required');
   });
 
   it('fastify refuses options without routes or path, saying what each is for', () => {

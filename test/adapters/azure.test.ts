@@ -14,7 +14,7 @@ import type { WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, type AdapterHarness, type HarnessSpec } from '../helpers/adapter-contract.js';
 import { orderingContract } from '../helpers/ordering-contract.js';
 import { serveAzure } from '../helpers/adapter-servers.js';
-import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectOptionMistake, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { fetchHarness } from '../helpers/http-harness.js';
 import { deliveryOf, keyOf, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
@@ -168,7 +168,7 @@ describe('azure entry', () => {
     expect(tenants).toEqual(['acme']);
   });
 
-  it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
-    expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
+  it.each(creationMistakes)('throws WebhookOptionsError at creation for %s, saying what is wrong', (_name, badOptions, handler, message) => {
+    expectOptionMistake(() => verifyWebhook(badOptions as never, handler as never), message);
   });
 });

@@ -15,7 +15,7 @@ import {
 import { orderingContract } from '../helpers/ordering-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { deliveryOf, keyOf, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
-import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectOptionMistake, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 
@@ -369,8 +369,8 @@ describe('fetch adapter', () => {
     expect([response.status, response.headers.get('connection')]).toEqual([413, 'close']);
   });
 
-  it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
-    expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
+  it.each(creationMistakes)('throws WebhookOptionsError at creation for %s, saying what is wrong', (_name, badOptions, handler, message) => {
+    expectOptionMistake(() => verifyWebhook(badOptions as never, handler as never), message);
   });
 
   it('answers 404 unknown_tenant for a tenant with a lone surrogate, with no lookup', async () => {

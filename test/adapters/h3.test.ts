@@ -26,7 +26,7 @@ import type { WebhookDelivery, WebhookEvent } from '../../src/index.js';
 import { adapterContract, CUSTOM_ERROR_STATUS, customErrorBody, disconnectContract, type AdapterHarness, type HarnessSpec } from '../helpers/adapter-contract.js';
 import { orderingContract } from '../helpers/ordering-contract.js';
 import { H3_MAJORS, serveH3, type H3Major } from '../helpers/adapter-servers.js';
-import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectOptionMistake, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
 import { fetchHarness, serveNode } from '../helpers/http-harness.js';
 import { refusalOf } from '../helpers/refusal.js';
 import { deliveryOf, keyOf, now, resentAsUtf16le, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
@@ -247,7 +247,7 @@ describe('h3 entry on h3 2', () => {
     expect([answer.status, answer.headers.get('x-busy'), answer.headers.get('retry-after'), await answer.text()]).toEqual([429, 'yes', '30', 'busy']);
   });
 
-  it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
-    expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
+  it.each(creationMistakes)('throws WebhookOptionsError at creation for %s, saying what is wrong', (_name, badOptions, handler, message) => {
+    expectOptionMistake(() => verifyWebhook(badOptions as never, handler as never), message);
   });
 });

@@ -6,7 +6,7 @@ import { orderingContract } from '../helpers/ordering-contract.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { deliveryOf, envelope, keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
-import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectOptionMistake, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 
@@ -249,8 +249,8 @@ describe('lambda adapter', () => {
     expect(onHandlerError.mock.calls[0]![0]).toEqual(new WebhookOptionsError('svc-webhooks: the webhook handler must return { statusCode, ... } or nothing'));
   });
 
-  it.each(creationMistakes)('throws TypeError at creation for %s', (_name, badOptions, handler) => {
-    expect(() => verifyWebhook(badOptions as never, handler as never)).toThrow(TypeError);
+  it.each(creationMistakes)('throws WebhookOptionsError at creation for %s, saying what is wrong', (_name, badOptions, handler, message) => {
+    expectOptionMistake(() => verifyWebhook(badOptions as never, handler as never), message);
   });
 
   it.each([

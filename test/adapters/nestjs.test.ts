@@ -43,6 +43,7 @@ import type { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { OnWebhook, WebhooksModule, WebhooksRoute, type WebhooksModuleOptions } from '../../adapters/nestjs.js';
 import type { CallMissedEvent, DedupStore, Handoff, MessageReceivedEvent, StandardSchema, WebhookDelivery } from '../../src/index.js';
+import { expectOptionMistake } from '../helpers/handler-adapter.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { recordingNestLogger } from '../helpers/nest-logs.js';
 import { refusalOf } from '../helpers/refusal.js';
@@ -480,6 +481,15 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
 });
 
 describe('WebhooksModule', () => {
+  it.each([
+    ['forRootAsync', (given: unknown) => WebhooksModule.forRootAsync(given as never)],
+    ['forWorkerAsync', (given: unknown) => WebhooksModule.forWorkerAsync(given as never)],
+  ])('%s refuses options without a useFactory function where they are given, naming it', (method, create) => {
+    for (const given of [undefined, null, SECRET, {}, { useFactory: { secret: SECRET } }]) {
+      expectOptionMistake(() => create(given), `WebhooksModule.${method} needs options with useFactory, a function that returns the module's options`);
+    }
+  });
+
   it("runs the app's own middleware (app.use) and its CORS on platform-express", async () => {
     const origin = 'https://dashboard.example';
     const { url, app } = await serve('express', WebhooksModule.forRoot(options), {

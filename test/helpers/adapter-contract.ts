@@ -7,6 +7,7 @@
 import { expect, it } from 'vitest';
 import { KNOWN_EVENT_TYPES, type ReceiverOptions, type SingleEndpoint, type WebhookErrorCode, type WebhookEvent } from '../../src/index.js';
 import { keyOf, NOW_SECONDS, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
+import { recordingLogger } from './recording-logger.js';
 import { TestDedupStore } from './test-dedup-store.js';
 
 /** The webhook route's handler, as each adapter test mounts it. */
@@ -133,6 +134,36 @@ export function adapterContract(build: BuildHarness): void {
       await expectRefusal(await harness.post(request()), status, code);
       expect(route.calls).toEqual([]);
     });
+  });
+
+  it("logs its refusals to logger, a line per code a minute by its clock, each naming the request's webhook-id; a duplicate is no refusal", async () => {
+    const { logger, lines } = recordingLogger();
+    let at = now();
+    await withHarness(build, { options: { ...baseOptions, now: () => at, logger } }, async (harness) => {
+      for (const id of ['evt_a', 'evt_b', 'evt_c']) expect((await harness.post(signedRequest({ id, secret: OLD_SECRET }))).status).toBe(400);
+      const { 'webhook-id': _id, ...unnamed } = signedRequest().headers;
+      expect((await harness.post({ body: signedRequest().body, headers: unnamed })).status).toBe(400);
+      expect((await harness.post(signedRequest())).status).toBe(204);
+      expect((await harness.post(signedRequest())).status).toBe(200);
+      at += 59_999;
+      expect((await harness.post(signedRequest({ id: 'evt_d', secret: OLD_SECRET }))).status).toBe(400);
+      at += 1;
+      expect((await harness.post(signedRequest({ id: 'evt_e', secret: OLD_SECRET }))).status).toBe(400);
+    });
+    const forged = { errorClass: 'WebhookVerificationError', errorMessage: 'no v1 signature in webhook-signature matches the secret' };
+    expect(lines).toStrictEqual([
+      ['warn', { code: 'invalid_signature', id: 'evt_a', ...forged }, `the request with webhook-id "evt_a" was refused 400 invalid_signature (${forged.errorMessage})`],
+      [
+        'warn',
+        { code: 'missing_header', errorClass: 'WebhookVerificationError', errorMessage: 'the webhook-id header is missing or empty' },
+        'a request without a webhook-id was refused 400 missing_header (the webhook-id header is missing or empty)',
+      ],
+      [
+        'warn',
+        { code: 'invalid_signature', id: 'evt_e', ...forged, unlogged: 3 },
+        `the request with webhook-id "evt_e" was refused 400 invalid_signature (${forged.errorMessage}); 3 more refused invalid_signature since the last line`,
+      ],
+    ]);
   });
 
   it('lets onError answer refused requests instead', async () => {

@@ -29,6 +29,7 @@ import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/otel.js';
 import type { EntryName, EventHandlers, Handoff, SecretResolver } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
+import { expectOptionMistake } from '../helpers/handler-adapter.js';
 import {
   serveAzure,
   serveExpress,
@@ -835,5 +836,12 @@ describe('instrumentWebhooks instruments', () => {
       'webhook.delivery.duration': { description: 'From the start of handling a delivery to its answer', unit: 's' },
       'webhook.timestamp.skew': { description: 'The local clock minus webhook-timestamp', unit: 's' },
     });
+  });
+});
+
+describe('instrumentWebhooks options', () => {
+  it('refuses options that are no object as an option mistake, and takes none for the global providers', () => {
+    for (const given of [null, 7, 'meterProvider']) expectOptionMistake(() => instrumentWebhooks(given as never), 'instrumentWebhooks options must be an object');
+    instrumentWebhooks().stop();
   });
 });
