@@ -30,14 +30,17 @@ interface Area {
 }
 
 /**
- * The suites of what a user meets of the pipeline: the entries over HTTP, and `dispatch`. Listed one by one:
+ * The suites of what a user meets of the pipeline: the entries over HTTP (hostile senders' sockets and a host's
+ * waitUntil included), and `dispatch`. Listed one by one:
  * Stryker splits its globs at commas. Not the tenants' suite: its runs of a thousand requests fail under the
  * instrumented runners on two cores.
  */
 const USER_LEVEL_SUITES = [
   'test/adapters/handlers-over-http.test.ts',
   'test/adapters/handoff-over-http.test.ts',
-  ...['express', 'hono', 'fetch', 'lambda', 'azure', 'h3', 'adapter-edges', 'user-callbacks', 'too-large'].map((name) => `test/adapters/${name}.test.ts`),
+  ...['express', 'hono', 'fetch', 'lambda', 'azure', 'h3', 'adapter-edges', 'user-callbacks', 'too-large', 'hostile-senders', 'hono-settle'].map(
+    (name) => `test/adapters/${name}.test.ts`,
+  ),
   'test/receive/dispatch.test.ts',
 ];
 
