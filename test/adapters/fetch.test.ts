@@ -80,10 +80,12 @@ describe('fetch adapter', () => {
 
   it('sends the handler Response as it is, and settles the claim by its status', async () => {
     const dedup = new TestDedupStore();
-    const answers = [new Response('later', { status: 503 }), Response.json({ queued: true }, { status: 202, headers: { 'x-queued': 'yes' } })];
+    // Only a 2xx tells the sender to stop: a redirect is no success either.
+    const answers = [new Response('later', { status: 503 }), new Response(null, { status: 300 }), Response.json({ queued: true }, { status: 202, headers: { 'x-queued': 'yes' } })];
     const handler = verifyWebhook({ ...options, dedup: { store: dedup } }, () => answers.shift());
     const first = await handler(requestOf(signedRequest()));
     expect([first.status, await first.text(), dedup.stateOf(keyOf('evt_1'))]).toEqual([503, 'later', 'absent']);
+    expect([(await handler(requestOf(signedRequest()))).status, dedup.stateOf(keyOf('evt_1'))]).toEqual([300, 'absent']);
     const second = await handler(requestOf(signedRequest()));
     expect([second.status, second.headers.get('x-queued'), await second.json()]).toEqual([202, 'yes', { queued: true }]);
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('done');

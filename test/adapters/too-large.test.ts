@@ -149,7 +149,30 @@ async function send(port: number, declaredLength?: number): Promise<Answer> {
   return { status: Number(statusLine.split(' ')[1]), headers: answerHeaders, bytesSent };
 }
 
+/** The delivery of event `id` in an envelope of exactly `bytes` bytes, signed. */
+function envelopeOfBytes(id: string, bytes: number): { readonly body: string; readonly headers: Record<string, string> } {
+  const envelope = (pad: string): string => JSON.stringify({ id, type: 'call.missed', data: { object: { id: 'obj_1' } }, pad });
+  return signedRequest({ id, body: envelope('x'.repeat(bytes - envelope('').length)) });
+}
+
 describe.each(adapters)('%s, past the limit', (_name, serve) => {
+  it('takes a body of exactly the limit, declared by its Content-Length or chunked', async () => {
+    const served = await serve();
+    try {
+      const url = `http://127.0.0.1:${served.port}/webhooks`;
+      const declared = envelopeOfBytes('evt_1', LIMIT);
+      expect(Buffer.byteLength(declared.body)).toBe(LIMIT);
+      expect((await fetch(url, { method: 'POST', ...declared })).status).toBe(204);
+      // A stream of unknown length goes chunked.
+      const chunked = envelopeOfBytes('evt_2', LIMIT);
+      const stream = new Blob([chunked.body]).stream();
+      expect((await fetch(url, { method: 'POST', body: stream, headers: chunked.headers, duplex: 'half' } as RequestInit)).status).toBe(204);
+      expect(served.route.calls.map(({ id }) => id)).toEqual(['evt_1', 'evt_2']);
+    } finally {
+      await served.close();
+    }
+  });
+
   it('answers 413 to a chunked body and closes the connection instead of reading the rest', async () => {
     const served = await serve();
     try {

@@ -17,6 +17,7 @@ import { failingBothWays } from './failing-callbacks.js';
 import { deliveryOf, keyOf, NOW_SECONDS, OLD_SECRET, SECRET, now, signedRequest, type SignedRequest } from './signed-request.js';
 import { TestDedupStore } from './test-dedup-store.js';
 import { errorOf } from './refusal.js';
+import { recordingLogger } from './recording-logger.js';
 
 /** The delivery a handler of `on` gets: `deliveryOf`'s fields, and on a handler entry the host's request and context besides. */
 const delivered = (...spec: Parameters<typeof deliveryOf>) => expect.objectContaining(deliveryOf(...spec));
@@ -212,6 +213,18 @@ export function handlerContract(serve: ServeHandlers): void {
     expect(response.status).toBe(422);
     expect(await errorOf(response)).toMatchObject({ code: 'invalid_event_data', paths: ['$.data.object.from'] });
     expect(log).toHaveBeenCalledWith(expect.stringContaining('svc-webhooks: onError failed'));
+  });
+
+  it("names on onError's failure line the request's webhook-id, and the event's type once it is verified", async () => {
+    const { logger, lines } = recordingLogger();
+    await start({ on: { 'call.missed': () => {} }, schemas: { 'call.missed': schemas[1]![1] }, logger, ...quiet }, 'throws');
+    expect((await post(missedCallFrom(null))).status).toBe(422);
+    expect((await post(signedRequest({ id: 'evt_forged', secret: OLD_SECRET }))).status).toBe(400);
+    const message = 'onError failed (onError broke); a request it left unanswered gets the default answer';
+    expect(lines.filter(([, { code }]) => code === 'on_error_failed')).toStrictEqual([
+      ['error', { code: 'on_error_failed', id: 'evt_1', type: 'call.missed', errorClass: 'Error', errorMessage: 'onError broke' }, message],
+      ['error', { code: 'on_error_failed', id: 'evt_forged', errorClass: 'Error', errorMessage: 'onError broke' }, message],
+    ]);
   });
 
   it("adds the outcome header to each answer it makes itself with outcomeHeader 'on': processed and how long the handler ran, the duplicate, a refusal's code, a failed handler", async () => {

@@ -9,6 +9,7 @@ import type { DedupStore, OrderingOptions } from '../../src/index.js';
 import { MemoryDedupStore } from '../../src/stores/memory-dedup-store.js';
 import type { AdapterHarness, BuildHarness, HarnessSpec } from './adapter-contract.js';
 import { RouteSpy } from './adapter-contract.js';
+import { recordingLogger, type RecordedLine } from './recording-logger.js';
 import { NOW_SECONDS, now, SECRET, signedRequest, type SignedRequest } from './signed-request.js';
 
 /** The `version` of the events here: the envelope's `timestamp`, the time the event happened. */
@@ -40,13 +41,14 @@ async function withOrdering(
   build: BuildHarness,
   store: StoreOfTest,
   ordering: OrderingOptions,
-  run: (harness: AdapterHarness, route: RouteSpy) => Promise<void>,
+  run: (harness: AdapterHarness, route: RouteSpy, lines: readonly RecordedLine[]) => Promise<void>,
 ): Promise<void> {
   const route = new RouteSpy();
-  const spec: HarnessSpec = { options: { secret: SECRET, now, dedup: { store: await store() }, ordering }, route };
+  const { logger, lines } = recordingLogger();
+  const spec: HarnessSpec = { options: { secret: SECRET, now, dedup: { store: await store() }, ordering, logger }, route };
   const harness = await build(spec);
   try {
-    await run(harness, route);
+    await run(harness, route, lines);
   } finally {
     await harness.close();
   }
@@ -81,8 +83,8 @@ export function orderingContract(build: BuildHarness, store: StoreOfTest = memor
     });
   });
 
-  it('ordering: skips events that arrive reversed, answering 200 stale, so the newest state stands', async () => {
-    await withOrdering(build, store, BY_TIMESTAMP, async (harness, route) => {
+  it('ordering: skips events that arrive reversed, answering 200 stale, so the newest state stands, with a warning for each', async () => {
+    await withOrdering(build, store, BY_TIMESTAMP, async (harness, route, lines) => {
       expect(await sendInTurn(harness, [5])).toEqual([204]);
       for (const version of [4, 3, 2, 1]) {
         const response = await postRetried(harness, versionRequest(version));
@@ -90,6 +92,13 @@ export function orderingContract(build: BuildHarness, store: StoreOfTest = memor
         expect(await response.json()).toEqual({ received: true, stale: true });
       }
       expect(versionsRun(route)).toEqual([5]);
+      expect(lines).toStrictEqual(
+        [4, 3, 2, 1].map((version) => [
+          'warn',
+          { code: 'stale_event', id: `evt_msg_1_v${version}`, type: 'message.received', keyId: '0' },
+          `event "evt_msg_1_v${version}" of type "message.received" is older than one of its object processed before: skipped, and answered 200`,
+        ]),
+      );
     });
   });
 
