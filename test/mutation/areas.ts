@@ -117,7 +117,7 @@ for (const view of AREAS.filter((area) => area.view && wanted.includes(area.name
 }
 // Every area's latest report, those of areas not run this time included, so that one area's rerun still gives the whole score.
 const stored = AREAS.filter((area) => area.view === undefined && existsSync(`${AREA_REPORTS}/${area.name}.json`));
-const missing = AREAS.filter((area) => !stored.includes(area)).map((area) => area.name);
+const missing = AREAS.filter((area) => area.view === undefined && !stored.includes(area)).map((area) => area.name);
 const notRunNow = stored.filter((area) => wanted.length > 0 && !wanted.includes(area.name)).map((area) => area.name);
 if (notRunNow.length > 0) console.log(`from earlier runs: ${notRunNow.join(', ')}`);
 if (missing.length > 0) console.log(`never run, so left out: ${missing.join(', ')}`);
