@@ -88,6 +88,7 @@ export class WebhooksModule {
    * The module with the options `useFactory` builds, once the providers it
    * injects are ready: a secret from a `ConfigService`, a store or a queue
    * that is a provider of the app (as `@nestjs/bullmq` provides its queues).
+   * Throws `WebhookOptionsError` at once for options without a `useFactory` function.
    * @example
    * ```ts
    * import { ConfigModule, ConfigService } from '@nestjs/config';
@@ -168,6 +169,7 @@ export class WebhooksModule {
   /**
    * The worker module with the options `useFactory` builds, once the
    * providers it injects are ready: a pg-boss instance, a dedup store, a `ConfigService`.
+   * Throws `WebhookOptionsError` at once for options without a `useFactory` function.
    * @example
    * ```ts
    * // BossModule provides the app's started pg-boss instance under PG_BOSS, and stops it at shutdown.
