@@ -121,8 +121,8 @@ export function verifyWebhook<S extends EventSchemas = {}>(options: FastifyWebho
       userRequest: ({ request }) => request,
       send: ({ reply }, response) => sendOnFastify(reply, response),
       statusOf: ({ reply }) => reply.raw.statusCode,
-      // Its sender is gone: nobody is left to answer.
-      senderGone: ({ reply }) => void reply.hijack(),
+      // Its sender is gone: nobody is left to answer, and the hook never calls Fastify on.
+      senderGone: () => undefined,
       onError: onError && (({ request, reply }, error, headers) => answeredOnNode(reply.raw, headers, () => onError(error, request, reply))),
     },
     routes === undefined
