@@ -13,7 +13,7 @@ import { verifyWebhook as expressWebhook } from '../../adapters/express.js';
 import { verifyWebhook as fastifyWebhook } from '../../adapters/fastify.js';
 import { verifyWebhook as honoWebhook } from '../../adapters/hono.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
-import { expectOptionMistake } from '../helpers/handler-adapter.js';
+import { expectOptionMistake } from '../helpers/option-mistake.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { deliveryOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';

@@ -15,7 +15,8 @@ import {
 import { orderingContract } from '../helpers/ordering-contract.js';
 import { closeServer, expect413WhileSending, fetchHarness, listen } from '../helpers/http-harness.js';
 import { deliveryOf, keyOf, SECRET, now, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
-import { creationMistakes, expectOptionMistake, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectAnswerAfterSettling, heldStore, isSettled } from '../helpers/handler-adapter.js';
+import { expectOptionMistake } from '../helpers/option-mistake.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 

@@ -6,7 +6,8 @@ import { orderingContract } from '../helpers/ordering-contract.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { httpResponseOf, LAMBDA_SOURCES, lambdaContext, lambdaEvent, type LambdaSource } from '../helpers/lambda-events.js';
 import { deliveryOf, envelope, keyOf, SECRET, now, signedRequest } from '../helpers/signed-request.js';
-import { creationMistakes, expectOptionMistake, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { creationMistakes, expectAnswerAfterSettling, heldStore } from '../helpers/handler-adapter.js';
+import { expectOptionMistake } from '../helpers/option-mistake.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 

@@ -43,7 +43,7 @@ import type { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { OnWebhook, WebhooksModule, WebhooksRoute, type WebhooksModuleOptions } from '../../adapters/nestjs.js';
 import type { CallMissedEvent, DedupStore, Handoff, MessageReceivedEvent, StandardSchema, WebhookDelivery } from '../../src/index.js';
-import { expectOptionMistake } from '../helpers/handler-adapter.js';
+import { expectOptionMistake } from '../helpers/option-mistake.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { recordingNestLogger } from '../helpers/nest-logs.js';
 import { refusalOf } from '../helpers/refusal.js';

@@ -70,18 +70,6 @@ export const creationMistakes: ReadonlyArray<readonly [name: string, options: un
   ['a logger without warn and error', { ...options, logger: {} }, handler, 'logger must have warn(fields, message) and error(fields, message) functions, as pino has'],
 ];
 
-/** Expects `create` to throw the option mistake of `message` (less its `svc-webhooks: `): a `WebhookOptionsError`, a `TypeError` of code `invalid_option`. */
-export function expectOptionMistake(create: () => unknown, message: string): void {
-  let thrown: unknown;
-  try {
-    create();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown).toBeInstanceOf(TypeError);
-  expect(thrown).toMatchObject({ name: 'WebhookOptionsError', code: 'invalid_option', message: `svc-webhooks: ${message}` });
-}
-
 export interface HeldStore {
   readonly dedup: TestDedupStore;
   /** Lets `complete` go on. */

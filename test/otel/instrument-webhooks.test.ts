@@ -29,7 +29,7 @@ import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/otel.js';
 import type { EntryName, EventHandlers, Handoff, SecretResolver } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
-import { expectOptionMistake } from '../helpers/handler-adapter.js';
+import { expectOptionMistake } from '../helpers/option-mistake.js';
 import {
   serveAzure,
   serveExpress,
