@@ -1,8 +1,6 @@
-/** The receivers of examples/, each started as its README says, on a free port. */
+/** The receivers of examples/, each started as its README says, on a port it picks itself. */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package/pack.js';
 
@@ -14,50 +12,43 @@ export interface RunningExample {
   stop(): Promise<void>;
 }
 
-/** Starts `npx tsx examples/<name>.ts` with PORT and WEBHOOK_SECRET; resolves once it accepts connections. */
+/**
+ * Starts `node --import tsx examples/<name>.ts` with PORT=0 and WEBHOOK_SECRET, and resolves with the address it
+ * says it listens on. The example picks its own port: a port found free beforehand could be taken by another
+ * suite's server before the example binds it, and a check would then grade that server instead.
+ */
 export async function startExample(name: (typeof EXAMPLES)[number], secret: string): Promise<RunningExample> {
-  const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', `examples/${name}.ts`], {
     cwd: PACKAGE_ROOT,
-    env: { ...process.env, PORT: String(port), WEBHOOK_SECRET: secret },
+    env: { ...process.env, PORT: '0', WEBHOOK_SECRET: secret },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let listening: ((url: string) => void) | undefined;
+  const url = new Promise<string>((resolve) => (listening = resolve));
+  const read = (chunk: Buffer): void => {
+    output += chunk.toString();
+    const said = /listening on (http:\/\/127\.0\.0\.1:\d+\/webhooks)/.exec(output);
+    if (said) listening?.(said[1]!);
+  };
+  child.stdout.on('data', read);
+  child.stderr.on('data', read);
   const exited = once(child, 'exit');
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill();
     await exited;
   };
 
-  const deadline = Date.now() + READY_WITHIN_MS;
-  while (!(await accepts(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`examples/${name}.ts did not start listening on ${port}:\n${output}`);
-    }
-    await sleep(100);
+  const waiting = new AbortController();
+  const timedOut = sleep(READY_WITHIN_MS, undefined, { signal: waiting.signal }).then(
+    () => undefined,
+    () => undefined,
+  );
+  const ready = await Promise.race([url, exited.then(() => undefined), timedOut]);
+  waiting.abort();
+  if (ready === undefined) {
+    await stop();
+    throw new Error(`examples/${name}.ts did not say where it listens:\n${output}`);
   }
-  return { url: `http://127.0.0.1:${port}/webhooks`, stop };
-}
-
-async function freePort(): Promise<number> {
-  const server: Server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
+  return { url: ready, stop };
 }
