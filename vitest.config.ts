@@ -14,6 +14,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           exclude: [...exclude, ...LONG_RUNS],
+          // Vitest's type check runs tsc on the whole of tsconfig.json, not just the type tests: an error in any
+          // source file, bench, example or script fails the run as an unhandled source error.
           typecheck: { enabled: true, exclude },
           // Most suites wait on servers, timers and child processes rather than compute: four at once on
           // two cores, not vitest's one.
