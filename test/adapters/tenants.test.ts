@@ -1,163 +1,19 @@
 /**
  * Many tenants over real HTTP on every entry, their secrets in a Postgres
- * table of 10,000 tenants: lookups are cached and collapsed, requests that
- * fail a check needing no secret cost no lookup, forged requests to made-up
- * tenants cost one lookup per tenant, a hung lookup is cut off, a changed
- * secret takes over within secretCacheMs, and deduplication is per tenant.
+ * table of 10,000 tenants: a hung lookup is cut off, a changed secret takes
+ * over within tenants.cacheMs, and deduplication is per tenant. What
+ * hundreds of deliveries cost in lookups is test/load/many-tenants.test.ts's,
+ * among the long runs.
  */
-import { Buffer } from 'node:buffer';
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SecretResolver } from '../../src/index.js';
-import type { ServedApp } from '../helpers/http-harness.js';
-import { NOW_SECONDS, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { describe, expect, it } from 'vitest';
+import { signedRequest } from '../helpers/signed-request.js';
+import { deliver, secretOf, tenantName, tenantTable } from '../helpers/tenant-table.js';
 import { TENANT_SERVERS, type TenantServerOptions } from '../helpers/tenant-servers.js';
-import { pgPool, uniqueTable } from '../helpers/postgres-clients.js';
-import { testDatabase, type TestDatabase } from '../helpers/test-database.js';
 
-const TENANTS = 10_000;
-const secretOf = (tenant: string, version = 1): string => `whsec_${Buffer.from(`${tenant}-secret-v${version}`).toString('base64')}`;
-const tenantName = (i: number): string => `tenant-${String(i).padStart(5, '0')}`;
-/** The tests of hundreds of deliveries assert what they cost in lookups, not how fast a shared machine serves them. */
-const BULK_TIMEOUT_MS = 30_000;
-
-let database: TestDatabase;
-let pool: pg.Pool;
-const table = uniqueTable('tenants');
-
-beforeAll(async () => {
-  database = await testDatabase();
-  pool = pgPool(database.url, { max: 10 });
-  await pool.query(`CREATE TABLE ${table} (tenant text PRIMARY KEY, secret text NOT NULL)`);
-  const names = [...Array(TENANTS)].map((_, i) => tenantName(i));
-  await pool.query(`INSERT INTO ${table} (tenant, secret) SELECT t, s FROM unnest($1::text[], $2::text[]) AS u(t, s)`, [
-    names,
-    names.map((name) => secretOf(name)),
-  ]);
-}, 60_000);
-
-afterAll(async () => {
-  await pool?.query(`DROP TABLE IF EXISTS ${table}`);
-  await pool?.end();
-  await database?.close();
-});
-
-/** A resolver reading the table, counting the lookups per tenant; each takes at least `seconds`, as a remote store may. */
-function tableResolver(seconds = 0) {
-  const lookups = new Map<string, number>();
-  const resolve: SecretResolver = async (tenant) => {
-    lookups.set(tenant, (lookups.get(tenant) ?? 0) + 1);
-    const { rows } = await pool.query<{ secret: string }>(`SELECT secret, pg_sleep($2) FROM ${table} WHERE tenant = $1`, [tenant, seconds]);
-    return rows[0]?.secret;
-  };
-  const total = (): number => [...lookups.values()].reduce((sum, count) => sum + count, 0);
-  return { resolve, lookups, total };
-}
-
-/** A clock the test moves, starting where the requests are signed. */
-function movableClock() {
-  let at = NOW_SECONDS * 1000;
-  return { now: () => at, advance: (ms: number) => void (at += ms) };
-}
-
-/** POSTs `request` to `tenant`'s endpoint; answers the status. */
-async function deliver(app: ServedApp, tenant: string, { body, headers }: SignedRequest): Promise<number> {
-  const response = await fetch(`${app.url}/webhooks/${encodeURIComponent(tenant)}`, { method: 'POST', body, headers });
-  await response.arrayBuffer();
-  return response.status;
-}
-
-/** Runs `count` deliveries, at most `concurrency` at once; answers their statuses in order. */
-async function deliverMany(count: number, concurrency: number, send: (i: number) => Promise<number>): Promise<number[]> {
-  const statuses = new Array<number>(count);
-  let next = 0;
-  await Promise.all(
-    [...Array(concurrency)].map(async () => {
-      while (next < count) {
-        const i = next++;
-        statuses[i] = await send(i);
-      }
-    }),
-  );
-  return statuses;
-}
-
-const tally = (statuses: readonly number[]): Record<number, number> =>
-  statuses.reduce<Record<number, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
+const table = tenantTable();
 
 describe.each(Object.entries(TENANT_SERVERS))('many tenants on %s', (_entry, serve) => {
-  /** Serves a receiver of every tenant in the table, with `tenants` over its lookup; `runs` lists `tenant/id` per handler run. */
-  async function served(tenants: Partial<TenantServerOptions['tenants']> = {}, lookupSeconds = 0) {
-    const runs: string[] = [];
-    const lookup = tableResolver(lookupSeconds);
-    const clock = movableClock();
-    const app = await serve({
-      // The bulk runs count lookups: one the busy machine delays past the 2 s default is no lookup they test.
-      tenants: { secret: lookup.resolve, lookupTimeoutMs: 30_000, ...tenants },
-      now: clock.now,
-      on: { 'call.missed': (event, { tenant }) => void runs.push(`${tenant}/${event.id}`) },
-    });
-    return { app, runs, lookup, clock };
-  }
-
-  it('makes at most one lookup per tenant for 500 concurrent valid deliveries over 50 tenants', async () => {
-    // Lookups of 200 ms: requests for a tenant arrive while its lookup runs, and must share it.
-    const { app, runs, lookup } = await served({}, 0.2);
-    try {
-      const statuses = await Promise.all(
-        [...Array(500)].map((_, i) => {
-          const tenant = tenantName(i % 50);
-          return deliver(app, tenant, signedRequest({ id: `evt_${i}`, secret: secretOf(tenant) }));
-        }),
-      );
-      expect(tally(statuses)).toEqual({ 204: 500 });
-      expect(lookup.total()).toBeLessThanOrEqual(50);
-      expect(lookup.lookups.size).toBe(50);
-      expect(new Set(runs).size).toBe(500);
-    } finally {
-      await app.close();
-    }
-  }, BULK_TIMEOUT_MS);
-
-  it('answers 1,000 forged deliveries to 1,000 unknown tenants 404 with one lookup per tenant, and none for their repeats', async () => {
-    const { app, runs, lookup } = await served();
-    try {
-      const unknown = (i: number): string => `unknown-${i}-${Math.random().toString(36).slice(2)}`;
-      const tenants = [...Array(1000)].map((_, i) => unknown(i));
-      const forged = (i: number) => deliver(app, tenants[i]!, signedRequest({ id: `evt_forged_${i}`, secret: secretOf('attacker') }));
-      expect(tally(await deliverMany(1000, 100, forged))).toEqual({ 404: 1000 });
-      expect(lookup.total()).toBe(1000);
-      expect(Math.max(...lookup.lookups.values())).toBe(1);
-      // The same tenants again: the absence is cached.
-      expect(tally(await deliverMany(1000, 100, forged))).toEqual({ 404: 1000 });
-      expect(lookup.total()).toBe(1000);
-      expect(runs).toEqual([]);
-    } finally {
-      await app.close();
-    }
-  }, BULK_TIMEOUT_MS);
-
-  it('makes no lookup for 1,000 stale or malformed deliveries', async () => {
-    const { app, runs, lookup } = await served();
-    try {
-      const faults: ((tenant: string, i: number) => SignedRequest)[] = [
-        (tenant, i) => signedRequest({ id: `evt_${i}`, secret: secretOf(tenant), timestamp: NOW_SECONDS - 301 - i }),
-        (tenant, i) => signedRequest({ id: `evt_${i}`, secret: secretOf(tenant), timestamp: NOW_SECONDS + 301 + i }),
-        (tenant, i) => withHeader(signedRequest({ id: `evt_${i}`, secret: secretOf(tenant) }), 'webhook-signature', `v1,${'A'.repeat(i % 40)}`),
-        (tenant, i) => withHeader(signedRequest({ id: `evt_${i}`, secret: secretOf(tenant) }), 'webhook-timestamp', `${NOW_SECONDS}.5`),
-        (tenant, i) => withHeader(signedRequest({ id: `evt_${i}`, secret: secretOf(tenant) }), 'webhook-id', ''),
-      ];
-      const statuses = await deliverMany(1000, 100, (i) => {
-        const tenant = tenantName(i % TENANTS);
-        return deliver(app, tenant, faults[i % faults.length]!(tenant, i));
-      });
-      expect(tally(statuses)).toEqual({ 400: 1000 });
-      expect(lookup.total()).toBe(0);
-      expect(runs).toEqual([]);
-    } finally {
-      await app.close();
-    }
-  }, BULK_TIMEOUT_MS);
+  const served = (tenants?: Partial<TenantServerOptions['tenants']>) => table.served(serve, tenants);
 
   it('answers 503 secret_unavailable with Retry-After within tenants.lookupTimeoutMs when the lookup hangs', async () => {
     const heard: unknown[] = [];
@@ -187,12 +43,12 @@ describe.each(Object.entries(TENANT_SERVERS))('many tenants on %s', (_entry, ser
     const tenant = tenantName(7);
     try {
       expect(await deliver(app, tenant, signedRequest({ id: 'evt_before', secret: secretOf(tenant, 1) }))).toBe(204);
-      await pool.query(`UPDATE ${table} SET secret = $2 WHERE tenant = $1`, [tenant, secretOf(tenant, 2)]);
+      await table.pool.query(`UPDATE ${table.name} SET secret = $2 WHERE tenant = $1`, [tenant, secretOf(tenant, 2)]);
       clock.advance(30_000);
       expect(await deliver(app, tenant, signedRequest({ id: 'evt_after', secret: secretOf(tenant, 2) }))).toBe(204);
       expect(await deliver(app, tenant, signedRequest({ id: 'evt_old', secret: secretOf(tenant, 1) }))).toBe(400);
     } finally {
-      await pool.query(`UPDATE ${table} SET secret = $2 WHERE tenant = $1`, [tenant, secretOf(tenant, 1)]);
+      await table.pool.query(`UPDATE ${table.name} SET secret = $2 WHERE tenant = $1`, [tenant, secretOf(tenant, 1)]);
       await app.close();
     }
   });
@@ -223,7 +79,3 @@ describe.each(Object.entries(TENANT_SERVERS))('many tenants on %s', (_entry, ser
     }
   });
 });
-
-function withHeader({ body, headers }: SignedRequest, name: string, value: string): SignedRequest {
-  return { body, headers: { ...headers, [name]: value } };
-}

@@ -31,14 +31,13 @@ interface Area {
 
 /**
  * The suites of what a user meets of the pipeline: the entries over HTTP (hostile senders' sockets, a host's
- * waitUntil and OpenTelemetry's view included), and `dispatch`. Listed one by one:
- * Stryker splits its globs at commas. Not the tenants' suite: its runs of a thousand requests fail under the
- * instrumented runners on two cores.
+ * waitUntil, many tenants and OpenTelemetry's view included), and `dispatch`. Listed one by one:
+ * Stryker splits its globs at commas.
  */
 const USER_LEVEL_SUITES = [
   'test/adapters/handlers-over-http.test.ts',
   'test/adapters/handoff-over-http.test.ts',
-  ...['express', 'hono', 'fetch', 'lambda', 'azure', 'h3', 'adapter-edges', 'user-callbacks', 'too-large', 'hostile-senders', 'hono-settle'].map(
+  ...['express', 'hono', 'fetch', 'lambda', 'azure', 'h3', 'adapter-edges', 'user-callbacks', 'too-large', 'hostile-senders', 'hono-settle', 'tenants'].map(
     (name) => `test/adapters/${name}.test.ts`,
   ),
   'test/receive/dispatch.test.ts',

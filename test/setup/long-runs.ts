@@ -1,6 +1,7 @@
 /**
  * The long runs: half a minute to three minutes each, they hold the receivers
- * and the queues to exactly once under load, outages and crashes, run the
+ * and the queues to exactly once under load, outages and crashes, many
+ * tenants' lookups to their bounds under hundreds of deliveries, run the
  * pg-boss majors again on another Node and the NestJS spec on its other
  * majors, run the packed bin, and drive the dev page in Chromium (which
  * `.ci/run` installs from Debian's packages). Each loads
