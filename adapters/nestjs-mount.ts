@@ -67,13 +67,15 @@ export function mountRoute(controller: RouteController, options: WebhooksModuleO
 
 /**
  * The path the app serves `route` at, as Nest logs its own: below the
- * global prefix, unless the prefix excludes it.
+ * global prefix, unless the prefix excludes it, joined as Nest joins them
+ * (a leading slash added where missing, one trailing slash dropped).
  */
 function servedPath(route: string, config: ApplicationConfig): string {
-  const prefix = config.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
+  const prefix = config.getGlobalPrefix();
   if (prefix === '') return route;
   const excluded = (config.getGlobalPrefixOptions().exclude ?? []).some(
     ({ requestMethod, pathRegex }) => (requestMethod === RequestMethod.ALL || requestMethod === RequestMethod.POST) && pathRegex.test(route),
   );
-  return excluded ? route : `/${prefix}${route}`;
+  if (excluded) return route;
+  return `${prefix.startsWith('/') ? '' : '/'}${prefix.endsWith('/') ? prefix.slice(0, -1) : prefix}${route}`;
 }

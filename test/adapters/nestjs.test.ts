@@ -20,6 +20,7 @@ import {
   Injectable,
   Module,
   Post,
+  RequestMethod,
   Scope,
   type ArgumentsHost,
   type CallHandler,
@@ -47,7 +48,7 @@ import { expectOptionMistake } from '../helpers/option-mistake.js';
 import { hearDeliveries } from '../helpers/heard-traces.js';
 import { recordingNestLogger } from '../helpers/nest-logs.js';
 import { refusalOf } from '../helpers/refusal.js';
-import { envelope, keyOf, NOW_SECONDS, now, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
+import { envelope, keyOf, NOW_SECONDS, now, OLD_SECRET, SECRET, signedRequest, type SignedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
 
 /** What the decorated methods of a test saw, and how the next call goes. */
@@ -261,6 +262,18 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
     }
   });
 
+  it('takes a list of secrets during a rotation: a delivery signed with either runs its method', async () => {
+    calls.seen.length = 0;
+    const { url, app } = await serve(platform, WebhooksModule.forRoot({ secret: [OLD_SECRET, SECRET], now }));
+    try {
+      expect((await post(`${url}/webhooks`, signedRequest({ id: 'evt_old', secret: OLD_SECRET }))).status).toBe(204);
+      expect((await post(`${url}/webhooks`, signedRequest({ id: 'evt_new' }))).status).toBe(204);
+      expect(calls.seen.map(([, id]) => id)).toEqual(['evt_old', 'evt_new']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("serves many tenants at <path>/:tenant with each tenant's secret, and leaves Nest's JSON parsing to the app's other routes", async () => {
     calls.seen.length = 0;
     const secretOf = (tenant: string): string => (tenant === 'acme' ? SECRET : SECRET.replace('w', 'W'));
@@ -370,6 +383,24 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
       'Mapped {/webhooks, POST} route: each delivery to its queue, whose worker (WebhooksModule.forWorker) runs the @OnWebhook methods of call.missed',
     ]);
 
+    // Nest adds a leading slash to the prefix where it has none and drops one trailing slash, keeping any other;
+    // an exclusion holds for its own method only.
+    for (const [prefix, exclude, path] of [
+      ['//api/v1//', [], '//api/v1//webhooks'],
+      ['api', [{ path: 'webhooks', method: RequestMethod.GET }], '/api/webhooks'],
+      ['api', [{ path: 'webhooks', method: RequestMethod.POST }], '/webhooks'],
+    ] as const) {
+      const logged = recordingNestLogger();
+      const served = await serve(platform, WebhooksModule.forRoot({ ...options, handoff }), {
+        logger: logged.logger,
+        providers: [],
+        before: (app) => app.setGlobalPrefix(prefix, { exclude: [...exclude] }),
+      });
+      await served.app.close();
+      expect(logged.of('RouterExplorer')).toContain(`Mapped {${path}, POST} route`);
+      expect(logged.of('WebhooksModule')).toEqual([`Mapped {${path}, POST} route: each delivery to its queue`]);
+    }
+
     const queued = recordingNestLogger();
     const tenants = await serve(platform, WebhooksModule.forRoot({ tenants: { secret: () => SECRET }, now, handoff }), { logger: queued.logger, providers: [] });
     await tenants.app.close();
@@ -477,6 +508,9 @@ describe.each(Object.keys(PLATFORMS) as PlatformName[])('WebhooksModule on platf
     expect(await bootstrapError(platform, WebhooksModule.forRoot(options), [])).toContain('found no @OnWebhook method');
     expect(await bootstrapError(platform, WebhooksModule.forRoot({ ...options, path: 'webhooks' }), [MissedCalls])).toContain('path must be a string that starts with /');
     expect(await bootstrapError(platform, WebhooksModule.forRoot({ ...options, path: 42 as never }), [MissedCalls])).toContain('path must be a string that starts with /');
+    expect(await bootstrapError(platform, WebhooksModule.forRoot({ tenants: { secret: () => SECRET, of: () => 'a' } as never }), [MissedCalls])).toBe(
+      'svc-webhooks: WebhooksModule reads the tenant from its route (<path>/:tenant): tenants.of is not taken',
+    );
   });
 });
 
