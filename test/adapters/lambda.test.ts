@@ -286,6 +286,16 @@ describe('lambda adapter', () => {
   });
 
   it.each([
+    ["a REST API's, whose headers are null but httpMethod says it is one", { httpMethod: 'POST', headers: null, multiValueHeaders: null, body: '{}' }],
+    ["an HTTP API's, with a rawPath and no headers", { rawPath: '/webhooks', body: '{}' }],
+  ])('verifies an event without headers that is an HTTP request, %s, as a request that lacks them', async (_name, event) => {
+    const handler = vi.fn();
+    const result = await verifyWebhook(options, handler)(event as never, lambdaContext);
+    expect({ status: result.statusCode, code: JSON.parse(result.body!).error.code }).toEqual({ status: 400, code: 'missing_header' });
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it.each([
     ['a null event', null],
     ['an event that is a string', 'warmer'],
     ['an event that is a number', 42],
