@@ -103,9 +103,9 @@ describe('azure entry', () => {
     expect(calls).toEqual([]);
   });
 
-  it('answers 500 when the handler returns something that is no answer, and names what it must return', async () => {
+  it.each([['a string', 'done'], ['null', null]])('answers 500 when the handler returns something that is no answer, %s, and names what it must return', async (_name, returned) => {
     const onHandlerError = vi.fn();
-    const handler = verifyWebhook({ ...options, onHandlerError }, (() => 'done') as never);
+    const handler = verifyWebhook({ ...options, onHandlerError }, (() => returned) as never);
     expect((await handler(requestOf(signedRequest()), context)).status).toBe(500);
     expect(onHandlerError.mock.calls[0]![0]).toBeInstanceOf(TypeError);
     expect(String(onHandlerError.mock.calls[0]![0])).toContain('{ status, ... }');
