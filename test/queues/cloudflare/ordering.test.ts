@@ -11,6 +11,7 @@ import { work } from '../../../src/queues/cloudflare/work.js';
 import { queuedDelivery } from '../../../src/queues/queued-delivery.js';
 import { MemoryDedupStore } from '../../../src/stores/memory-dedup-store.js';
 import { cloudflareDeployment, type CloudflareDeployment } from '../../helpers/cloudflare-queues.js';
+import { hearJobs } from '../../helpers/heard-traces.js';
 import { BY_TIMESTAMP } from '../../helpers/ordering-contract.js';
 import { batchOf, recordedMessage } from '../../helpers/queue-batch.js';
 import { deliveryOfEvent } from '../../helpers/signed-request.js';
@@ -59,6 +60,50 @@ describe('work with ordering, on hand-made batches', () => {
     await handle(batchOf(versionMessage(4)), {});
     await handle(batchOf(versionMessage(2)), {});
     expect(ran).toEqual([['evt_msg_1_v4', undefined], ['evt_msg_1_v2', true]]);
+  });
+
+  it('acks a copy of a skipped stale message as done before, and tells the job channel how each ended', async () => {
+    const heard = hearJobs();
+    try {
+      const ran: string[] = [];
+      const handle = work({ on: { 'message.received': (event) => void ran.push(event.id) }, dedup: { store: memoryStore() }, ordering: BY_TIMESTAMP });
+      const [v4, v2, v2Again] = [versionMessage(4), versionMessage(2), versionMessage(2)];
+      for (const message of [v4, v2, v2Again]) await handle(batchOf(message), {});
+      expect([v4.settled, v2.settled, v2Again.settled]).toEqual([['ack'], ['ack'], ['ack']]);
+      expect(ran).toEqual(['evt_msg_1_v4']);
+      expect(Object.fromEntries(heard.outcomes)).toEqual({ m_evt_msg_1_v4: ['processed'], m_evt_msg_1_v2: ['stale', 'duplicate'] });
+    } finally {
+      heard.stop();
+    }
+  });
+
+  it("runs a stale message marked delivery.stale under staleEvents: 'run' while the job channel is heard too", async () => {
+    const heard = hearJobs();
+    try {
+      const ran: Array<[string, boolean | undefined]> = [];
+      const handle = work({ on: { 'message.received': (event, delivery) => void ran.push([event.id, delivery.stale]) }, dedup: { store: memoryStore() }, ordering: { ...BY_TIMESTAMP, staleEvents: 'run' } });
+      for (const version of [4, 2]) await handle(batchOf(versionMessage(version)), {});
+      expect(ran).toEqual([['evt_msg_1_v4', undefined], ['evt_msg_1_v2', true]]);
+    } finally {
+      heard.stop();
+    }
+  });
+
+  it('retries a message whose order cannot be read, running nothing, as a failed one', async () => {
+    const heard = hearJobs();
+    try {
+      const ran: string[] = [];
+      const unreadable = { version: () => 'not a time' };
+      const handle = work({ on: { 'message.received': (event) => void ran.push(event.id) }, dedup: { store: memoryStore() }, ordering: unreadable });
+      const message = versionMessage(1);
+      await handle(batchOf(message), {});
+      // Retried after the queue's own delay, as a failed handler's message is.
+      expect(message.settled).toEqual([{ retry: undefined }]);
+      expect(ran).toEqual([]);
+      expect(heard.outcomes.get('m_evt_msg_1_v1')).toEqual(['failed']);
+    } finally {
+      heard.stop();
+    }
   });
 
   it('refuses, at creation, a dedup store that cannot order, naming what it lacks, and ordering without a version', () => {
