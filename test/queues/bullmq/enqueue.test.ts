@@ -123,6 +123,10 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
     expect(answer.headers.get('retry-after')).toBe('5');
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('handoff_failed');
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
+    // The error the handoff fails with, which names the bound.
+    await expect(enqueue(queue, { timeoutMs: 300 }).hand(deliveryOf(signedRequest({ id: 'evt_2' })))).rejects.toThrow(
+      new Error('svc-webhooks: Redis did not acknowledge the job within 300 ms'),
+    );
   });
 
   it('answers 503 and releases the claim when the add fails', async () => {

@@ -368,6 +368,7 @@ describe('work options', () => {
     ['no dedup.store', () => work('q', { ...valid, dedup: {} as never }), 'svc-webhooks: work needs dedup.store, a DedupStore (begin, complete, release and renew) with a key prefix of its own'],
     ['a dedup.store without renew', () => work('q', { ...valid, dedup: { store: { ...store, begin: async () => ({ state: 'done' as const }) } as never } }), 'svc-webhooks: work needs dedup.store, a DedupStore (begin, complete, release and renew) with a key prefix of its own'],
     ['no worker', () => work('q', { ...valid, worker: undefined as never }), "svc-webhooks: work needs worker, BullMQ's Worker options with its connection"],
+    ['a worker that is null', () => work('q', { ...valid, worker: null as never }), "svc-webhooks: work needs worker, BullMQ's Worker options with its connection"],
     ['a lease of 0', () => work('q', { ...valid, dedup: { store, leaseMs: 0 } }), 'svc-webhooks: dedup.leaseMs must be a whole number of milliseconds from 1 to 2147483647'],
     ['maxClaimMs under leaseMs', () => work('q', { ...valid, dedup: { store, leaseMs: 2_000, maxClaimMs: 1_999 } }), 'svc-webhooks: dedup.maxClaimMs must be at least dedup.leaseMs'],
     ['onError that is no function', () => work('q', { ...valid, dedup: { store, onError: 'log' as never } }), 'svc-webhooks: dedup.onError must be a function'],
@@ -381,5 +382,24 @@ describe('work options', () => {
     ['bullmq with Worker but no DelayedError', () => work('q', { ...valid, bullmq: { Worker: BULLMQ_MAJORS[0]!.classes.Worker } as never }), 'svc-webhooks: bullmq must hold the Worker and DelayedError classes of BullMQ'],
   ])('rejects %s with a TypeError', async (_name, create, message) => {
     await expect(create()).rejects.toThrow(new WebhookOptionsError(message));
+  });
+  it('says how to install BullMQ, with the cause, where it is missing and no bullmq option gives its classes', async () => {
+    vi.resetModules();
+    const missing = new Error("Cannot find package 'bullmq'");
+    vi.doMock('bullmq', () => {
+      throw missing;
+    });
+    try {
+      const fresh = await import('../../../src/queues/bullmq/index.js');
+      const refused = await fresh.work('q', valid).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(refused?.message).toBe('svc-webhooks: work needs BullMQ 5 or 6 installed (npm install bullmq), or its classes as the bullmq option');
+      expect(refused?.cause).toBeDefined();
+    } finally {
+      vi.doUnmock('bullmq');
+      vi.resetModules();
+    }
   });
 });
