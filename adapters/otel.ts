@@ -248,11 +248,9 @@ export function instrumentWebhooks(options: InstrumentWebhooksOptions = {}): Web
   subscribe(STORE_CHANNEL, onStore);
   subscribe(SECRET_LOOKUP_CHANNEL, onLookup);
 
-  let stopped = false;
   return {
+    // Unsubscribing what is no longer subscribed does nothing: a second stop needs no guard.
     stop() {
-      if (stopped) return;
-      stopped = true;
       for (const { channel, events } of subscriptions) channel.unsubscribe(events);
       unsubscribe(STORE_CHANNEL, onStore);
       unsubscribe(SECRET_LOOKUP_CHANNEL, onLookup);

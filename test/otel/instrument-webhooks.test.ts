@@ -30,6 +30,7 @@ import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/
 import type { EntryName, EventHandlers, Handoff, SecretResolver } from '../../src/index.js';
 import { RouteSpy } from '../helpers/adapter-contract.js';
 import { expectOptionMistake } from '../helpers/option-mistake.js';
+import { uncaughtDuring } from '../helpers/uncaught.js';
 import {
   serveAzure,
   serveExpress,
@@ -207,6 +208,15 @@ describe.each(entries)('instrumentWebhooks on the %s entry, over HTTP', (entry, 
       (point) => point.attributes['webhook.entry'] === entry && point.attributes['webhook.timestamp.direction'] === 'ahead',
     );
     expect((skew?.value as Histogram | undefined)?.min).toBe(30);
+  });
+
+  it('records no skew for a request whose timestamp does not parse, not even an empty series', async () => {
+    const refused = { 'webhook.entry': entry, 'webhook.outcome': 'invalid_timestamp' };
+    const before = await counted(refused);
+    expect(await post({ id: id() }, { 'webhook-timestamp': 'soon' })).toBe(400);
+    expect(await counted(refused)).toBe(before + 1);
+    const skews = (await points('webhook.timestamp.skew')).filter((point) => point.attributes['webhook.entry'] === entry && point.attributes['webhook.outcome'] === 'invalid_timestamp');
+    expect(skews).toEqual([]);
   });
 
   it('records nothing once stopped, and stops once however often it is called', async () => {
@@ -639,6 +649,110 @@ describe.each(parentedEntries)('instrumentWebhooks on %s, run in a span (the SDK
     const finished = spans.getFinishedSpans();
     expect(finished.map((span) => span.name).sort()).toEqual(['POST /webhooks', 'SELECT webhooks']);
     expect(finished.find((span) => span.name === 'SELECT webhooks')?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+  });
+});
+
+/** A point where the code of a delivery waits until the test opens it. */
+interface Gate {
+  pass(): Promise<void>;
+  reached(): number;
+  open(): void;
+}
+
+function gate(): Gate {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let reached = 0;
+  return {
+    pass: () => {
+      reached += 1;
+      return opened;
+    },
+    reached: () => reached,
+    open,
+  };
+}
+
+/** What the route below rejects with: not an Error, which Hono would answer itself; anything else it passes on. */
+const UPSTREAM_DOWN = { upstream: 'down' };
+
+/** A Hono app whose route, behind the middleware, waits at `held` when given, then rejects with UPSTREAM_DOWN. */
+function rejectingRoute(held?: Gate): Hono {
+  return new Hono().post('/webhooks', honoWebhook({ secret: SECRET, now, dedup: false }), async () => {
+    await held?.pass();
+    return Promise.reject(UPSTREAM_DOWN);
+  });
+}
+
+describe("instrumentWebhooks on Hono in process, run in a span (the SDK's AsyncLocalStorageContextManager)", () => {
+  let instrumentation: WebhookInstrumentation;
+  beforeEach(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    spans.reset();
+  });
+  afterEach(() => {
+    instrumentation.stop();
+    context.disable();
+  });
+
+  /**
+   * Posts one delivery to `app` under a server span; once the delivery waits at `held`, stops the
+   * instrumentation and starts another, then lets the delivery go on. Answers the server span, how the
+   * request settled, and the uncaught exceptions meanwhile: a channel subscriber's throw surfaces as one.
+   */
+  async function postRestarting(app: Hono, held: Gate) {
+    const server = tracerProvider.getTracer('test').startSpan('POST /webhooks');
+    const { result: settled, uncaught } = await uncaughtDuring(async () => {
+      const { body, headers } = signedRequest({ id: 'evt_restarted' });
+      const answering = context.with(trace.setSpan(context.active(), server), () => app.request('/webhooks', { method: 'POST', body, headers }));
+      await expect.poll(() => held.reached()).toBe(1);
+      instrumentation.stop();
+      instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+      held.open();
+      const [answered] = await Promise.allSettled([answering]);
+      server.end();
+      return answered;
+    });
+    return { server, settled, uncaught };
+  }
+
+  it('marks the delivery span and the handler span failed when the route rejects', async () => {
+    const { body, headers } = signedRequest({ id: 'evt_route_rejects' });
+    await expect(rejectingRoute().request('/webhooks', { method: 'POST', body, headers })).rejects.toBe(UPSTREAM_DOWN);
+    const finished = spans.getFinishedSpans().map((span) => [span.name, span.status.code]);
+    expect(finished).toEqual([
+      ['webhook handle call.missed', SpanStatusCode.ERROR],
+      ['webhook receive call.missed', SpanStatusCode.ERROR],
+    ]);
+  });
+
+  it('restarted mid-delivery, opens its handler span under the span where the entry runs, no delivery span, and throws nothing', async () => {
+    const lookup = gate();
+    const work = (): void => tracerProvider.getTracer('test').startSpan('SELECT webhooks').end();
+    const secret = async (): Promise<string> => {
+      await lookup.pass();
+      return SECRET;
+    };
+    const app = new Hono().post('/webhooks', honoWebhook({ tenants: { of: () => 'acme', secret }, now, dedup: false, on: { 'call.missed': work } }));
+    const { server, settled, uncaught } = await postRestarting(app, lookup);
+    expect(settled).toMatchObject({ status: 'fulfilled', value: { status: 204 } });
+    expect(uncaught).toEqual([]);
+    const finished = spans.getFinishedSpans();
+    // The delivery started before this instrumentation did: its span is the stopped one's, never ended.
+    expect(finished.map((span) => span.name).sort()).toEqual(['POST /webhooks', 'SELECT webhooks', 'webhook handle call.missed']);
+    const handle = finished.find((span) => span.name === 'webhook handle call.missed');
+    expect(handle?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(handle?.spanContext().traceId).toBe(server.spanContext().traceId);
+    expect(finished.find((span) => span.name === 'SELECT webhooks')?.parentSpanContext?.spanId).toBe(handle?.spanContext().spanId);
+  });
+
+  it('restarted while a route runs, throws nothing when the route rejects, and ends none of the spans the stopped one opened', async () => {
+    const route = gate();
+    const { settled, uncaught } = await postRestarting(rejectingRoute(route), route);
+    expect(settled).toEqual({ status: 'rejected', reason: UPSTREAM_DOWN });
+    expect(uncaught).toEqual([]);
+    expect(spans.getFinishedSpans().map((span) => span.name)).toEqual(['POST /webhooks']);
   });
 });
 

@@ -14,11 +14,13 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import express from 'express';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { tracingChannel } from 'node:diagnostics_channel';
 import { createServer } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook } from '../../adapters/express.js';
 import { instrumentWebhooks, type WebhookInstrumentation } from '../../adapters/otel.js';
-import type { Handoff } from '../../src/index.js';
+import { JOB_CHANNEL, type Handoff, type JobTrace } from '../../src/index.js';
 import { enqueue as bullmqEnqueue, work as bullmqWork } from '../../src/queues/bullmq/index.js';
 import { enqueue as pgBossEnqueue, work as pgBossWork } from '../../src/queues/pg-boss/index.js';
 import { queueDelivery, runQueuedJob } from '../../src/queues/queue-traces.js';
@@ -30,6 +32,7 @@ import { uniqueTable } from '../helpers/postgres-clients.js';
 import { redisUrl } from '../helpers/redis-clients.js';
 import { deliveryOf, now, SECRET, signedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
+import { uncaughtDuring } from '../helpers/uncaught.js';
 
 const spans = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
@@ -331,5 +334,52 @@ describe('instrumentWebhooks on the queue channels themselves', () => {
     expect(send?.status.code).toBe(SpanStatusCode.ERROR);
     expect(send?.events.map((event) => event.name)).toEqual(['exception']);
     expect(send?.attributes['webhook.enqueue.outcome']).toBeUndefined();
+  });
+
+  it('runs the job inside the context an earlier subscriber of the job channel gave it, with the process span active', async () => {
+    // Another tool's subscriber, there first: its runWithin is wrapped, not replaced.
+    instrumentation.stop();
+    const store = new AsyncLocalStorage<string>();
+    const none = (): void => undefined;
+    const start = (message: unknown): void => {
+      (message as JobTrace).runWithin = (code) => store.run('earlier', code);
+    };
+    const earlier = { start, end: none, asyncStart: none, asyncEnd: none, error: none };
+    tracingChannel(JOB_CHANNEL).subscribe(earlier);
+    instrumentation = instrumentWebhooks({ tracerProvider });
+    const seen: unknown[] = [];
+    try {
+      await runQueuedJob('bullmq', 'webhooks', 'job-4', { delivery }, async (run) => {
+        seen.push(store.getStore(), idOf(trace.getActiveSpan()));
+        run.ended('processed');
+      });
+    } finally {
+      tracingChannel(JOB_CHANNEL).unsubscribe(earlier);
+    }
+    expect(seen).toEqual(['earlier', idOf(processSpan())]);
+  });
+
+  it('restarted while jobs are queued and run, throws nothing as they end or fail, and ends none of the spans the stopped one opened', async () => {
+    let goOn!: () => void;
+    const held = new Promise<void>((resolve) => (goOn = resolve));
+    const underWay = [
+      queueDelivery('bullmq', 'webhooks', delivery, () => held.then(() => ({ jobId: 'job-5' }))),
+      queueDelivery('bullmq', 'webhooks', delivery, () => held.then(() => Promise.reject(new Error('Redis is down')))),
+      runQueuedJob('bullmq', 'webhooks', 'job-6', { delivery }, (run) => held.then(() => run.ended('processed'))),
+      runQueuedJob('bullmq', 'webhooks', 'job-7', { delivery }, async (run) => {
+        await held;
+        run.ended('failed');
+        throw new Error('handler down');
+      }),
+    ];
+    const { result: settled, uncaught } = await uncaughtDuring(() => {
+      instrumentation.stop();
+      instrumentation = instrumentWebhooks({ tracerProvider });
+      goOn();
+      return Promise.allSettled(underWay);
+    });
+    expect(settled.map(({ status }) => status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
+    expect(uncaught).toEqual([]);
+    expect(spans.getFinishedSpans()).toEqual([]);
   });
 });
