@@ -124,7 +124,7 @@ describe.each(BULLMQ_MAJORS)('enqueue on $name', (major) => {
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('handoff_failed');
     expect(dedup.stateOf(keyOf('evt_1'))).toBe('absent');
     // The error the handoff fails with, which names the bound.
-    await expect(enqueue(queue, { timeoutMs: 300 }).hand(deliveryOf(signedRequest({ id: 'evt_2' })))).rejects.toThrow(
+    await expect(enqueue(queue, { timeoutMs: 300 }).hand(deliveryOf({ id: 'evt_2' }))).rejects.toThrow(
       new Error('svc-webhooks: Redis did not acknowledge the job within 300 ms'),
     );
   });

@@ -5,11 +5,11 @@
  */
 import { tracingChannel } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebhookOptionsError } from '../../../src/base/options-error.js';
 import { ENQUEUE_CHANNEL, type EnqueueTrace } from '../../../src/process/diagnostics.js';
 import { enqueue, type CloudflareEnqueueOptions } from '../../../src/queues/cloudflare/enqueue.js';
 import type { QueueProducer, QueueSendOptions } from '../../../src/queues/cloudflare/queue-types.js';
 import { isQueuedDelivery, type QueuedDelivery } from '../../../src/queues/queued-delivery.js';
+import { expectOptionMistake } from '../../helpers/option-mistake.js';
 import { deliveryOf } from '../../helpers/signed-request.js';
 
 const delivery = deliveryOf({ id: 'evt_cf', type: 'call.missed' });
@@ -26,6 +26,26 @@ afterEach(() => {
   for (const stop of unsubscribe.splice(0)) stop();
 });
 
+/** Listens on the enqueue channel until the test ends, putting `carrier` in each trace's carrier at start; answers the traces seen. */
+function listenToEnqueues(carrier: Record<string, string> = {}): EnqueueTrace[] {
+  const seen: EnqueueTrace[] = [];
+  const channel = tracingChannel(ENQUEUE_CHANNEL);
+  const none = (): void => undefined;
+  const events = {
+    start: (context: unknown) => {
+      seen.push(context as EnqueueTrace);
+      Object.assign((context as EnqueueTrace).carrier, carrier);
+    },
+    end: none,
+    asyncStart: none,
+    asyncEnd: none,
+    error: none,
+  };
+  channel.subscribe(events);
+  unsubscribe.push(() => channel.unsubscribe(events));
+  return seen;
+}
+
 describe('enqueue: the handoff to a Cloudflare queue', () => {
   it('sends the delivery as JSON, one message, and resolves once the send did', async () => {
     const { queue, sent } = producer();
@@ -35,26 +55,18 @@ describe('enqueue: the handoff to a Cloudflare queue', () => {
   });
 
   it('carries the trace context a subscriber of the enqueue channel gave, under the cloudflare system and the queue name given', async () => {
-    const seen: EnqueueTrace[] = [];
-    const channel = tracingChannel(ENQUEUE_CHANNEL);
-    const none = (): void => undefined;
-    const events = {
-      start: (context: unknown) => {
-        seen.push(context as EnqueueTrace);
-        Object.assign((context as EnqueueTrace).carrier, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
-      },
-      end: none,
-      asyncStart: none,
-      asyncEnd: none,
-      error: none,
-    };
-    channel.subscribe(events);
-    unsubscribe.push(() => channel.unsubscribe(events));
+    const seen = listenToEnqueues({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
     const { queue, sent } = producer();
     await enqueue(queue, { queueName: 'webhooks' }).hand(delivery);
     expect(sent[0]![0]).toEqual({ delivery, trace: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
     expect(seen[0]).toMatchObject({ system: 'cloudflare', queue: 'webhooks', outcome: 'queued' });
     expect(seen[0]).not.toHaveProperty('jobId');
+  });
+
+  it('names no queue on the enqueue channel when no queueName is given', async () => {
+    const seen = listenToEnqueues();
+    await enqueue(producer().queue).hand(delivery);
+    expect(seen).toMatchObject([{ system: 'cloudflare', queue: '', outcome: 'queued' }]);
   });
 
   it('rejects with what the send rejected with', async () => {
@@ -67,13 +79,16 @@ describe('enqueue: the handoff to a Cloudflare queue', () => {
     await expect(enqueue(queue, { timeoutMs: 20 }).hand(delivery)).rejects.toThrow('within 20 ms');
   });
 
+  const NEEDS_A_PRODUCER = 'enqueue needs a Cloudflare queue producer binding (env.QUEUE, with a send method)';
+  const send = async (): Promise<void> => undefined;
   it.each([
-    ['no queue', undefined, {}],
-    ['a queue without send', { add: () => undefined }, {}],
-    ['options that are no object', { send: async () => undefined }, 'x'],
-    ['a queueName that is no string', { send: async () => undefined }, { queueName: 5 }],
-    ['a timeoutMs under a millisecond', { send: async () => undefined }, { timeoutMs: 0 }],
-  ])('refuses %s', (_what, queue, options) => {
-    expect(() => enqueue(queue as unknown as QueueProducer, options as unknown as CloudflareEnqueueOptions)).toThrow(WebhookOptionsError);
+    ['no queue', undefined, {}, NEEDS_A_PRODUCER],
+    ['a null queue', null, {}, NEEDS_A_PRODUCER],
+    ['a queue without send', { add: () => undefined }, {}, NEEDS_A_PRODUCER],
+    ['options that are no object', { send }, 'x', 'enqueue options must be an object'],
+    ['a queueName that is no string', { send }, { queueName: 5 }, 'enqueue options.queueName must be a string'],
+    ['a timeoutMs under a millisecond', { send }, { timeoutMs: 0 }, 'timeoutMs must be a whole number of milliseconds from 1 to 2147483647'],
+  ])('refuses %s, saying what it needs', (_what, queue, options, message) => {
+    expectOptionMistake(() => enqueue(queue as unknown as QueueProducer, options as unknown as CloudflareEnqueueOptions), message);
   });
 });

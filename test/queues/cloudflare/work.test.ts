@@ -3,9 +3,11 @@
  * batches: each message claimed in the dedup store, acked or retried by
  * its outcome; the store taken from env when given as a function.
  */
+import { tracingChannel } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebhookOptionsError } from '../../../src/base/options-error.js';
 import type { WebhookEvent } from '../../../src/core/event.js';
+import { JOB_CHANNEL, type JobTrace } from '../../../src/process/diagnostics.js';
 import { work, type CloudflareWorkerOptions } from '../../../src/queues/cloudflare/work.js';
 import { queuedDelivery } from '../../../src/queues/queued-delivery.js';
 import { MemoryDedupStore } from '../../../src/stores/memory-dedup-store.js';
@@ -16,9 +18,20 @@ import { recordingLogger } from '../../helpers/recording-logger.js';
 import { deliveryOf } from '../../helpers/signed-request.js';
 
 const stores: MemoryDedupStore[] = [];
+const unsubscribe: Array<() => void> = [];
 afterEach(() => {
   for (const store of stores.splice(0)) store.close();
+  for (const stop of unsubscribe.splice(0)) stop();
 });
+
+/** Calls `start` with each job's trace as its run starts on the job channel, until the test ends. */
+function listenToJobs(start: (job: JobTrace) => void): void {
+  const none = (): void => undefined;
+  const channel = tracingChannel(JOB_CHANNEL);
+  const events = { start: (job: unknown) => start(job as JobTrace), end: none, asyncStart: none, asyncEnd: none, error: none };
+  channel.subscribe(events);
+  unsubscribe.push(() => channel.unsubscribe(events));
+}
 
 function memoryStore(): MemoryDedupStore {
   const store = new MemoryDedupStore();
@@ -29,6 +42,15 @@ function memoryStore(): MemoryDedupStore {
 /** The message `enqueue` would have sent for event `id`. */
 function messageOf(id: string, messageId = `m_${id}`) {
   return recordedMessage(messageId, JSON.parse(JSON.stringify(queuedDelivery(deliveryOf({ id })))));
+}
+
+/** A store whose every claim fails, as one that is down. */
+function storeThatCannotClaim(): MemoryDedupStore {
+  const store = memoryStore();
+  store.begin = async () => {
+    throw new Error('store down');
+  };
+  return store;
 }
 
 const quiet = { logger: recordingLogger().logger, onHandlerError: () => undefined };
@@ -74,7 +96,9 @@ describe('work: each message once through the dedup store', () => {
     await handle(batchOf(message), {});
     await handle(batchOf(retried), {});
     expect([message.settled, retried.settled, runs]).toEqual([[{ retry: undefined }], ['ack'], 2]);
-    expect(lines.map(([level, fields]) => [level, fields.code])).toEqual([['warn', 'handler_failed']]);
+    expect(lines.map(([level, fields, text]) => [level, fields.code, text])).toEqual([
+      ['warn', 'handler_failed', expect.stringMatching(/; the queue retries its message as its max_retries allow$/)],
+    ]);
   });
 
   it('retries, logging one error line, a message that is no queued delivery; runs nothing', async () => {
@@ -84,19 +108,30 @@ describe('work: each message once through the dedup store', () => {
     const message = recordedMessage('m_other', { event: { id: 'evt_1' } });
     await handle(batchOf(message), {});
     expect([message.settled, runs]).toEqual([[{ retry: undefined }], 0]);
-    expect(lines.map(([level, fields]) => [level, fields.code, fields.jobId])).toEqual([['error', 'invalid_job', 'm_other']]);
+    expect(lines).toEqual([
+      [
+        'error',
+        expect.objectContaining({ code: 'invalid_job', jobId: 'm_other' }),
+        'the queue message m_other holds no queued delivery (it was not sent by enqueue); it is retried, to end in the dead-letter queue',
+      ],
+    ]);
   });
 
   it('retries later, telling dedup.onError, a message whose store failed to claim', async () => {
-    const failing = memoryStore();
-    failing.begin = async () => {
-      throw new Error('store down');
-    };
     const told: string[] = [];
-    const handle = work({ on: {}, dedup: { store: failing, onError: (_error, { operation }) => void told.push(operation) }, ...quiet });
+    const handle = work({ on: {}, dedup: { store: storeThatCannotClaim(), onError: (_error, { operation }) => void told.push(operation) }, ...quiet });
     const message = messageOf('evt_1');
     await handle(batchOf(message), {});
     expect([message.settled, told]).toEqual([[{ retry: 15 }], ['begin']]);
+  });
+
+  it('retries later a message whose store failed to claim, and without dedup.onError logs a line that says so', async () => {
+    const { logger, lines } = recordingLogger();
+    const handle = work({ on: {}, dedup: { store: storeThatCannotClaim() }, logger });
+    const message = messageOf('evt_1');
+    await handle(batchOf(message), {});
+    expect(message.settled).toEqual([{ retry: 15 }]);
+    expect(lines).toEqual([['warn', expect.objectContaining({ code: 'store_failed', operation: 'begin' }), expect.stringContaining('; the message is retried later.')]]);
   });
 
   it('takes the store from env for each batch when dedup.store is a function', async () => {
@@ -121,16 +156,35 @@ describe('work: each message once through the dedup store', () => {
     expect(message.settled).toEqual([]);
   });
 
-  it('runs each message on the job channel as the cloudflare system, the message id its job id', async () => {
+  it("runs each message on the job channel as the cloudflare system on the batch's queue, the message id its job id", async () => {
     let heard: HeardJobs | undefined;
+    const started: Array<Pick<JobTrace, 'system' | 'queue' | 'jobId'>> = [];
     try {
       heard = hearJobs();
+      listenToJobs(({ system, queue, jobId }) => void started.push({ system, queue, jobId }));
       const handle = work({ on: { 'call.missed': () => undefined }, dedup: { store: memoryStore() } });
       await handle(batchOf(messageOf('evt_1', 'm_1'), messageOf('evt_1', 'm_2')), {});
       expect(Object.fromEntries(heard.outcomes)).toEqual({ m_1: ['processed'], m_2: ['postponed'] });
+      expect(started).toEqual([
+        { system: 'cloudflare', queue: 'webhooks', jobId: 'm_1' },
+        { system: 'cloudflare', queue: 'webhooks', jobId: 'm_2' },
+      ]);
     } finally {
       heard?.stop();
     }
+  });
+
+  it('retries, running nothing, a message whose run a job channel subscriber broke', async () => {
+    listenToJobs((job) => {
+      job.runWithin = () => {
+        throw new Error('subscriber broke');
+      };
+    });
+    let runs = 0;
+    const handle = work({ on: { 'call.missed': () => void runs++ }, dedup: { store: memoryStore() } });
+    const message = messageOf('evt_1');
+    await handle(batchOf(message), {});
+    expect([message.settled, runs]).toEqual([[{ retry: undefined }], 0]);
   });
 });
 
