@@ -79,6 +79,18 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
   const SENDER_TIMEOUT_MS = 10_000;
   const HANDOFF_FAILED = { status: 503, retryAfter: '5', body: expect.stringContaining('"handoff_failed"') };
 
+  /** A pool on the shared Postgres whose clients run everything but COMMIT, which fails as a lost connection would. */
+  function failingCommitPool(): PgPool {
+    return {
+      async connect() {
+        const client = await pool.connect();
+        return Object.assign(Object.create(client) as PgPoolClient, {
+          query: (text: string, values?: unknown[]) => (text === 'COMMIT' ? Promise.reject(new Error('the connection was lost')) : client.query(text, values)),
+        });
+      },
+    };
+  }
+
   /** How many backends of `applicationName` are in a transaction. */
   async function inTransactionCount(applicationName: string): Promise<number> {
     const { rows } = await pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND xact_start IS NOT NULL', [applicationName]);
@@ -260,24 +272,28 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
     });
 
     it('leaves neither the record nor the job when the commit fails: the job is sent in the transaction', async () => {
-      // The pool's clients run everything but COMMIT, which fails as a lost connection would.
-      const failingCommit: PgPool = {
-        async connect() {
-          const client = await pool.connect();
-          return Object.assign(Object.create(client) as PgPoolClient, {
-            query: (text: string, values?: unknown[]) =>
-              text === 'COMMIT' ? Promise.reject(new Error('the connection was lost')) : client.query(text, values),
-          });
-        },
-      };
       const heard: unknown[] = [];
-      const elsewhere = await receiver(queue, { pool: failingCommit, table }, heard);
+      const elsewhere = await receiver(queue, { pool: failingCommitPool(), table }, heard);
       try {
         const id = `evt_no_commit_${queue}`;
         expect(await post({ id }, elsewhere.url)).toMatchObject({ status: 503, retryAfter: '5' });
         expect(heard).toEqual([new Error('the connection was lost')]);
         expect(await recorded()).not.toContain(keyOf(id));
         expect(await suite.jobs(queue)).toEqual([]);
+      } finally {
+        await elsewhere.close();
+      }
+    });
+
+    it('answers a retry of a queued event as a duplicate without committing: its transaction changed nothing, and is rolled back', async () => {
+      const id = `evt_duplicate_no_commit_${queue}`;
+      expect((await post({ id })).status).toBe(202);
+      const heard: unknown[] = [];
+      const elsewhere = await receiver(queue, { pool: failingCommitPool(), table }, heard);
+      try {
+        expect(await post({ id }, elsewhere.url)).toMatchObject({ status: 200, body: DUPLICATE });
+        expect(heard).toEqual([]);
+        expect(await suite.jobs(queue)).toHaveLength(1);
       } finally {
         await elsewhere.close();
       }

@@ -11,6 +11,7 @@ import type { WebhookEvent } from '../../../src/core/event.js';
 import type { EventSchemas } from '../../../src/process/handler-types.js';
 import type { StandardSchema } from '../../../src/process/standard-schema.js';
 import { enqueue } from '../../../src/queues/pg-boss/enqueue.js';
+import type { PgBossInstance } from '../../../src/queues/pg-boss/pg-boss-types.js';
 import { work, type PgBossWorkerOptions } from '../../../src/queues/pg-boss/work.js';
 import type { QueuedDelivery } from '../../../src/queues/queued-delivery.js';
 import { PG_BOSS_MAJORS, type TestPgBoss } from '../../helpers/pg-boss-majors.js';
@@ -35,12 +36,20 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
     for (const { queue, id } of workers.splice(0)) await major.offWork(boss, queue, id);
   });
 
-  /** A new queue, whose failed jobs are retried `retryLimit` times at once. */
-  async function newQueue(retryLimit = 0): Promise<string> {
+  /** A new queue, whose failed jobs are retried `retryLimit` times, `retryDelay` seconds after each failure. */
+  async function newQueue(retryLimit = 0, retryDelay = 0): Promise<string> {
     const queue = uniqueTable('queue');
-    await boss.createQueue(queue, { retryLimit, retryDelay: 0 });
+    await boss.createQueue(queue, { retryLimit, retryDelay });
     return queue;
   }
+
+  /** The pg-boss instance with some of its methods replaced (one given as undefined is missing). */
+  function bossWith(overrides: Partial<PgBossInstance>): PgBossInstance {
+    return { send: boss.send.bind(boss), work: boss.work.bind(boss), complete: boss.complete.bind(boss), fail: boss.fail?.bind(boss), ...overrides };
+  }
+
+  /** The id of the event a job holds. */
+  const eventIdOf = (job: { data: unknown }): string => (job.data as QueuedDelivery).delivery.id;
 
   /** The delivery of event `id` of `type`, as a receiver verified it, with more of its fields if given. */
   function deliveryIn(id: string, type = 'call.missed', spec: DeliverySpec = {}): WebhookDelivery {
@@ -53,8 +62,8 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
     for (const delivery of deliveries) await handoff.hand(delivery);
   }
 
-  async function startWorker<S extends EventSchemas = {}>(queue: string, options: PgBossWorkerOptions<S>): Promise<void> {
-    workers.push({ queue, id: await work(boss, queue, { ...options, worker: { pollingIntervalSeconds: 0.5, ...options.worker } }) });
+  async function startWorker<S extends EventSchemas = {}>(queue: string, options: PgBossWorkerOptions<S>, instance: PgBossInstance = boss): Promise<void> {
+    workers.push({ queue, id: await work(instance, queue, { ...options, worker: { pollingIntervalSeconds: 0.5, ...options.worker } }) });
   }
 
   /** Waits until every job of `queue` is in one of `states`; answers the jobs. */
@@ -178,34 +187,74 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
       const queue = await newQueue();
       await queueDeliveries(queue, [deliveryIn(`evt_0_${queue}`), deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' })]);
       const refused = new Error('the database refused the fail');
-      const refusing = { send: boss.send.bind(boss), work: boss.work.bind(boss), complete: boss.complete.bind(boss), fail: () => Promise.reject(refused) };
       const on = {
         'call.missed': (_event: unknown, delivery: WebhookDelivery) => {
           if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
         },
       };
-      workers.push({ queue, id: await work(refusing, queue, { on, onHandlerError: () => {}, worker: { batchSize: 2, pollingIntervalSeconds: 0.5 } }) });
+      await startWorker(queue, { on, onHandlerError: () => {}, worker: { batchSize: 2 } }, bossWith({ fail: () => Promise.reject(refused) }));
       const jobs = await settled(queue);
       expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed']);
       expect(jobs[1]!.output).toMatchObject({ message: 'the database refused the fail' });
     });
 
-    it("fails a batch's failed jobs together, with the first one's error, on an instance without fail", async () => {
+    it("fails a batch's failed jobs together, with the first failed one's error, on an instance without fail, the batch's first job handled and completed", async () => {
       const queue = await newQueue();
-      await queueDeliveries(queue, [deliveryIn(`evt_0_${queue}`), deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' }), deliveryIn(`evt_2_${queue}`, 'call.missed', { keyId: 'k2' })]);
-      const withoutFail = { send: boss.send.bind(boss), work: boss.work.bind(boss), complete: boss.complete.bind(boss) };
+      await queueDeliveries(queue, [0, 1, 2].map((index) => deliveryIn(`evt_${index}_${queue}`)));
+      // pg-boss hands a batch's jobs in no set order: the job it hands first is the handled one.
+      const batch: string[] = [];
+      const withoutFail = bossWith({
+        fail: undefined,
+        work: (name, options, handler) =>
+          boss.work(name, options, (jobs) => {
+            batch.push(...jobs.map(eventIdOf));
+            return handler(jobs);
+          }),
+      });
       const on = {
-        'call.missed': (_event: unknown, delivery: WebhookDelivery) => {
-          if (delivery.keyId === 'k2') throw new Error('the transcript service is down');
+        'call.missed': (event: { id: string }) => {
+          if (event.id !== batch[0]) throw new Error(`the transcript service is down for ${event.id}`);
         },
       };
-      workers.push({ queue, id: await work(withoutFail, queue, { on, onHandlerError: () => {}, worker: { batchSize: 3, pollingIntervalSeconds: 0.5 } }) });
-      const jobs = await settled(queue);
-      expect(jobs.map((job) => job.state)).toEqual(['completed', 'failed', 'failed']);
-      expect(jobs.slice(1).map((job) => job.output)).toEqual([
-        expect.objectContaining({ message: 'the transcript service is down' }),
-        expect.objectContaining({ message: 'the transcript service is down' }),
+      await startWorker(queue, { on, onHandlerError: () => {}, worker: { batchSize: 3 } }, withoutFail);
+      const jobs = new Map((await settled(queue)).map((job) => [eventIdOf(job), job]));
+      expect(batch).toHaveLength(3);
+      const firstError = expect.objectContaining({ message: `the transcript service is down for ${batch[1]}` });
+      expect(batch.map((id) => [jobs.get(id)!.state, jobs.get(id)!.output])).toEqual([
+        ['completed', null],
+        ['failed', firstError],
+        ['failed', firstError],
       ]);
+    });
+
+    it("leaves a batch whose every job was handled for pg-boss to complete, so a refusal of the instance's complete fails none of them", async () => {
+      const queue = await newQueue();
+      await queueDeliveries(queue, [deliveryIn(`evt_0_${queue}`), deliveryIn(`evt_1_${queue}`)]);
+      const calls: string[] = [];
+      const refusing = bossWith({ complete: () => Promise.reject(new Error('the database refused the complete')) });
+      await startWorker(queue, { on: { 'call.missed': (event) => void calls.push(event.id) }, worker: { batchSize: 2 } }, refusing);
+      expect((await settled(queue)).map((job) => job.state)).toEqual(['completed', 'completed']);
+      expect(calls.sort()).toEqual([`evt_0_${queue}`, `evt_1_${queue}`]);
+    });
+
+    it("keeps a failed job's own error as its output while it waits for its retry, after pg-boss has settled its batch", async () => {
+      const queue = await newQueue(1, 3600);
+      await queueDeliveries(queue, [deliveryIn(`evt_0_${queue}`), deliveryIn(`evt_1_${queue}`, 'call.missed', { keyId: 'k2' })]);
+      await startWorker(queue, {
+        onHandlerError: () => {},
+        on: {
+          'call.missed': (_event, delivery) => {
+            if (delivery.keyId === 'k2') throw new RangeError('the transcript service is down');
+          },
+        },
+        worker: { batchSize: 2 },
+      });
+      await settled(queue, ['completed', 'retry']);
+      // pg-boss settles the batch just after: a batch that rejected would have its waiting job failed again, with the batch's error.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const jobs = await suite.jobs(queue);
+      expect(jobs.map((job) => job.state)).toEqual(['completed', 'retry']);
+      expect(jobs[1]!.output).toMatchObject({ name: 'RangeError', message: 'the transcript service is down' });
     });
 
     it("logs what a handler threw on console.error when no onHandlerError is given, saying pg-boss retries its job", async () => {
@@ -282,7 +331,7 @@ describe.each(PG_BOSS_MAJORS)('on $name', (major) => {
         on: { 'call.missed': (event) => void received.push(event.tagged) },
       });
       const jobs = await settled(queue);
-      expect(jobs.map((job) => [(job.data as QueuedDelivery).delivery.id, job.state])).toEqual([
+      expect(jobs.map((job) => [eventIdOf(job), job.state])).toEqual([
         [good.id, 'completed'],
         [bad.id, 'failed'],
       ]);
