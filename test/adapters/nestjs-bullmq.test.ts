@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OnWebhook, WebhooksModule } from '../../adapters/nestjs.js';
 import { enqueue } from '../../src/queues/bullmq/index.js';
 import type { CallMissedEvent, WebhookDelivery } from '../../src/index.js';
-import { connectionTo, uniqueQueueName } from '../helpers/bullmq-majors.js';
+import { BULLMQ_MAJORS, connectionTo, dropQueue, uniqueQueueName } from '../helpers/bullmq-majors.js';
 import { redisUrl } from '../helpers/redis-clients.js';
 import { SECRET, now, signedRequest } from '../helpers/signed-request.js';
 import { TestDedupStore } from '../helpers/test-dedup-store.js';
@@ -98,4 +98,16 @@ describe('WebhooksModule beside @nestjs/bullmq', () => {
     expect(await post(url, 'evt_1')).toBe(202);
     await vi.waitFor(() => expect(log.seen).toEqual(['evt_1']), { timeout: 10_000, interval: 50 });
   });
+});
+
+describe.each(BULLMQ_MAJORS)('WebhooksModule.forWorker beside @nestjs/bullmq, on $name', (major) => {
+  it("takes the connection of a BullModule.forRoot that gives no prefix, and runs its worker under BullMQ's default prefix: Redis lists it among the queue's workers", async () => {
+    const jobs = major.queue(uniqueQueueName('nest-bullmq'), redisUrl());
+    closing.unshift(() => dropQueue(jobs));
+    await serve([
+      BullModule.forRoot({ connection: connectionTo(redisUrl()) }),
+      WebhooksModule.forWorker({ queue: { engine: 'bullmq', name: jobs.name, dedup: { store: new TestDedupStore() }, bullmq: major.classes } }),
+    ]);
+    await vi.waitFor(async () => expect(await jobs.getWorkers()).toHaveLength(1), { timeout: 5_000, interval: 50 });
+  }, 10_000);
 });

@@ -7,7 +7,8 @@
  * app's log; shutdown stops the worker; and the bootstraps that fail, naming the fix.
  */
 import 'reflect-metadata';
-import { Inject, Injectable, Module, type DynamicModule, type INestApplication, type INestApplicationContext, type LoggerService, type Provider } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable, Module, type DynamicModule, type INestApplication, type INestApplicationContext, type LoggerService, type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OnWebhook, WebhooksModule, WebhooksRoute, WebhooksWorker, type WebhooksModuleBullMQQueue, type WebhooksModulePgBoss, type WebhooksModuleWorkerOptions } from '../../adapters/nestjs.js';
@@ -48,6 +49,12 @@ class Callbacks {
   }
 }
 
+/** A provider of the worker app that injects the worker the module exports. */
+@Injectable()
+class WorkerStatus {
+  constructor(@Inject(WebhooksWorker) readonly worker: WebhooksWorker) {}
+}
+
 /** The feature module both sides import: the receiving app has the methods too, and leaves them to the worker. */
 @Module({ providers: [CallLog, Callbacks], exports: [CallLog] })
 class CallsModule {}
@@ -58,10 +65,10 @@ afterEach(async () => {
 });
 
 /** A receiving app of `webhooks` and the methods, listening on 127.0.0.1; answers how to post to its route. */
-async function receiver(webhooks: DynamicModule): Promise<(request: SignedRequest) => Promise<number>> {
+async function receiver(webhooks: DynamicModule, logger: LoggerService | false = false): Promise<(request: SignedRequest) => Promise<number>> {
   @Module({ imports: [webhooks, CallsModule] })
   class ReceiverModule {}
-  const app = await NestFactory.create(ReceiverModule, { rawBody: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create(ReceiverModule, { rawBody: true, logger, abortOnError: false });
   closing.push(() => app.close());
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -77,17 +84,27 @@ async function workerApp(webhooks: DynamicModule, logger: LoggerService | false 
   return app;
 }
 
-/** The error an app of `imports` and `providers` fails its bootstrap with, an HTTP app if `http`; answers its message. */
-async function bootstrapError(imports: DynamicModule[], { http = false, providers = [Callbacks, CallLog] }: { http?: boolean; providers?: Provider[] } = {}): Promise<string> {
+/** The root module of an app of `imports` and `providers`, the methods and their service by default. */
+function appModule(imports: DynamicModule[], providers: Provider[] = [Callbacks, CallLog]): Type {
   @Module({ imports, providers })
   class AppModule {}
+  return AppModule;
+}
+
+/** An HTTP app of `imports` and `providers`, not yet bootstrapped: Nest runs its hooks at `init()` or `listen()`. */
+function httpApp(imports: DynamicModule[], { providers, logger = false }: { providers?: Provider[]; logger?: LoggerService | false } = {}): Promise<INestApplication> {
+  return NestFactory.create(appModule(imports, providers), { rawBody: true, logger, abortOnError: false });
+}
+
+/** The error an app of `imports` and `providers` fails its bootstrap with, an HTTP app if `http`; answers its message. */
+async function bootstrapError(imports: DynamicModule[], { http = false, providers }: { http?: boolean; providers?: Provider[] } = {}): Promise<string> {
   const failed: unknown = http
-    ? await NestFactory.create(AppModule, { rawBody: true, logger: false, abortOnError: false }).then(async (app: INestApplication) => {
+    ? await httpApp(imports, { providers }).then(async (app) => {
         const error = await app.init().then(() => undefined, (reason: unknown) => reason);
         await app.close();
         return error;
       })
-    : await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false }).then(
+    : await NestFactory.createApplicationContext(appModule(imports, providers), { logger: false, abortOnError: false }).then(
         (app) => app.close(),
         (reason: unknown) => reason,
       );
@@ -116,8 +133,9 @@ function workerSpec(sides: () => Promise<QueueSides>): void {
     const { receiving, working, copyAnswer, finished, queue } = await sides();
     const post = await receiver(receiving());
     const other = await receiver(receiving());
-    const worker = await workerApp(working());
-    expect(worker.get(WebhooksWorker)).toEqual(new WebhooksWorker(queue.engine, queue.name, ['call.missed', 'message.received']));
+    const worker = await workerApp(working(), false, [WorkerStatus]);
+    // The worker the module exports, as a provider of the app injects it.
+    expect(worker.get(WorkerStatus).worker).toEqual({ engine: queue.engine, queue: queue.name, types: ['call.missed', 'message.received'] });
 
     expect(await post(signedRequest())).toBe(202);
     expect(await post(signedRequest({ id: 'evt_2', type: 'message.received' }))).toBe(202);
@@ -153,6 +171,15 @@ function workerSpec(sides: () => Promise<QueueSides>): void {
     const logs = recordingNestLogger();
     await workerApp(working(), logs.logger);
     expect(logs.of('WebhooksModule')).toEqual([`Working ${label}: call.missed to Callbacks.missed, message.received to Callbacks.received`]);
+  });
+
+  it("writes to the receiving app's log that its route hands each delivery to the queue, whose worker runs the methods of each type", async () => {
+    const { receiving } = await sides();
+    const logs = recordingNestLogger();
+    await receiver(receiving(), logs.logger);
+    expect(logs.of('WebhooksModule')).toEqual([
+      'Mapped {/webhooks, POST} route: each delivery to its queue, whose worker (WebhooksModule.forWorker) runs the @OnWebhook methods of call.missed, message.received',
+    ]);
   });
 
   it('runs the methods in the worker alone in an app that both receives, with handoff, and works the queue', async () => {
@@ -205,6 +232,19 @@ describe.each(BULLMQ_MAJORS)('WebhooksModule.forWorker on $name', (major) => {
     ));
   });
 
+  it('builds its worker from the BullMQ classes given as queue.bullmq', async () => {
+    const { queue } = await bullmqSides();
+    const built: unknown[] = [];
+    const Worker = new Proxy(major.classes.Worker, {
+      construct: (target, args, newTarget) => {
+        built.push(args[0]);
+        return Reflect.construct(target, args, newTarget) as object;
+      },
+    });
+    await workerApp(WebhooksModule.forWorker({ queue: { ...queue, bullmq: { ...major.classes, Worker } } }));
+    expect(built).toEqual([queue.name]);
+  });
+
   it("closes its BullMQ worker at the app's shutdown: Redis then lists no worker on the queue", async () => {
     const { jobs, working } = await bullmqSides();
     const worker = await workerApp(working());
@@ -220,30 +260,51 @@ describe.each(PG_BOSS_MAJORS)('WebhooksModule.forWorker on $name', (major) => {
   const BOSS = Symbol('pg-boss');
 
   /** A provider module of the app's pg-boss instance, which both sides inject. */
-  function bossModule(): DynamicModule {
-    return { module: class BossModule {}, providers: [{ provide: BOSS, useValue: suite.boss }], exports: [BOSS] };
+  function bossModule(boss: WebhooksModulePgBoss): DynamicModule {
+    return { module: class BossModule {}, providers: [{ provide: BOSS, useValue: boss }], exports: [BOSS] };
   }
 
-  /** A queue of its own, with no retries, and a table of its own for the keys enqueue records. */
-  async function pgBossSides(): Promise<QueueSides> {
+  /** The suite's instance, as the module takes it. */
+  const suiteBoss = (): WebhooksModulePgBoss => suite.boss as unknown as WebhooksModulePgBoss;
+
+  /**
+   * The suite's instance with the offWork of pg-boss 12, whatever its major: it takes the queue's
+   * name, and `{ id }` to stop that worker alone (every worker of the queue without it); `{ id }` alone it refuses.
+   */
+  function offWorkByName(): WebhooksModulePgBoss {
+    const own = suiteBoss();
+    return {
+      send: own.send.bind(own),
+      work: own.work.bind(own),
+      complete: own.complete.bind(own),
+      fail: own.fail!.bind(own),
+      async offWork(name, options) {
+        if (typeof name !== 'string') throw new Error('queue name must be a string');
+        await (options?.id ? major.offWork(suite.boss, name, options.id) : own.offWork(name));
+      },
+    };
+  }
+
+  /** A queue of its own, with no retries, and a table of its own for the keys enqueue records; both sides inject `instance`, the suite's by default. */
+  async function pgBossSides(instance = suiteBoss()): Promise<QueueSides> {
     const name = uniqueTable('queue');
     await suite.boss.createQueue(name, { retryLimit: 0 });
     const table = uniqueTable('queued');
     await migrateProcessedEvents(suite.pool, { table });
     closing.push(() => suite.pool.query(`DROP TABLE ${table}`));
-    const queue = { engine: 'pg-boss', boss: suite.boss as unknown as WebhooksModulePgBoss, name, worker: { pollingIntervalSeconds: 0.5 } } as const;
+    const queue = { engine: 'pg-boss', boss: instance, name, worker: { pollingIntervalSeconds: 0.5 } } as const;
     return {
       label: `the pg-boss queue ${JSON.stringify(name)}`,
       queue,
       receiving: () =>
         WebhooksModule.forRootAsync({
-          imports: [bossModule()],
+          imports: [bossModule(instance)],
           inject: [BOSS],
           useFactory: (boss: typeof suite.boss) => ({ secret: SECRET, now, handoff: enqueueOnPgBoss(boss, name, { pool: suite.pool, table }) }),
         }),
       working: (more = {}) =>
         WebhooksModule.forWorkerAsync({
-          imports: [bossModule()],
+          imports: [bossModule(instance)],
           inject: [BOSS],
           useFactory: (boss: WebhooksModulePgBoss) => ({ ...more, queue: { ...queue, boss } }),
         }),
@@ -258,17 +319,28 @@ describe.each(PG_BOSS_MAJORS)('WebhooksModule.forWorker on $name', (major) => {
 
   workerSpec(pgBossSides);
 
-  it("stops its pg-boss worker at the app's shutdown: the jobs queued after it all go to the next worker app", async () => {
-    const { receiving, working } = await pgBossSides();
-    const post = await receiver(receiving());
-    const first = await workerApp(working());
-    await first.close();
-    const next = await workerApp(working());
-    const ids = ['evt_a', 'evt_b', 'evt_c', 'evt_d', 'evt_e'];
-    for (const id of ids) expect(await post(signedRequest({ id }))).toBe(202);
-    await vi.waitFor(() => expect(next.get(CallLog).seen).toHaveLength(ids.length), { timeout: 15_000, interval: 100 });
-    expect(first.get(CallLog).seen).toEqual([]);
-  });
+  it.each([
+    ['its own offWork', suiteBoss],
+    ["pg-boss 12's offWork(name, { id })", offWorkByName],
+  ])(
+    "stops its own pg-boss worker alone at the app's shutdown, on an instance with %s: the jobs queued after all go to another worker app of the queue",
+    async (_offWork, instance) => {
+      const { receiving, working } = await pgBossSides(instance());
+      const post = await receiver(receiving());
+      const first = await workerApp(working());
+      // Up before the first closes: stopping every worker of the queue would stop it too.
+      const next = await workerApp(working());
+      await first.close();
+      // pg-boss stops a worker without waiting for a fetch it has under way (one waiting for a pooled connection, say): let that end.
+      await sleep(1_000);
+      const ids = ['evt_a', 'evt_b', 'evt_c', 'evt_d', 'evt_e'];
+      for (const id of ids) expect(await post(signedRequest({ id }))).toBe(202);
+      const [firstSeen, nextSeen] = [first.get(CallLog).seen, next.get(CallLog).seen];
+      await vi.waitFor(() => expect(firstSeen.length + nextSeen.length).toBe(ids.length), { timeout: 15_000, interval: 100 });
+      expect(firstSeen).toEqual([]);
+    },
+    20_000,
+  );
 });
 
 describe('WebhooksModule.forWorker', () => {
@@ -297,12 +369,28 @@ describe('WebhooksModule.forWorker', () => {
       "svc-webhooks: WebhooksModule.forWorker needs queue, { engine: 'bullmq', name, dedup } or { engine: 'pg-boss', boss, name }",
     );
     expect(await bootstrapError([WebhooksModule.forWorkerAsync({ useFactory: () => ({}) as never })])).toContain("needs queue, { engine: 'bullmq'");
-    expect(await bootstrapError([WebhooksModule.forWorker({ queue: { ...queue, name: '' } })])).toBe('svc-webhooks: WebhooksModule.forWorker needs queue.name, the name of the queue');
-    expect(await bootstrapError([WebhooksModule.forWorker({ queue: { engine: 'pg-boss', boss: {} as never, name: 'webhooks' } })])).toBe(
-      'svc-webhooks: WebhooksModule.forWorker needs queue.boss, a pg-boss instance (new PgBoss(...), started)',
-    );
+    expect(await bootstrapError([WebhooksModule.forWorkerAsync({ useFactory: () => null as never })])).toBe('svc-webhooks: WebhooksModule.forWorker needs options with the queue');
+    for (const name of ['', undefined]) {
+      expect(await bootstrapError([WebhooksModule.forWorker({ queue: { ...queue, name: name as never } })])).toBe('svc-webhooks: WebhooksModule.forWorker needs queue.name, the name of the queue');
+    }
+    for (const boss of [{}, undefined]) {
+      expect(await bootstrapError([WebhooksModule.forWorker({ queue: { engine: 'pg-boss', boss: boss as never, name: 'webhooks' } })])).toBe(
+        'svc-webhooks: WebhooksModule.forWorker needs queue.boss, a pg-boss instance (new PgBoss(...), started)',
+      );
+    }
     expect(await bootstrapError([WebhooksModule.forWorker({ queue, on: {} as never })])).toBe(
       'svc-webhooks: WebhooksModule.forWorker takes no on: the @OnWebhook methods of the providers are the handlers',
     );
+  });
+
+  it("closes an app whose worker never started with no error in the app's log: one closed before its bootstrap, and one whose bootstrap failed", async () => {
+    const logs = recordingNestLogger();
+    const unstarted = await httpApp([WebhooksModule.forWorker({ queue })], { logger: logs.logger });
+    await unstarted.close();
+    const failed = await httpApp([WebhooksModule.forWorker({ queue })], { logger: logs.logger });
+    await expect(failed.init()).rejects.toThrow('needs a connection to the BullMQ queue "webhooks"');
+    await failed.close();
+    // Nest logs what a shutdown hook threw, and closes the app all the same.
+    expect(logs.lines.filter(({ level }) => level === 'error')).toEqual([]);
   });
 });
