@@ -5,7 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deliver, delivered, describeAttempt, post, postWithAnswer, SERVICE_TIMING, type Attempt } from '../../src/testing/delivery.js';
+import { answeredApplied, answeredStale, deliver, delivered, describeAttempt, post, postWithAnswer, SERVICE_TIMING, type Attempt } from '../../src/testing/delivery.js';
 import { closeServer, listen } from '../helpers/http-harness.js';
 import { recordingReceiver } from '../cli/delivery-scenarios.js';
 import { recordedTiming } from '../cli/in-process-cli.js';
@@ -59,6 +59,23 @@ describe('delivered', () => {
     [300, false],
   ])('counts status %s as delivered: %s', (status, expected) => {
     expect(delivered({ ms: 1, ...(status === undefined ? { failure: 'no answer within 10 s' } : { status }) })).toBe(expected);
+  });
+});
+
+describe('answeredStale and answeredApplied', () => {
+  it.each<[string, boolean, boolean, Attempt]>([
+    ['a 204 without an outcome header', false, true, { ms: 1, status: 204 }],
+    ['a stale body', true, false, { ms: 1, status: 200, stale: true }],
+    ['a stale outcome header', true, false, { ms: 1, status: 200, outcome: 'stale; key-id=0' }],
+    ['a processed outcome header', false, true, { ms: 1, status: 204, outcome: 'processed; handler-ms=3' }],
+    ['a queued outcome header', false, true, { ms: 1, status: 202, outcome: 'queued' }],
+    ['an unhandled outcome header on a 200', false, false, { ms: 1, status: 200, outcome: 'unhandled' }],
+    ['a duplicate body', false, false, { ms: 1, status: 200, duplicate: true }],
+    // A header of no form the receiver sends says nothing either way.
+    ['an outcome header of no known form', false, true, { ms: 1, status: 204, outcome: 'Processed!' }],
+    ['a 503 with a processed outcome header', false, false, { ms: 1, status: 503, outcome: 'processed' }],
+  ])('reads %s as stale: %s, applied: %s', (_title, stale, applied, attempt) => {
+    expect([answeredStale(attempt), answeredApplied(attempt)]).toEqual([stale, applied]);
   });
 });
 

@@ -13,7 +13,7 @@ import { verifyWebhook as lambdaWebhook } from '../../adapters/lambda.js';
 import { WebhookOptionsError } from '../../src/base/options-error.js';
 import type { WebhookEvent } from '../../src/index.js';
 import { orderingPlan } from '../../src/testing/ordering-scenario.js';
-import { simulateDelivery, testEvent, type SimulateDeliveryOptions, type SimulatedAttempt } from '../../src/testing/index.js';
+import { simulateDelivery, testEvent, type SimulateDeliveryOptions, type SimulatedAttempt, type SimulatedOrdering } from '../../src/testing/index.js';
 import { serveFetch } from '../helpers/adapter-servers.js';
 import { recordingLogger } from '../helpers/recording-logger.js';
 
@@ -112,18 +112,33 @@ describe.each(TARGETS)('simulateDelivery with ordering to %s, against the expect
 });
 
 describe('the ordering scenario', () => {
-  /** A receiver answering 204 to everything, recording each event id it got. */
-  function recorder(answer: (id: string, seen: number) => Response = () => new Response(null, { status: 204 })) {
+  /**
+   * A receiver answering 204 to everything, recording each event id it got,
+   * and the ids of the requests sent at once, in groups: each answer waits a
+   * turn of the event loop, so a group's requests all arrive before it.
+   */
+  function recorder(answer: (id: string, seen: number) => Response | Promise<Response> = () => new Response(null, { status: 204 })) {
     const ids: string[] = [];
+    const groups: string[][] = [];
+    let running = 0;
     return {
       ids,
+      groups,
       target: async (request: Request): Promise<Response> => {
         const id = request.headers.get('webhook-id')!;
         ids.push(id);
-        return answer(id, ids.filter((one) => one === id).length);
+        const seen = ids.filter((one) => one === id).length;
+        if (running === 0) groups.push([]);
+        groups.at(-1)!.push(id);
+        running += 1;
+        await new Promise((resolve) => setImmediate(resolve));
+        running -= 1;
+        return answer(id, seen);
       },
     };
   }
+  /** The versions (1 the oldest) of event ids, for a literal plan. */
+  const versionsOf = (ordering: SimulatedOrdering, ids: readonly string[]): number[] => ids.map((id) => ordering.events.indexOf(id) + 1);
   const plain = (seed?: number): SimulateDeliveryOptions => ({ secret: SECRET, sleep: noWait, ordering: { state: () => 0, expected: 0, ...(seed !== undefined && { seed }) } });
 
   it('delivers the same plan for the same seed, another for another seed', async () => {
@@ -208,6 +223,102 @@ describe('the ordering scenario', () => {
     expect(seeds).toBeGreaterThan(100);
   });
 
+  // A receiver applying every event: the groups show the plan, the first older event after a newer one is named.
+  it.each<[number | undefined, number, number[][], [number, number]]>([
+    // No seed: the default, 1.
+    [undefined, 5, [[5], [3, 2], [1], [3], [4, 4], [1]], [3, 5]],
+    // The newest sent again before the older ones: not an older event applied after it.
+    [4, 3, [[3], [3, 1, 2], [2]], [1, 3]],
+    // The oldest applied first: the event named is the one applied after the newest, not after the first.
+    [10, 3, [[1], [3], [2], [2]], [2, 3]],
+    [3, 2, [[2], [2, 1]], [1, 2]],
+    // The first group ends at its size, before the newest is sent.
+    [19, 4, [[2, 3], [4], [1], [4]], [1, 4]],
+  ])('seed %s over %s versions: the same groups every time, each delivery numbered as sent', async (seed, versions, plan, olderAfterNewer) => {
+    for (const run of [1, 2]) {
+      const { target, groups } = recorder();
+      const { ordering, attempts } = await simulateDelivery(target, testEvent('call.missed'), { ...plain(), ordering: { state: () => 0, expected: 0, versions, ...(seed !== undefined && { seed }) } });
+      expect(groups.map((group) => versionsOf(ordering!, group)), `run ${run}`).toEqual(plan);
+      expect(attempts.map(({ copy, version }) => [copy, version])).toEqual(plan.flat().map((version, i) => [i + 1, version]));
+      const { older, newer } = ordering!.olderAfterNewer!;
+      expect(versionsOf(ordering!, [older, newer])).toEqual(olderAfterNewer);
+    }
+  });
+
+  it('places each retry in a later group the seed picks, after a wait doubling from 1 s, up to maxAttempts per delivery', async () => {
+    const oldest = testEvent('call.missed');
+    const middle = testEvent('call.missed');
+    // The oldest is never delivered; each other event fails its first attempt only.
+    const { target, groups } = recorder((id, seen) => new Response(null, { status: id === oldest.id || seen === 1 ? 503 : 204 }));
+    const waits: number[] = [];
+    const { delivered, attempts, ordering } = await simulateDelivery(target, testEvent('call.missed'), {
+      ...plain(),
+      maxAttempts: 3,
+      sleep: async (ms) => void waits.push(ms),
+      ordering: { state: () => 0, expected: 0, older: [oldest, middle] },
+    });
+    expect(groups.map((group) => versionsOf(ordering!, group))).toEqual([[3], [1, 2], [3, 3], [1, 2], [1]]);
+    // Copy 2, the oldest, stops after its third attempt.
+    expect(attempts.map(({ copy, version, status }) => [copy, version, status])).toEqual([
+      [1, 3, 503],
+      [2, 1, 503],
+      [3, 2, 503],
+      [4, 3, 204],
+      [1, 3, 204],
+      [2, 1, 503],
+      [3, 2, 204],
+      [2, 1, 503],
+    ]);
+    // Before each group holding a retry: 1 s for second attempts, 2 s for the third.
+    expect(waits).toEqual([1000, 1000, 2000]);
+    expect(delivered).toBe(false);
+  });
+
+  it('reports what each attempt got: its status, its error code, a duplicate answer, and nothing it did not get', async () => {
+    const oldest = testEvent('call.missed');
+    const middle = testEvent('call.missed');
+    const event = testEvent('call.missed');
+    const { target } = recorder((id, seen) => {
+      if (id === oldest.id) return Response.json({ error: { code: 'dedup_unavailable' } }, { status: 503 });
+      if (id === middle.id) return new Promise<Response>(() => undefined);
+      return seen === 1 ? new Response(null, { status: 204 }) : Response.json({ received: true, duplicate: true });
+    });
+    const { delivered, attempts, ordering } = await simulateDelivery(target, event, {
+      ...plain(),
+      maxAttempts: 1,
+      answerWindowMs: 50,
+      ordering: { state: () => 0, expected: 0, older: [oldest, middle] },
+    });
+    const ms = expect.any(Number);
+    expect(attempts).toStrictEqual([
+      { copy: 1, event: event.id, version: 3, status: 204, ms },
+      { copy: 2, event: oldest.id, version: 1, status: 503, code: 'dedup_unavailable', ms },
+      { copy: 3, event: middle.id, version: 2, ms },
+      { copy: 4, event: event.id, version: 3, status: 200, duplicate: true, ms },
+    ]);
+    expect(delivered).toBe(false);
+    // Only the newest ran: no older event after it, and no field saying so.
+    expect(ordering).not.toHaveProperty('olderAfterNewer');
+  });
+
+  it('retries each event of the in-order delivery up to maxAttempts, and says when one of them ended without a 2xx', async () => {
+    const older = testEvent('call.missed');
+    const event = testEvent('call.missed');
+    const { target, ids } = recorder((id) => new Response(null, { status: id === older.id ? 503 : 204 }));
+    const sentAtReset: number[] = [];
+    const waits: number[] = [];
+    const { ordering } = await simulateDelivery(target, event, {
+      ...plain(),
+      maxAttempts: 2,
+      sleep: async (ms) => void waits.push(ms),
+      ordering: { state: () => 0, reset: () => void sentAtReset.push(ids.length), older: [older] },
+    });
+    expect(sentAtReset).toEqual([0, 3]);
+    expect(ids.slice(0, 3)).toEqual([older.id, older.id, event.id]);
+    expect(waits[0]).toBe(1000);
+    expect(ordering!.inOrderDelivered).toBe(false);
+  });
+
   it.each<[string, SimulateDeliveryOptions['ordering'] | 'copies', string]>([
     ['no state', { expected: 0 } as never, "svc-webhooks: ordering.state is required: a function answering the object's state as the receiver keeps it"],
     ['neither expected nor reset', { state: () => 0 }, 'svc-webhooks: ordering needs expected (the state after the lifecycle in order) or reset (to deliver the lifecycle in order first)'],
@@ -216,6 +327,9 @@ describe('the ordering scenario', () => {
     ['one version', { state: () => 0, expected: 0, versions: 1 }, 'svc-webhooks: ordering.versions must be a whole number of at least 2'],
     ['a fractional seed', { state: () => 0, expected: 0, seed: 1.5 }, 'svc-webhooks: ordering.seed must be a whole number'],
     ['an empty older', { state: () => 0, expected: 0, older: [] }, 'svc-webhooks: ordering.older must be a list of at least one event, oldest first'],
+    ['an older event without an id', { state: () => 0, expected: 0, older: [testEvent('call.missed'), {} as never] }, 'svc-webhooks: ordering.older must be a list of at least one event, oldest first'],
+    ['an older event that is null', { state: () => 0, expected: 0, older: [null as never] }, 'svc-webhooks: ordering.older must be a list of at least one event, oldest first'],
+    ['ordering that is no object', null as never, 'svc-webhooks: ordering options must be an object'],
     ['copies beside it', 'copies', 'svc-webhooks: ordering sends copies of its own: leave copies out'],
   ])('refuses %s before sending anything', async (_title, ordering, message) => {
     const { target, ids } = recorder();
