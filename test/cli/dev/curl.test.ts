@@ -63,4 +63,15 @@ describe('svc-webhooks dev: a delivery as curl', () => {
     );
     expect(curlCommand('http://127.0.0.1:1/webhooks', { 'content-type': 'x' }, Buffer.from([0x41, 0, 0x27, 0x5c, 0x25, 0xff, 0x0a]))).toMatch(/^printf 'A\\000\\047\\134\\045\\377\\012' \| curl /);
   });
+
+  it.each([
+    // Not UTF-8: the space and the tilde as they are, DEL escaped.
+    ['bytes that are not UTF-8', [0xff, 0x20, 0x7e, 0x7f], `printf '\\377 ~\\177'`],
+    // Each byte kept: no replacement character for a broken sequence.
+    ['a broken UTF-8 sequence', [0x61, 0xc3], `printf 'a\\303'`],
+    // A byte order mark is the body's own first bytes, not to be dropped.
+    ['a body that starts with a byte order mark', [0xef, 0xbb, 0xbf, 0x7b, 0x7d], `printf '%s' '\ufeff{}'`],
+  ])('writes %s byte for byte', (_name, bytes, printf) => {
+    expect(curlCommand('http://127.0.0.1:1/webhooks', { 'content-type': 'x' }, Buffer.from(bytes)).split(' | ')[0]).toBe(printf);
+  });
 });

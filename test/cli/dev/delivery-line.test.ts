@@ -39,6 +39,13 @@ describe('svc-webhooks dev: the line per delivery', () => {
     expect(deliveryLine(unsigned)).toBe(`${TIME}  #7  (no envelope)     -  relay: missing_headers  receiver: connection failed (ECONNREFUSED)  1 ms`);
   });
 
+  it.each([
+    ['an invalid verdict without a code', { verdict: { valid: false, lines: [] } }, 'relay: invalid  receiver: 204 processed'],
+    ['no status and no reason', { answer: { latencyMs: 12 } }, 'relay: valid  receiver: no answer'],
+  ] as const)('says what it can of %s', (_name, fields, said) => {
+    expect(deliveryLine(record(fields))).toBe(`${TIME}  #7  call.missed       msg_01JD2W5E3G8Q7ZC1XK9M4T6V0A  ${said}  12 ms`);
+  });
+
   it('says which delivery a replay is of and in which mode, and a send from the page', () => {
     expect(deliveryLine(record({ source: 'replay', replayOf: 2, mode: 'new-id' }))).toMatch(/^\d\d:\d\d:\d\d {2}#7 \(replay of #2, new-id\) {2}call\.missed /);
     expect(deliveryLine(record({ source: 'send' }))).toMatch(/^\d\d:\d\d:\d\d {2}#7 \(sent from the page\) {2}call\.missed /);

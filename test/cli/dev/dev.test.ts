@@ -108,6 +108,7 @@ describe('svc-webhooks dev', () => {
     ['no --forward', ['--secret', RELAY_SECRET], '--forward is required'],
     ['no secret', ['--forward', 'http://127.0.0.1:9/'], '--secret is required'],
     ['a port past 65535', ['--forward', 'http://127.0.0.1:9/', '--secret', RELAY_SECRET, '--port', '70000'], '--port must be at most 65535'],
+    ['a port that is no number', ['--forward', 'http://127.0.0.1:9/', '--secret', RELAY_SECRET, '--port', 'http'], '--port must be a whole number of at least 0'],
   ])('refuses %s as a usage error', async (_name, args, message) => {
     const run = await inProcessCli()(['dev', ...args]);
     expect(run.code).toBe(2);

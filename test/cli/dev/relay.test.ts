@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
+import { Agent, createServer as createHttpServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -112,6 +112,13 @@ describe('svc-webhooks dev: the relay', () => {
     expect(renamed.event!.id).not.toBe(event.id);
     expect(renamed.request.headers['webhook-id']).toBe(renamed.event!.id);
     expect(rig.handled).toEqual([event.id, renamed.event!.id]);
+    // The list says of each replay which delivery it replays, and how.
+    expect((await list()).deliveries.map((one) => [one.n, one.replayOf, one.mode])).toEqual([
+      [4, 1, 'new-id'],
+      [3, 1, 'resign'],
+      [2, 1, 'exact'],
+      [1, undefined, undefined],
+    ]);
   });
 
   it('replays exact bytes that are older than the 5 minutes of tolerance to a refusal, as the receiver would, and says why', async () => {
@@ -159,9 +166,15 @@ describe('svc-webhooks dev: the relay', () => {
 
 describe('svc-webhooks dev: what the page asks of it', () => {
   it("gives a sample of each type the spec names: testEvent's data, a fresh object id of the type's kind", async () => {
-    rig = await startRelayRig();
+    const clock = Date.parse('2030-01-01T00:00:00Z');
+    rig = await startRelayRig({ now: () => clock });
     const { samples } = (await (await rig.api('/api/samples')).json()) as { samples: Record<string, { object: { id: string } }> };
     expect(Object.keys(samples)).toEqual(KNOWN_EVENT_TYPES);
+    // Made on the relay's clock: the time part of each id is the relay's.
+    for (const type of KNOWN_EVENT_TYPES) {
+      const made = testEvent(type, undefined, { now: () => clock }).data.object.id;
+      expect(samples[type]!.object.id.slice(0, made.indexOf('_') + 11)).toBe(made.slice(0, made.indexOf('_') + 11));
+    }
     for (const type of KNOWN_EVENT_TYPES) expect(samples[type]).toStrictEqual({ object: { id: expect.stringMatching(new RegExp(`^${testEvent(type).data.object.id.split('_')[0]}_`)) } });
     const again = (await (await rig.api('/api/samples')).json()) as typeof samples & { samples: typeof samples };
     expect(again.samples['call.missed']!.object.id).not.toBe(samples['call.missed']!.object.id);
@@ -177,7 +190,7 @@ describe('svc-webhooks dev: what the page asks of it', () => {
     expect((await fetch(new URL('/api/deliveries', rig.relay.webhookUrl), { method: 'DELETE' })).status).toBe(403);
     expect((await list()).deliveries).toHaveLength(1);
     const cleared = await fetch(new URL('/api/deliveries', rig.relay.webhookUrl), { method: 'DELETE', headers: { authorization: `Bearer ${rig.relay.token}` } });
-    expect([cleared.status, await cleared.text()]).toEqual([204, '']);
+    expect([cleared.status, cleared.headers.get('cache-control'), await cleared.text()]).toEqual([204, 'no-store', '']);
     expect(await list()).toEqual({ deliveries: [], dropped: 0 });
     expect(rig.relay.log.size).toBe(0);
     let text = '';
@@ -209,6 +222,17 @@ describe('svc-webhooks dev: who may read it', () => {
     const answer = await call(rig.relay.webhookUrl, rig.relay.token);
     expect(answer.headers.get('access-control-allow-origin')).toBeNull();
     await expectProblem(answer, 403, 'forbidden', 'this needs the address the relay printed, with its token');
+  });
+
+  it('listens on 127.0.0.1 alone: not on the IPv6 loopback, nor any other address', async () => {
+    rig = await startRelayRig();
+    const socket = connect(Number(new URL(rig.relay.webhookUrl).port), '::1');
+    const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      socket.once('connect', () => resolve(undefined));
+      socket.once('error', resolve);
+    });
+    socket.destroy();
+    expect(error?.code).toMatch(/^(ECONNREFUSED|EADDRNOTAVAIL|ENETUNREACH|EAFNOSUPPORT)$/);
   });
 
   it('answers 403 to a Host that is not its own, token or not (DNS rebinding), and takes deliveries under any Host', async () => {
@@ -263,12 +287,12 @@ describe('svc-webhooks dev: bounds and faults', () => {
     expect((await list()).dropped).toBeGreaterThan(0);
   });
 
-  it('answers the sender 502 and records the failure when the receiver is down', async () => {
+  it.each(['http', 'https'])('answers the sender 502 and records the failure when the receiver at an %s address is down', async (scheme) => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
     const { port } = closed.address() as { port: number };
     await new Promise((resolve) => closed.close(resolve));
-    const relay = await startRelay({ forward: `http://127.0.0.1:${port}/webhooks`, secrets: [RELAY_SECRET], port: 0 });
+    const relay = await startRelay({ forward: `${scheme}://127.0.0.1:${port}/webhooks`, secrets: [RELAY_SECRET], port: 0 });
     try {
       const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
       expect(answer.status).toBe(502);
@@ -489,6 +513,70 @@ describe('svc-webhooks dev: what it keeps of an answer', () => {
     );
   });
 
+  it('keeps an answer of 64 KiB exactly whole, and does not say it cut it', async () => {
+    await withReceiver(
+      (_req, res) => res.writeHead(200).end('y'.repeat(64 * 1024)),
+      async (relay) => {
+        await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        const { truncated, body } = relay.log.get(1)!.answer;
+        expect([truncated, body]).toEqual([undefined, 'y'.repeat(64 * 1024)]);
+      },
+    );
+  });
+
+  it('answers the sender once 64 KiB of an answer are in, without waiting for a receiver that writes on', async () => {
+    let answered: () => void = () => {};
+    const sent = new Promise<void>((resolve) => (answered = resolve));
+    await withReceiver(
+      (_req, res) => {
+        res.writeHead(200);
+        res.write('y'.repeat(64 * 1024 + 1));
+        // The receiver ends only once the sender has its answer.
+        void sent.then(() => res.end());
+      },
+      async (relay) => {
+        const answer = await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        expect((await answer.text()).length).toBe(64 * 1024);
+        answered();
+        expect(relay.log.get(1)!.answer).toMatchObject({ status: 200, truncated: true });
+      },
+      { answerWindowMs: 60_000 },
+    );
+  });
+
+  it('counts the length of header names in the 8 KiB of headers it keeps', async () => {
+    const name = `X-${'n'.repeat(6000)}`;
+    await withReceiver(
+      (_req, res) => res.writeHead(200, [name, 'v'.repeat(3000)]).end(),
+      async (relay) => {
+        await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        const { headers = [], headersLeftOut } = relay.log.get(1)!.answer;
+        expect(headers.map(([kept]) => kept)).not.toContain(name);
+        expect(headersLeftOut).toBe(1);
+      },
+    );
+  });
+
+  it("counts the receiver's answer in the byte bound", async () => {
+    await withReceiver(
+      (_req, res) => res.writeHead(200).end('y'.repeat(10 * 1024)),
+      async (relay) => {
+        for (let i = 0; i < 2; i += 1) await fetch(relay.webhookUrl, { method: 'POST', body: '{}' });
+        // Each record is over 10 KiB for its answer alone: two do not fit in 16 KiB.
+        expect(relay.log.summaries().map((one) => one.n)).toEqual([2]);
+        expect(relay.log.dropped).toBe(1);
+      },
+      { bounds: { maxRecords: 500, maxBytes: 16 * 1024 } },
+    );
+  });
+
+  it('records a header sent more than once as its values joined by a comma', async () => {
+    rig = await startRelayRig();
+    const { port } = new URL(rig.relay.webhookUrl);
+    await rawRequest(Number(port), `POST /webhooks HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+    expect((await detail(1)).request.headers['set-cookie']).toBe('a=1, b=2');
+  });
+
   it('keeps the status and the start of an answer whose body does not end within the window', async () => {
     await withReceiver(
       (_req, res) => {
@@ -623,6 +711,27 @@ describe("svc-webhooks dev: the API's mistakes", () => {
     ];
     for (const [path, text, message] of cases) await expectProblem(await postText(path, text), 400, 'bad_request', message);
     expect(rig.handled).toHaveLength(1);
+  });
+
+  it('keeps the connection of a request it refused once read whole', async () => {
+    rig = await startRelayRig();
+    const { port } = new URL(rig.relay.webhookUrl);
+    const agent = new Agent({ keepAlive: true });
+    const answer = await new Promise<{ status?: number; connection?: string }>((resolve, reject) => {
+      const request = httpRequest({ port, host: '127.0.0.1', path: '/api/send', method: 'POST', agent, headers: { authorization: `Bearer ${rig!.relay.token}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
+      });
+      request.on('error', reject);
+      request.end('not json');
+    });
+    agent.destroy();
+    expect(answer).toEqual({ status: 400, connection: 'keep-alive' });
+  });
+
+  it('answers 413 too_large to an API request past 4 MiB', async () => {
+    rig = await startRelayRig();
+    await expectProblem(await postText('/api/send', 'x'.repeat(4 * 1024 * 1024 + 1)), 413, 'too_large', 'the request is larger than 4 MiB: that is no webhook');
   });
 
   it('refuses a replay its mode cannot make, and sends nothing', async () => {
