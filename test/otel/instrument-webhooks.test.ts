@@ -591,17 +591,26 @@ async function postToFastify(inSpan: <T>(run: () => T) => T, plugin: FastifyPlug
   }
 }
 
-describe.each(parentedEntries)('instrumentWebhooks on %s, run in a span (the SDK\'s AsyncLocalStorageContextManager)', (_name, entry, runUnder) => {
-  let instrumentation: WebhookInstrumentation;
+/**
+ * Each test of the calling suite under the SDK's AsyncLocalStorageContextManager, with an instrumentation of
+ * its own, stopped after it; a test that restarts it puts the new one in `current`.
+ */
+function instrumentedInContext(): { current: WebhookInstrumentation } {
+  const instrumented = {} as { current: WebhookInstrumentation };
   beforeEach(() => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+    instrumented.current = instrumentWebhooks({ meterProvider, tracerProvider });
     spans.reset();
   });
   afterEach(() => {
-    instrumentation.stop();
+    instrumented.current.stop();
     context.disable();
   });
+  return instrumented;
+}
+
+describe.each(parentedEntries)('instrumentWebhooks on %s, run in a span (the SDK\'s AsyncLocalStorageContextManager)', (_name, entry, runUnder) => {
+  const instrumented = instrumentedInContext();
 
   it('opens the delivery span under the span active where the entry runs, the handler span under it, and runs the user code with the handler span active', async () => {
     const server = tracerProvider.getTracer('test').startSpan('POST /webhooks');
@@ -641,7 +650,7 @@ describe.each(parentedEntries)('instrumentWebhooks on %s, run in a span (the SDK
   });
 
   it('runs the user code in the context where the entry runs once stopped', async () => {
-    instrumentation.stop();
+    instrumented.current.stop();
     const server = tracerProvider.getTracer('test').startSpan('POST /webhooks');
     const work = (): void => tracerProvider.getTracer('test').startSpan('SELECT webhooks').end();
     expect(await runUnder((run) => context.with(trace.setSpan(context.active(), server), run), work)).toBe(204);
@@ -685,16 +694,7 @@ function rejectingRoute(held?: Gate): Hono {
 }
 
 describe("instrumentWebhooks on Hono in process, run in a span (the SDK's AsyncLocalStorageContextManager)", () => {
-  let instrumentation: WebhookInstrumentation;
-  beforeEach(() => {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
-    spans.reset();
-  });
-  afterEach(() => {
-    instrumentation.stop();
-    context.disable();
-  });
+  const instrumented = instrumentedInContext();
 
   /**
    * Posts one delivery to `app` under a server span; once the delivery waits at `held`, stops the
@@ -707,8 +707,8 @@ describe("instrumentWebhooks on Hono in process, run in a span (the SDK's AsyncL
       const { body, headers } = signedRequest({ id: 'evt_restarted' });
       const answering = context.with(trace.setSpan(context.active(), server), () => app.request('/webhooks', { method: 'POST', body, headers }));
       await expect.poll(() => held.reached()).toBe(1);
-      instrumentation.stop();
-      instrumentation = instrumentWebhooks({ meterProvider, tracerProvider });
+      instrumented.current.stop();
+      instrumented.current = instrumentWebhooks({ meterProvider, tracerProvider });
       held.open();
       const [answered] = await Promise.allSettled([answering]);
       server.end();
